@@ -1,0 +1,64 @@
+// Shapes of the admin API (SPEC section 1) as the rest of the code sees them, after validation.
+
+/** Known agent job statuses; the API may send others, which count as not yet terminal. */
+export const AGENT_TERMINAL_STATUSES = ['completed', 'archived', 'failed'] as const;
+export type AgentJobStatus = 'active' | (typeof AGENT_TERMINAL_STATUSES)[number];
+
+export interface AgentJob {
+  id: string;
+  /** One of AgentJobStatus, or an unknown value passed through as is. */
+  status: string;
+  source: { repository: string | null; ref: string | null };
+  model: string | null;
+  /** Pull request link; null while active, or when the agent changed nothing. */
+  prLink: string | null;
+  createdAt: string;
+  archivedAt: string | null;
+}
+
+export const EXPORT_TERMINAL_STATUSES = ['completed', 'failed'] as const;
+export type ExportJobStatus = 'queued' | 'running' | (typeof EXPORT_TERMINAL_STATUSES)[number];
+
+export interface StaticExportJob {
+  jobId: string;
+  /** One of ExportJobStatus, or an unknown value passed through as is. */
+  status: string;
+  /** 0..100 */
+  progress: number;
+  pageCount: number;
+  createdAt: string;
+  updatedAt: string;
+  /** Present only when status is failed. */
+  error?: string;
+}
+
+export interface Bundle {
+  jobId: string;
+  bundleUrl: string;
+  sizeBytes: number;
+  /** ISO-8601 instant after which bundleUrl stops working. */
+  expiresAt: string;
+}
+
+export interface StartExportRequest {
+  domain: string;
+  version?: string;
+  paths?: string[];
+}
+
+export interface CallOptions {
+  /** Aborts the HTTP call (wired to activity cancellation). */
+  signal?: AbortSignal;
+}
+
+/** The six operations of the admin API. Implemented over HTTP by AdminApiClient. */
+export interface AdminApi {
+  createAgentJob(projectId: string, prompt: string, options?: CallOptions): Promise<AgentJob>;
+  getAgentJob(projectId: string, jobId: string, options?: CallOptions): Promise<AgentJob>;
+  sendAgentMessage(projectId: string, jobId: string, prompt: string, options?: CallOptions): Promise<AgentJob>;
+  startExport(request: StartExportRequest, options?: CallOptions): Promise<StaticExportJob>;
+  getExport(jobId: string, options?: CallOptions): Promise<StaticExportJob>;
+  generateBundle(jobId: string, options?: CallOptions): Promise<Bundle>;
+}
+
+export type AdminApiOperation = keyof AdminApi;

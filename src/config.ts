@@ -1,0 +1,101 @@
+// Worker and CLI configuration from the environment. Pure: takes an env object, returns a config or
+// every problem at once, each naming the variable (never echoing a secret's value).
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from './shared';
+
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+export interface TemporalConfig {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+export interface WorkerConfig extends TemporalConfig {
+  adminApiUrl: string;
+  adminApiKey: string;
+  agentRateLimit: RateLimit;
+  /** Port of the Prometheus endpoint; 0 disables it. */
+  metricsPort: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(problems.join('; '));
+  }
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `100/1h`, `100/10s`, `5/500ms` into a limit per window. */
+export function parseRateLimit(text: string): RateLimit {
+  const match = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*(ms|s|m|h|d)\s*$/.exec(text);
+  if (!match) throw new Error(`expected <count>/<window> such as 100/1h or 100/10s, got "${text}"`);
+  const limit = Number(match[1]);
+  const windowMs = Number(match[2] ?? '1') * UNIT_MS[match[3] as string]!;
+  if (limit < 1) throw new Error('the count must be at least 1');
+  if (windowMs < 1) throw new Error('the window must be at least 1ms');
+  return { limit, windowMs };
+}
+
+/** Admin keys begin with `mint_`. Returns a problem description that never contains the key. */
+export function checkAdminApiKey(key: string | undefined): string | null {
+  if (key === undefined || key === '') return 'ADMIN_API_KEY is not set';
+  if (!key.startsWith('mint_')) return 'ADMIN_API_KEY must begin with "mint_" (an admin key)';
+  if (key.length < 6 || /\s/.test(key)) return 'ADMIN_API_KEY is malformed (empty after "mint_" or contains whitespace)';
+  return null;
+}
+
+export function checkHttpUrl(name: string, value: string | undefined): string | null {
+  if (!value) return `${name} is not set`;
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${name} must be an http(s) URL`;
+    if (url.username || url.password) return `${name} must not carry credentials`;
+    return null;
+  } catch {
+    return `${name} is not a valid URL`;
+  }
+}
+
+export function loadTemporalConfig(env: NodeJS.ProcessEnv): TemporalConfig {
+  return {
+    address: env.TEMPORAL_ADDRESS || DEFAULT_TEMPORAL_ADDRESS,
+    namespace: env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE,
+    taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+  };
+}
+
+export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
+  const problems: string[] = [];
+  const urlProblem = checkHttpUrl('ADMIN_API_URL', env.ADMIN_API_URL);
+  if (urlProblem) problems.push(urlProblem);
+  const keyProblem = checkAdminApiKey(env.ADMIN_API_KEY);
+  if (keyProblem) problems.push(keyProblem);
+
+  let agentRateLimit: RateLimit = { limit: 100, windowMs: UNIT_MS.h! };
+  if (env.AGENT_RATE_LIMIT) {
+    try {
+      agentRateLimit = parseRateLimit(env.AGENT_RATE_LIMIT);
+    } catch (err) {
+      problems.push(`AGENT_RATE_LIMIT: ${(err as Error).message}`);
+    }
+  }
+
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? 9464 : Number(env.METRICS_PORT);
+  if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) {
+    problems.push('METRICS_PORT must be a port number (0 disables metrics)');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    ...loadTemporalConfig(env),
+    adminApiUrl: env.ADMIN_API_URL as string,
+    adminApiKey: env.ADMIN_API_KEY as string,
+    agentRateLimit,
+    metricsPort,
+  };
+}

@@ -1,0 +1,23 @@
+// The project's own metrics, as an interface the API client hooks and activities call. The worker
+// backs it with prom-client (src/prometheus.ts); tests use the no-op or a counting fake.
+
+export interface MetricsRecorder {
+  /** One HTTP call to the admin API; status is the HTTP status or an error code such as NetworkError. */
+  apiCall(operation: string, status: string, durationMs: number): void;
+  /** One status poll of a job. */
+  poll(kind: 'export' | 'agent'): void;
+  /** An activity attempt after the first (Temporal is retrying it). */
+  activityRetry(activityType: string): void;
+  /** A fresh bundle link generated for an already exported job. */
+  bundleRefresh(): void;
+  /** A bundle applied to a deployment through a sink. */
+  bundleApplied(sink: string): void;
+}
+
+export const noopMetrics: MetricsRecorder = {
+  apiCall: () => undefined,
+  poll: () => undefined,
+  activityRetry: () => undefined,
+  bundleRefresh: () => undefined,
+  bundleApplied: () => undefined,
+};

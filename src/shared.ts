@@ -1,0 +1,143 @@
+// Names shared by the worker, the starter, the client library and the workflows: task queue, workflow
+// ids, search attributes, and the signal/query/update definitions. No other module spells these out.
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AgentJob } from './api/types';
+
+export const DEFAULT_TASK_QUEUE = 'docs-admin';
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Workflow type names (the exported function names in src/workflows). */
+export const WorkflowType = {
+  staticExport: 'staticExport',
+  bundleKeeper: 'bundleKeeper',
+  agentJob: 'agentJob',
+  agentRateLimiter: 'agentRateLimiter',
+} as const;
+
+// Workflow ids. Deterministic where a caller needs dedup or attach-to-running.
+export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${domain}`;
+export const exportWorkflowId = (domain: string, requestId: string): string => `static-export:${domain}:${requestId}`;
+export const agentWorkflowId = (projectId: string, requestId: string): string => `agent-job:${projectId}:${requestId}`;
+export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
+
+/** Custom search attributes, registered by `npm run server` and the test harness. */
+export const SearchAttr = {
+  domain: defineSearchAttributeKey('DocsDomain', 'KEYWORD'),
+  projectId: defineSearchAttributeKey('DocsProjectId', 'KEYWORD'),
+  jobId: defineSearchAttributeKey('DocsJobId', 'KEYWORD'),
+  jobStatus: defineSearchAttributeKey('DocsJobStatus', 'KEYWORD'),
+  prLink: defineSearchAttributeKey('DocsPrLink', 'KEYWORD'),
+} as const;
+
+/** name -> Temporal CLI type, for `temporal server start-dev --search-attribute name=Type`. */
+export const SEARCH_ATTRIBUTE_REGISTRATION: Record<string, 'Keyword'> = Object.fromEntries(
+  Object.values(SearchAttr).map((key) => [key.name, 'Keyword']),
+);
+
+// ---- staticExport ----------------------------------------------------------------------------------
+
+export interface StaticExportInput {
+  domain: string;
+  version?: string;
+  paths?: string[];
+}
+
+export interface StaticExportResult {
+  jobId: string;
+  domain: string;
+  pageCount: number;
+  bundleUrl: string;
+  expiresAt: string;
+  sizeBytes: number;
+}
+
+export type ExportPhase = 'starting' | 'exporting' | 'bundling' | 'done' | 'failed';
+
+export interface ExportStatus {
+  phase: ExportPhase;
+  jobId: string | null;
+  status: string | null;
+  progress: number;
+  pageCount: number;
+  polls: number;
+  lastPollAt: string | null;
+  nextPollAt: string | null;
+}
+
+export const exportStatusQuery = defineQuery<ExportStatus>('status');
+
+// ---- bundleKeeper ------------------------------------------------------------------------------------
+
+export type DeploymentKind = 'cloud' | 'client-hosted' | 'air-gapped';
+
+/** Where a verified bundle link is applied. Exactly one. */
+export type SinkConfig =
+  | { type: 'file'; path: string }
+  | { type: 'webhook'; url: string }
+  | { type: 'command'; command: string }
+  | { type: 'mirror'; dir: string; urlPrefix: string };
+
+export interface KeeperStatus {
+  jobId: string | null;
+  bundleUrl: string | null;
+  expiresAt: string | null;
+  version: string | null;
+  lastAppliedAt: string | null;
+  nextRefreshAt: string | null;
+  exportsDone: number;
+  refreshesDone: number;
+  paused: boolean;
+}
+
+export const publishSignal = defineSignal('publish');
+export const pinVersionSignal = defineSignal<[version: string | null]>('pin');
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+export const keeperStatusQuery = defineQuery<KeeperStatus>('status');
+
+// ---- agentJob ------------------------------------------------------------------------------------------
+
+export interface AgentJobInput {
+  projectId: string;
+  prompt: string;
+  requestId?: string;
+}
+
+export interface AgentJobResult {
+  jobId: string;
+  status: string;
+  prLink: string | null;
+  source: AgentJob['source'];
+  model: string | null;
+  createdAt: string;
+}
+
+export interface AgentStatus {
+  phase: 'waiting-for-permit' | 'creating' | 'polling' | 'messaging' | 'done' | 'failed';
+  jobId: string | null;
+  status: string | null;
+  prLink: string | null;
+  polls: number;
+  lastPollAt: string | null;
+  nextPollAt: string | null;
+}
+
+export const agentStatusQuery = defineQuery<AgentStatus>('status');
+/** Resolves with the created job id as soon as it exists (pair with update-with-start). */
+export const jobIdUpdate = defineUpdate<string>('jobId');
+/** Sends a follow-up prompt to the agent and returns the refreshed job. */
+export const sendMessageUpdate = defineUpdate<AgentJob, [prompt: string]>('sendMessage');
+
+// ---- agentRateLimiter ---------------------------------------------------------------------------------
+
+export interface PermitRequest {
+  /** Workflow id that receives permitGrantedSignal. */
+  requesterWorkflowId: string;
+  /** Distinguishes several requests from one workflow (create, then each message). */
+  requestKey: string;
+}
+
+export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
+export const permitGrantedSignal = defineSignal<[requestKey: string]>('permitGranted');

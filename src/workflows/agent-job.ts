@@ -1,0 +1,2 @@
+// agentJob and agentRateLimiter workflows. (Being written: issue 5.)
+export {};

@@ -1,0 +1,3 @@
+// Every workflow the worker registers. Workflow code is bundled for Temporal's deterministic sandbox.
+export * from './static-export';
+export * from './agent-job';

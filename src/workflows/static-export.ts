@@ -1,0 +1,2 @@
+// staticExport and bundleKeeper workflows. (Being written: issue 4.)
+export {};
