@@ -1,0 +1,90 @@
+// Test harness: a real Temporal server per test file (dev server or time-skipping), a unique task
+// queue per test, workflows bundled once per process, and workers that always shut down.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { SearchAttr } from '../../src/shared';
+import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
+
+const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
+
+let runtimeInstalled = false;
+/** Keeps the SDK quiet in test output unless TEST_LOG_LEVEL asks for more. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const level = (process.env.TEST_LOG_LEVEL ?? 'ERROR') as 'ERROR';
+  Runtime.install({ logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+}
+
+/**
+ * A real Temporal dev server: the one at TEMPORAL_ADDRESS when set (reused, left running), else the
+ * built CLI's `start-dev` on a free 127.0.0.1 port with the project's search attributes, torn down by
+ * env.teardown().
+ */
+export async function createDevEnv(): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (address) {
+    return TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+  }
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: devServerExecutable(),
+      ip: '127.0.0.1',
+      searchAttributes: Object.values(SearchAttr),
+      extraArgs: ['--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true', '--log-level', 'error'],
+    },
+  });
+}
+
+/** Temporal's time-skipping test server (Java), for workflows that sleep for hours or days. */
+export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: testServerExecutable() } });
+}
+
+export function uniqueTaskQueue(prefix = 'test'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+/** src/workflows (or another workflows module) bundled once per process: bundling takes seconds. */
+export function workflowBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
+  let bundle = bundles.get(workflowsPath);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+    bundles.set(workflowsPath, bundle);
+  }
+  return bundle;
+}
+
+export interface RunWorkerOptions extends Partial<Omit<WorkerOptions, 'connection' | 'taskQueue'>> {
+  taskQueue: string;
+  /** Defaults to src/workflows. */
+  workflowsPath?: string;
+}
+
+/** Runs a worker on env for the duration of fn, then shuts it down, whatever fn does. */
+export async function runWorker<T>(env: TestWorkflowEnvironment, options: RunWorkerOptions, fn: (worker: Worker) => Promise<T>): Promise<T> {
+  const { workflowsPath, ...workerOptions } = options;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    workflowBundle: await workflowBundle(workflowsPath),
+    ...workerOptions,
+  });
+  return worker.runUntil(() => fn(worker));
+}
+
+/** Polls predicate until it returns a truthy value or the deadline passes. No fixed sleeps. */
+export async function waitFor<T>(predicate: () => T | Promise<T>, { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
