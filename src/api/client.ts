@@ -1,0 +1,418 @@
+// AdminApiClient: the admin API (SPEC section 1) over undici, used only by activities.
+//
+// Non-idempotent policy (quoted by the README):
+//   createAgentJob and sendAgentMessage are NOT idempotent, and a duplicate is user-visible (a second
+//   agent run, a second pull request). Once such a request may have reached the server (the socket
+//   reset or timed out after the request was sent, any 5xx, or a 2xx whose body we cannot read) the
+//   client raises OutcomeUnknown (non-retryable), naming the project, the time of the call and what
+//   to check before creating it again. Failures before anything was sent (connection refused, DNS,
+//   connect timeout) and 429 are safe and stay retryable. To make "before sending" knowable, these
+//   two calls go through a dedicated pool without keep-alive (pipelining 0): each opens a fresh
+//   connection, so a stale keep-alive socket closed by the server can never turn into a false
+//   OutcomeUnknown. They are rate-limited (100/project/hour), so the extra handshake costs nothing.
+//   startExport is also not idempotent, but a duplicate export is wasted work, not user-visible, so
+//   its ambiguous failures stay retryable (Timeout, NetworkError, ServerError, MalformedResponse).
+//   GETs and generateBundle are safe to retry.
+//
+// Retries belong to Temporal: undici never retries here (no RetryAgent, no interceptors). Every call
+// has connect/headers/body timeouts and an overall deadline, AbortSignal.any([caller signal,
+// AbortSignal.timeout(totalMs)]). An abort by the caller's signal (activity cancellation) rethrows the
+// signal's reason unchanged, so Temporal reports a cancellation rather than a failure.
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { checkAdminApiKey, checkHttpUrl } from '../config';
+import {
+  type AdminApiError,
+  MalformedResponseError,
+  NetworkError,
+  OutcomeUnknownError,
+  PlanRequiredError,
+  TimeoutError,
+  errorClassForStatus,
+} from './errors';
+import { redact } from './redact';
+import { parseRetryAfter } from './retry-after';
+import {
+  KNOWN_AGENT_STATUSES,
+  KNOWN_EXPORT_STATUSES,
+  agentJobSchema,
+  bundleSchema,
+  errorBodySchema,
+  staticExportJobSchema,
+} from './schemas';
+import type {
+  AdminApi,
+  AdminApiOperation,
+  AgentJob,
+  Bundle,
+  CallOptions,
+  StartExportRequest,
+  StaticExportJob,
+} from './types';
+
+export interface ClientTimeouts {
+  /** TCP (+TLS) connect. */
+  connectMs: number;
+  /** From request sent to response headers. */
+  headersMs: number;
+  /** Maximum idle time between body chunks. */
+  bodyMs: number;
+  /** Whole call, queueing included. */
+  totalMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000, totalMs: 45_000 };
+
+/** One HTTP call, for metrics. status is the HTTP status ("201") or an error code ("Timeout"). */
+export interface ApiCallEvent {
+  operation: AdminApiOperation;
+  status: string;
+  durationMs: number;
+}
+
+export interface ApiLogger {
+  warn(message: string): void;
+}
+
+export interface AdminApiClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeouts?: Partial<ClientTimeouts>;
+  onCall?: (event: ApiCallEvent) => void;
+  /** Receives one line per unknown status value; default console. */
+  logger?: ApiLogger;
+  /** Keep-alive connections to the API (default 256). */
+  maxConnections?: number;
+  /** Wall clock for OutcomeUnknown messages and HTTP-date Retry-After (default Date.now). */
+  now?: () => number;
+}
+
+/** Error codes of network failures that happen before a request can have been sent. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_INVALID_ARG',
+]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+interface Route {
+  operation: AdminApiOperation;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  /** False for createAgentJob / sendAgentMessage: ambiguous failures become OutcomeUnknown. */
+  idempotent: boolean;
+  /** Static-export routes: 403 means the plan does not include static export. */
+  planRoute: boolean;
+  /** For OutcomeUnknown messages. */
+  describe?: (at: string) => string;
+}
+
+function errorCodeOf(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    // Node's happy-eyeballs connect failure is an AggregateError of per-address errors.
+    const inner = (err as { errors?: unknown }).errors;
+    if (Array.isArray(inner) && inner.length > 0) return errorCodeOf(inner[0]);
+  }
+  return 'UNKNOWN';
+}
+
+export class AdminApiClient implements AdminApi {
+  readonly baseUrl: string;
+  readonly timeouts: ClientTimeouts;
+  readonly #apiKey: string;
+  readonly #basePath: string;
+  readonly #pool: Pool;
+  /** No keep-alive: one fresh connection per non-idempotent call (see header). */
+  readonly #freshPool: Pool;
+  readonly #onCall?: (event: ApiCallEvent) => void;
+  readonly #logger: ApiLogger;
+  readonly #now: () => number;
+  readonly #loggedStatuses = new Set<string>();
+
+  constructor(options: AdminApiClientOptions) {
+    const keyProblem = checkAdminApiKey(options.apiKey);
+    if (keyProblem) throw new Error(`AdminApiClient: ${keyProblem}`);
+    const urlProblem = checkHttpUrl('ADMIN_API_URL', options.baseUrl);
+    if (urlProblem) throw new Error(`AdminApiClient: ${urlProblem}`);
+    const url = new URL(options.baseUrl);
+    this.baseUrl = options.baseUrl;
+    this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.#onCall = options.onCall;
+    this.#logger = options.logger ?? console;
+    this.#now = options.now ?? Date.now;
+    const poolOptions: Pool.Options = {
+      connect: { timeout: this.timeouts.connectMs },
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyMs,
+    };
+    this.#pool = new Pool(url.origin, { ...poolOptions, connections: options.maxConnections ?? 256 });
+    this.#freshPool = new Pool(url.origin, { ...poolOptions, pipelining: 0 });
+  }
+
+  /** Closes both connection pools; in-flight calls finish first. */
+  async close(): Promise<void> {
+    await Promise.all([this.#pool.close(), this.#freshPool.close()]);
+  }
+
+  /** Redacts this client's key, bearer tokens and admin-key-shaped strings. */
+  redact(text: string): string {
+    return redact(text, [this.#apiKey]);
+  }
+
+  createAgentJob(projectId: string, prompt: string, options?: CallOptions): Promise<AgentJob> {
+    return this.#call(
+      {
+        operation: 'createAgentJob',
+        method: 'POST',
+        path: `/v2/agent/${encodeURIComponent(projectId)}/job`,
+        body: { prompt },
+        idempotent: false,
+        planRoute: false,
+        describe: (at) =>
+          `creating an agent job for project "${projectId}" at ${at} may or may not have taken effect; ` +
+          `it is not retried, to avoid a duplicate pull request. Check the project's agent jobs and the ` +
+          `repository's pull requests opened after ${at} before creating it again`,
+      },
+      agentJobSchema,
+      options,
+    );
+  }
+
+  getAgentJob(projectId: string, jobId: string, options?: CallOptions): Promise<AgentJob> {
+    return this.#call(
+      {
+        operation: 'getAgentJob',
+        method: 'GET',
+        path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}`,
+        idempotent: true,
+        planRoute: false,
+      },
+      agentJobSchema,
+      options,
+    );
+  }
+
+  sendAgentMessage(projectId: string, jobId: string, prompt: string, options?: CallOptions): Promise<AgentJob> {
+    return this.#call(
+      {
+        operation: 'sendAgentMessage',
+        method: 'POST',
+        path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/message`,
+        body: { prompt },
+        idempotent: false,
+        planRoute: false,
+        describe: (at) =>
+          `sending a follow-up message to agent job ${jobId} of project "${projectId}" at ${at} may or may ` +
+          `not have taken effect; it is not retried, to avoid running the instruction twice. Check the ` +
+          `job (GET /v2/agent/${projectId}/job/${jobId}) and its pull request before sending it again`,
+      },
+      agentJobSchema,
+      options,
+    );
+  }
+
+  startExport(request: StartExportRequest, options?: CallOptions): Promise<StaticExportJob> {
+    const body: StartExportRequest = { domain: request.domain };
+    if (request.version !== undefined) body.version = request.version;
+    if (request.paths !== undefined) body.paths = request.paths;
+    return this.#call(
+      { operation: 'startExport', method: 'POST', path: '/v1/static-export/jobs', body, idempotent: true, planRoute: true },
+      staticExportJobSchema,
+      options,
+    );
+  }
+
+  getExport(jobId: string, options?: CallOptions): Promise<StaticExportJob> {
+    return this.#call(
+      {
+        operation: 'getExport',
+        method: 'GET',
+        path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}`,
+        idempotent: true,
+        planRoute: true,
+      },
+      staticExportJobSchema,
+      options,
+    );
+  }
+
+  generateBundle(jobId: string, options?: CallOptions): Promise<Bundle> {
+    return this.#call(
+      {
+        operation: 'generateBundle',
+        method: 'POST',
+        path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}/bundle`,
+        idempotent: true,
+        planRoute: true,
+      },
+      bundleSchema,
+      options,
+    );
+  }
+
+  async #call<S extends z.ZodType>(route: Route, schema: S, options?: CallOptions): Promise<z.output<S>> {
+    const started = performance.now();
+    const startedAt = new Date(this.#now()).toISOString();
+    let status: string | undefined;
+    const callerSignal = options?.signal;
+    const timeoutSignal = AbortSignal.timeout(this.timeouts.totalMs);
+    const signal = callerSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : timeoutSignal;
+    try {
+      callerSignal?.throwIfAborted();
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${this.#apiKey}`,
+        accept: 'application/json',
+        'user-agent': 'docs-admin-temporal',
+      };
+      let body: string | undefined;
+      if (route.method === 'POST') {
+        body = route.body === undefined ? '' : JSON.stringify(route.body);
+        if (body !== '') headers['content-type'] = 'application/json';
+      }
+      const dispatcher = route.idempotent ? this.#pool : this.#freshPool;
+      let text: string;
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await dispatcher.request({ method: route.method, path: this.#basePath + route.path, headers, body, signal });
+        status = String(response.statusCode);
+        text = await readText(response.body);
+      } catch (err) {
+        throw this.#transportError(err, route, startedAt, callerSignal, timeoutSignal);
+      }
+      const code = response.statusCode;
+      if (code < 200 || code >= 300) throw this.#httpError(code, response.headers, text, route, startedAt);
+      return this.#parse(route, schema, text, code, startedAt);
+    } catch (err) {
+      if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
+      throw err;
+    } finally {
+      this.#onCall?.({ operation: route.operation, status: status ?? 'Unknown', durationMs: performance.now() - started });
+    }
+  }
+
+  #parse<S extends z.ZodType>(route: Route, schema: S, text: string, httpStatus: number, startedAt: string): z.output<S> {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw this.#ambiguous(
+        route,
+        startedAt,
+        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with a body that is not JSON: ${this.#snippet(text)}`, {
+          status: httpStatus,
+          cause: err,
+        }),
+      );
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      throw this.#ambiguous(
+        route,
+        startedAt,
+        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with an unexpected body (${this.redact(issues)})`, {
+          status: httpStatus,
+        }),
+      );
+    }
+    const value = parsed.data as { status?: unknown };
+    if (typeof value.status === 'string') this.#noteStatus(route.operation, value.status);
+    return parsed.data;
+  }
+
+  #noteStatus(operation: AdminApiOperation, status: string): void {
+    const agent = operation === 'createAgentJob' || operation === 'getAgentJob' || operation === 'sendAgentMessage';
+    const known = agent ? KNOWN_AGENT_STATUSES : KNOWN_EXPORT_STATUSES;
+    if (known.has(status)) return;
+    const key = `${agent ? 'agent' : 'export'}:${status}`;
+    if (this.#loggedStatuses.has(key)) return;
+    this.#loggedStatuses.add(key);
+    this.#logger.warn(
+      `admin API: unknown ${agent ? 'agent job' : 'static export'} status "${this.redact(status).slice(0, 100)}"; treating it as not yet terminal`,
+    );
+  }
+
+  #httpError(code: number, headers: Dispatcher.ResponseData['headers'], text: string, route: Route, startedAt: string): Error {
+    let apiText: string;
+    try {
+      const parsed = errorBodySchema.safeParse(JSON.parse(text));
+      apiText = parsed.success ? this.redact(parsed.data.error) : this.#snippet(text);
+    } catch {
+      apiText = this.#snippet(text);
+    }
+    const retryAfterRaw = headers['retry-after'];
+    const retryAfterMs = parseRetryAfter(Array.isArray(retryAfterRaw) ? retryAfterRaw[0] : retryAfterRaw, this.#now());
+    const ErrorClass = errorClassForStatus(code, route.planRoute);
+    const message =
+      ErrorClass === PlanRequiredError
+        ? `${route.operation}: static export needs an Enterprise plan (HTTP 403: ${apiText})`
+        : `${route.operation}: HTTP ${code}: ${apiText}`;
+    const err = new ErrorClass(message, { status: code, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    // A 5xx may come after the server committed the change.
+    return code >= 500 ? this.#ambiguous(route, startedAt, err) : err;
+  }
+
+  #transportError(
+    err: unknown,
+    route: Route,
+    startedAt: string,
+    callerSignal: AbortSignal | undefined,
+    timeoutSignal: AbortSignal,
+  ): unknown {
+    // Cancellation by the caller (activity cancelled): surface the caller's reason unchanged.
+    if (callerSignal?.aborted) return callerSignal.reason ?? err;
+    const code = errorCodeOf(err);
+    const cause = err instanceof Error ? err : undefined;
+    let mapped: AdminApiError;
+    if (timeoutSignal.aborted) {
+      mapped = new TimeoutError(`${route.operation}: no complete response within ${this.timeouts.totalMs}ms`, { cause });
+    } else if (TIMEOUT_CODES.has(code)) {
+      mapped = new TimeoutError(`${route.operation}: timed out (${code})`, { cause });
+    } else {
+      const detail = err instanceof Error ? this.redact(err.message) : 'unknown error';
+      mapped = new NetworkError(`${route.operation}: network error ${code}: ${detail}`, { cause });
+    }
+    return NOT_SENT_CODES.has(code) && !timeoutSignal.aborted ? mapped : this.#ambiguous(route, startedAt, mapped);
+  }
+
+  /** For non-idempotent calls, an error after the request may have been sent becomes OutcomeUnknown. */
+  #ambiguous(route: Route, startedAt: string, err: AdminApiError): AdminApiError {
+    if (route.idempotent || !route.describe) return err;
+    return new OutcomeUnknownError(`${route.operation}: ${err.code} (${err.message}); ${route.describe(startedAt)}`, {
+      ...(err.status !== undefined ? { status: err.status } : {}),
+      cause: err,
+    });
+  }
+
+  #snippet(text: string): string {
+    const flat = text.replace(/\s+/g, ' ').trim();
+    return this.redact(flat.length > 200 ? `${flat.slice(0, 200)}...` : flat || '(empty body)');
+  }
+}
+
+async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      return Buffer.concat(chunks).toString('utf8');
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,122 @@
+// One error taxonomy for the admin API. `code` is stable and becomes the ApplicationFailure `type`
+// (src/activities/api-call.ts); `retryable` decides Temporal's `nonRetryable`; `retryAfterMs`, from
+// Retry-After, becomes `nextRetryDelay`. Messages are redacted by the client before construction.
+
+export type AdminApiErrorCode =
+  | 'InvalidRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'PlanRequired'
+  | 'NotFound'
+  | 'Conflict'
+  | 'RateLimited'
+  | 'ServerError'
+  | 'NetworkError'
+  | 'Timeout'
+  | 'MalformedResponse'
+  | 'OutcomeUnknown';
+
+export interface AdminApiErrorOptions {
+  status?: number;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export abstract class AdminApiError extends Error {
+  abstract readonly code: AdminApiErrorCode;
+  abstract readonly retryable: boolean;
+  /** True only for OutcomeUnknown: the call may or may not have taken effect. */
+  readonly outcomeUnknown: boolean = false;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, options: AdminApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    if (options.status !== undefined) this.status = options.status;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+export class InvalidRequestError extends AdminApiError {
+  readonly code = 'InvalidRequest';
+  readonly retryable = false;
+}
+export class UnauthorizedError extends AdminApiError {
+  readonly code = 'Unauthorized';
+  readonly retryable = false;
+}
+export class ForbiddenError extends AdminApiError {
+  readonly code = 'Forbidden';
+  readonly retryable = false;
+}
+export class PlanRequiredError extends AdminApiError {
+  readonly code = 'PlanRequired';
+  readonly retryable = false;
+}
+export class NotFoundError extends AdminApiError {
+  readonly code = 'NotFound';
+  readonly retryable = false;
+}
+export class ConflictError extends AdminApiError {
+  readonly code = 'Conflict';
+  readonly retryable = true;
+}
+export class RateLimitedError extends AdminApiError {
+  readonly code = 'RateLimited';
+  readonly retryable = true;
+}
+export class ServerError extends AdminApiError {
+  readonly code = 'ServerError';
+  readonly retryable = true;
+}
+export class NetworkError extends AdminApiError {
+  readonly code = 'NetworkError';
+  readonly retryable = true;
+}
+export class TimeoutError extends AdminApiError {
+  readonly code = 'Timeout';
+  readonly retryable = true;
+}
+export class MalformedResponseError extends AdminApiError {
+  readonly code = 'MalformedResponse';
+  readonly retryable = true;
+}
+/** A non-idempotent call (agent create/message) may or may not have taken effect. Never retried. */
+export class OutcomeUnknownError extends AdminApiError {
+  readonly code = 'OutcomeUnknown';
+  readonly retryable = false;
+  override readonly outcomeUnknown = true;
+}
+
+type ErrorClass = new (message: string, options?: AdminApiErrorOptions) => AdminApiError;
+
+/**
+ * THE table from HTTP status to error class. 403 on the static-export routes is refined to
+ * PlanRequired by the client (it knows the route); 408 is the server timing out our request (safe);
+ * other 4xx are client mistakes; other 5xx are server errors.
+ */
+export const STATUS_TO_ERROR: Readonly<Record<number, ErrorClass>> = {
+  400: InvalidRequestError,
+  401: UnauthorizedError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  408: TimeoutError,
+  409: ConflictError,
+  422: InvalidRequestError,
+  429: RateLimitedError,
+};
+
+export function errorClassForStatus(status: number, planRoute = false): ErrorClass {
+  if (status === 403 && planRoute) return PlanRequiredError;
+  const exact = STATUS_TO_ERROR[status];
+  if (exact) return exact;
+  if (status >= 500) return ServerError;
+  if (status >= 400) return InvalidRequestError;
+  // 1xx/3xx are not part of the API: treat as a response we cannot use.
+  return MalformedResponseError;
+}
+
+export function isAdminApiError(err: unknown): err is AdminApiError {
+  return err instanceof AdminApiError;
+}

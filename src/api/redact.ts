@@ -1,0 +1,19 @@
+// Removes credentials from any text before it becomes an error message, a log line or a failure stored
+// in workflow history: the configured key(s), `Bearer <token>` values and anything shaped like an
+// admin key (`mint_...`).
+
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
+const ADMIN_KEY = /\bmint_[A-Za-z0-9._~+/=-]*/g;
+const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?)[^"',\r\n}]+/gi;
+
+export const REDACTED = '[redacted]';
+
+/** Returns `text` with every secret in `secrets` and every bearer token / admin key replaced. */
+export function redact(text: string, secrets: readonly (string | undefined)[] = []): string {
+  let out = text;
+  for (const secret of secrets) {
+    // Short strings would shred ordinary text; real keys are long.
+    if (secret && secret.length >= 6) out = out.split(secret).join(REDACTED);
+  }
+  return out.replace(AUTH_HEADER, `$1${REDACTED}`).replace(BEARER, `$1 ${REDACTED}`).replace(ADMIN_KEY, REDACTED);
+}

@@ -1,0 +1,70 @@
+// Boundary validation of admin API responses (SPEC 1: "be liberal in what you accept"): unknown fields
+// are ignored, numbers may arrive as strings, unknown status values pass through (the client logs each
+// once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse.
+import { z } from 'zod';
+import type { AgentJob, Bundle, StaticExportJob } from './types';
+
+/** A string id; numeric ids are accepted and turned into strings. */
+const id = z.union([z.string().min(1), z.number().finite()]).transform(String);
+/** A number that may arrive as a numeric string ("42", " 3.5 "). */
+const numeric = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
+  z.number().finite(),
+);
+const nullableString = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? null);
+
+export const agentJobSchema = z
+  .object({
+    id,
+    status: z.string().min(1),
+    source: z
+      .object({ repository: nullableString, ref: nullableString })
+      .nullish()
+      .transform((s) => s ?? { repository: null, ref: null }),
+    model: nullableString,
+    prLink: nullableString,
+    createdAt: z.string(),
+    archivedAt: nullableString,
+  })
+  .transform((j): AgentJob => j);
+
+export const staticExportJobSchema = z
+  .object({
+    jobId: id,
+    status: z.string().min(1),
+    progress: numeric.pipe(z.number().min(0).max(100)).optional(),
+    pageCount: numeric.pipe(z.number().int().min(0)).optional(),
+    createdAt: z.string(),
+    updatedAt: z.string().optional(),
+    error: z.string().nullish(),
+  })
+  .transform(
+    (j): StaticExportJob => ({
+      jobId: j.jobId,
+      status: j.status,
+      progress: j.progress ?? 0,
+      pageCount: j.pageCount ?? 0,
+      createdAt: j.createdAt,
+      updatedAt: j.updatedAt ?? j.createdAt,
+      ...(j.error ? { error: j.error } : {}),
+    }),
+  );
+
+export const bundleSchema = z
+  .object({
+    jobId: id,
+    bundleUrl: z.url({ protocol: /^https?$/ }),
+    sizeBytes: numeric.pipe(z.number().int().min(0)),
+    expiresAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expiresAt must be a date'),
+  })
+  .transform((b): Bundle => b);
+
+/** `{"error": string}` bodies of error responses (anything else is tolerated). */
+export const errorBodySchema = z.object({ error: z.string() });
+
+/** Known statuses per kind, for the "unknown status" log. */
+export const KNOWN_AGENT_STATUSES: ReadonlySet<string> = new Set(['active', 'completed', 'archived', 'failed']);
+export const KNOWN_EXPORT_STATUSES: ReadonlySet<string> = new Set(['queued', 'running', 'completed', 'failed']);
