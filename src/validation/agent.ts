@@ -1,0 +1,64 @@
+// Validators for agent job input, shared by the agentJob workflow (at start and in the sendMessage
+// update validator), the agent activities and the CLI. Pure: each returns every problem it finds as
+// plain sentences that name the field, never echoing more than a short prefix of the value.
+
+/**
+ * Largest prompt we accept, in characters. The API publishes no maximum, so this is ours: generous
+ * for a real instruction, small enough to keep workflow history and request bodies sane.
+ */
+export const DEFAULT_MAX_PROMPT_LENGTH = 20_000;
+/** Project ids become a URL path segment and part of workflow ids. */
+export const MAX_PROJECT_ID_LENGTH = 200;
+/** Request ids become part of workflow ids. */
+export const MAX_REQUEST_ID_LENGTH = 200;
+
+export interface AgentValidationOptions {
+  /** Default DEFAULT_MAX_PROMPT_LENGTH. */
+  maxPromptLength?: number;
+}
+
+const ID_PATTERN = /^[A-Za-z0-9._~:@-]+$/;
+
+function checkId(field: string, value: unknown, maxLength: number, required: boolean): string[] {
+  if (value === undefined || value === null) return required ? [`${field} is required`] : [];
+  if (typeof value !== 'string') return [`${field} must be a string`];
+  if (value.trim() === '') return [`${field} must not be empty`];
+  if (value.length > maxLength) return [`${field} is ${value.length} characters long; the maximum is ${maxLength}`];
+  if (!ID_PATTERN.test(value)) return [`${field} may contain only letters, digits and . _ ~ : @ - (no spaces or slashes)`];
+  return [];
+}
+
+export function validateProjectId(projectId: unknown): string[] {
+  return checkId('projectId', projectId, MAX_PROJECT_ID_LENGTH, true);
+}
+
+export function validateRequestId(requestId: unknown): string[] {
+  return checkId('requestId', requestId, MAX_REQUEST_ID_LENGTH, false);
+}
+
+export function validatePrompt(prompt: unknown, options: AgentValidationOptions = {}): string[] {
+  const max = options.maxPromptLength ?? DEFAULT_MAX_PROMPT_LENGTH;
+  if (prompt === undefined || prompt === null) return ['prompt is required'];
+  if (typeof prompt !== 'string') return ['prompt must be a string'];
+  if (prompt.trim().length === 0) return ['prompt must contain at least one non-blank character'];
+  if (prompt.length > max) return [`prompt is ${prompt.length} characters long; the maximum is ${max}`];
+  return [];
+}
+
+/** Every problem with an agentJob input `{projectId, prompt, requestId?}`; empty when valid. */
+export function validateAgentJobInput(input: unknown, options: AgentValidationOptions = {}): string[] {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return ['input must be an object {projectId, prompt, requestId?}'];
+  }
+  const record = input as Record<string, unknown>;
+  return [...validateProjectId(record.projectId), ...validatePrompt(record.prompt, options), ...validateRequestId(record.requestId)];
+}
+
+/** The first words of a prompt, for messages that must say which request they mean (never the whole prompt). */
+export function promptPreview(prompt: string, maxChars = 60): string {
+  const flat = prompt.replace(/\s+/g, ' ').trim();
+  if (flat.length <= maxChars) return flat;
+  const cut = flat.slice(0, maxChars);
+  const lastSpace = cut.lastIndexOf(' ');
+  return `${lastSpace > maxChars / 2 ? cut.slice(0, lastSpace) : cut}…`;
+}

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  DEFAULT_MAX_PROMPT_LENGTH,
+  promptPreview,
+  validateAgentJobInput,
+  validateProjectId,
+  validatePrompt,
+  validateRequestId,
+} from '../../src/validation/agent';
+
+describe('agent input validation', () => {
+  test('a well-formed input has no problems', () => {
+    assert.deepEqual(validateAgentJobInput({ projectId: 'proj_123', prompt: 'Fix the typo' }), []);
+    assert.deepEqual(validateAgentJobInput({ projectId: 'p', prompt: 'x', requestId: 'ticket-42' }), []);
+  });
+
+  test('the project id is required, non-empty and path-safe', () => {
+    assert.match(validateProjectId(undefined)[0]!, /projectId is required/);
+    assert.match(validateProjectId('')[0]!, /projectId must not be empty/);
+    assert.match(validateProjectId('   ')[0]!, /must not be empty/);
+    assert.match(validateProjectId(42)[0]!, /must be a string/);
+    assert.match(validateProjectId('a/b')[0]!, /no spaces or slashes/);
+    assert.match(validateProjectId('x'.repeat(201))[0]!, /maximum is 200/);
+  });
+
+  test('the prompt needs one non-blank character and respects a configurable maximum', () => {
+    assert.match(validatePrompt('')[0]!, /at least one non-blank character/);
+    assert.match(validatePrompt(' \n\t')[0]!, /at least one non-blank character/);
+    assert.match(validatePrompt(undefined)[0]!, /prompt is required/);
+    assert.match(validatePrompt(['x'])[0]!, /must be a string/);
+    assert.deepEqual(validatePrompt('x'), []);
+    assert.deepEqual(validatePrompt('x'.repeat(DEFAULT_MAX_PROMPT_LENGTH)), []);
+    assert.match(validatePrompt('x'.repeat(DEFAULT_MAX_PROMPT_LENGTH + 1))[0]!, /20001 characters long; the maximum is 20000/);
+    assert.match(validatePrompt('hello', { maxPromptLength: 4 })[0]!, /5 characters long; the maximum is 4/);
+  });
+
+  test('the request id is optional but must be usable in a workflow id', () => {
+    assert.deepEqual(validateRequestId(undefined), []);
+    assert.match(validateRequestId('')[0]!, /requestId must not be empty/);
+    assert.match(validateRequestId('a b')[0]!, /no spaces/);
+  });
+
+  test('every problem is reported at once; non-objects are rejected', () => {
+    assert.equal(validateAgentJobInput({ projectId: '', prompt: '' }).length, 2);
+    assert.match(validateAgentJobInput(null)[0]!, /input must be an object/);
+    assert.match(validateAgentJobInput('p')[0]!, /input must be an object/);
+  });
+
+  test('the prompt preview keeps the first words only', () => {
+    assert.equal(promptPreview('  Fix   the\ntypo  '), 'Fix the typo');
+    const preview = promptPreview('Rewrite the quickstart page so that it explains authentication before anything else', 40);
+    assert.ok(preview.length <= 41 && preview.endsWith('…'), preview);
+    assert.ok(preview.startsWith('Rewrite the quickstart'));
+  });
+});
