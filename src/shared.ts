@@ -89,6 +89,97 @@ export interface KeeperStatus {
   exportsDone: number;
   refreshesDone: number;
   paused: boolean;
+  /** Why the last export/refresh/apply attempt failed (cleared on success). */
+  lastError?: string | null;
+  /** An export is running right now. */
+  exporting?: boolean;
+  /** A publish/pin is waiting for the running export to finish. */
+  exportWanted?: boolean;
+}
+
+/** Features of a self-hosted deployment (SPEC section 1 table); rules in src/validation/deployment.ts. */
+export type DeploymentFeature = 'search' | 'assistant' | 'analytics' | 'apiPlayground' | 'staticExport';
+export type DeploymentFeatures = Partial<Record<DeploymentFeature, boolean>>;
+
+/** How long before a link expires the keeper refreshes it: `fraction` of the link's lifetime, at least `minMs`. */
+export interface RefreshMargin {
+  /** Default 0.1 (10 % of the lifetime). */
+  fraction?: number;
+  /** Default 60 000 (one minute). */
+  minMs?: number;
+}
+
+/** The bundle a keeper last applied. Plain JSON (carried across continue-as-new). */
+export interface AppliedBundle {
+  jobId: string;
+  /** The URL the deployment was configured with (the presigned link, or the mirror's stable URL). */
+  appliedUrl: string;
+  /** When appliedUrl stops working; null when it does not expire (mirror). */
+  appliedExpiresAt: string | null;
+  /** Expiry of the presigned link the bundle came from. */
+  linkExpiresAt: string;
+  /** Workflow time (ms) at which the presigned link was generated (or received from the export). */
+  linkIssuedAtMs: number;
+  sizeBytes: number;
+  version: string | null;
+  appliedAt: string;
+}
+
+/** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
+export interface KeeperCarriedState {
+  current: AppliedBundle | null;
+  /** Pinned export version (null: latest published). */
+  version: string | null;
+  exportsDone: number;
+  refreshesDone: number;
+  /** A publish or pin arrived that no export has served yet. */
+  exportWanted: boolean;
+  paused: boolean;
+  /** Consecutive failures of the current attempt to export/refresh (drives the back-off). */
+  failures: number;
+  /** Workflow time (ms) before which no new attempt is made after a failure. */
+  retryAtMs: number | null;
+  lastError: string | null;
+  /** Export job whose bundle is still to be verified and applied (its first link failed). */
+  pendingJobId: string | null;
+}
+
+export interface BundleKeeperInput {
+  domain: string;
+  sink: SinkConfig;
+  /** Default client-hosted. */
+  kind?: DeploymentKind;
+  /** Pins staticExport.version (default: the latest published). */
+  version?: string;
+  features?: DeploymentFeatures;
+  refreshMargin?: RefreshMargin;
+  /**
+   * Continue as new after this many refresh/export cycles even when the server does not suggest it.
+   * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
+   */
+  continueAsNewAfterCycles?: number;
+  /** State from the previous run (set by the keeper itself when it continues as new). */
+  carried?: KeeperCarriedState;
+}
+
+/** What a staticExport run hands to the next one when it continues as new. Plain JSON. */
+export interface StaticExportCarry {
+  jobId: string;
+  /** The most recent poll observations (what the polling policy needs), oldest first. */
+  observations: { atMs: number; status: string; progress?: number; pageCount?: number }[];
+  polls: number;
+  startedAtMs: number;
+}
+
+/** Optional second argument of staticExport (the public input stays `{domain, version?, paths?}`). */
+export interface StaticExportOptions {
+  /**
+   * Continue as new after this many polls in one run even when the server does not suggest it.
+   * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
+   */
+  maxPollsPerRun?: number;
+  /** State from the previous run (set by the workflow itself when it continues as new). */
+  carry?: StaticExportCarry;
 }
 
 export const publishSignal = defineSignal('publish');
