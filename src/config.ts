@@ -19,6 +19,24 @@ export interface WorkerConfig extends TemporalConfig {
   agentRateLimit: RateLimit;
   /** Port of the Prometheus endpoint; 0 disables it. */
   metricsPort: number;
+  /** Interface the Prometheus endpoint binds to (METRICS_HOST, default 127.0.0.1). */
+  metricsHost?: string;
+  /** LOG_LEVEL: TRACE, DEBUG, INFO (default), WARN or ERROR. */
+  logLevel?: LogLevelName;
+  /** LOG_FORMAT: `text` (default) or `json` (one JSON object per line). */
+  logFormat?: 'text' | 'json';
+  /** SHUTDOWN_GRACE_TIME: how long in-flight activities get to finish on SIGTERM before they are cancelled (default 30s). */
+  shutdownGraceTimeMs?: number;
+}
+
+export type LogLevelName = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+const LOG_LEVELS: readonly LogLevelName[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/** Parses a duration such as `30s`, `500ms`, `2m`, `1h` or a bare number of milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) throw new Error(`expected a duration such as 30s, 500ms, 5m or 1h, got "${text}"`);
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!);
 }
 
 export class ConfigError extends Error {
@@ -90,6 +108,23 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     problems.push('METRICS_PORT must be a port number (0 disables metrics)');
   }
 
+  const metricsHost = env.METRICS_HOST || '127.0.0.1';
+  if (/[\s/]/.test(metricsHost)) problems.push('METRICS_HOST must be an interface address such as 127.0.0.1 or 0.0.0.0');
+
+  const logLevel = (env.LOG_LEVEL || 'INFO').toUpperCase() as LogLevelName;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = (env.LOG_FORMAT || 'text').toLowerCase();
+  if (logFormat !== 'text' && logFormat !== 'json') problems.push('LOG_FORMAT must be text or json');
+
+  let shutdownGraceTimeMs = 30_000;
+  if (env.SHUTDOWN_GRACE_TIME) {
+    try {
+      shutdownGraceTimeMs = parseDuration(env.SHUTDOWN_GRACE_TIME);
+    } catch (err) {
+      problems.push(`SHUTDOWN_GRACE_TIME: ${(err as Error).message}`);
+    }
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...loadTemporalConfig(env),
@@ -97,5 +132,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     adminApiKey: env.ADMIN_API_KEY as string,
     agentRateLimit,
     metricsPort,
+    metricsHost,
+    logLevel,
+    logFormat: logFormat as 'text' | 'json',
+    shutdownGraceTimeMs,
   };
 }
