@@ -232,3 +232,69 @@ export interface PermitRequest {
 
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
 export const permitGrantedSignal = defineSignal<[requestKey: string]>('permitGranted');
+
+/** The status-poll history the agent polling policy needs (see src/workflows/polling.ts). Plain JSON. */
+export interface AgentObservation {
+  atMs: number;
+  status: string;
+}
+
+/** What an agentJob run hands to the next one when it continues as new. Plain JSON. */
+export interface AgentJobCarry {
+  job: AgentJob;
+  /** The most recent observations of the current polling phase, oldest first. */
+  observations: AgentObservation[];
+  polls: number;
+  messagesSent: number;
+  startedAtMs: number;
+}
+
+/** Optional second argument of agentJob (the public input stays `{projectId, prompt, requestId?}`). */
+export interface AgentJobOptions {
+  /** Overrides of the agent polling policy's defaults (tests poll fast; the defaults suit real jobs). */
+  poll?: { floorMs?: number; fraction?: number; capMs?: number; jitter?: number };
+  /**
+   * Continue as new after this many polls in one run even when the server does not suggest it.
+   * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
+   */
+  maxPollsPerRun?: number;
+  /** State from the previous run (set by the workflow itself when it continues as new). */
+  carry?: AgentJobCarry;
+}
+
+/** A permit the limiter granted: when, and to whom (for de-duplication of retried requests). Plain JSON. */
+export interface PermitGrant extends PermitRequest {
+  atMs: number;
+}
+
+/** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
+export interface RateLimiterState {
+  /** Grants that still occupy a slot of the window, oldest first. */
+  grants: PermitGrant[];
+  /** Requests waiting for a permit, FIFO. */
+  queue: PermitRequest[];
+}
+
+export interface AgentRateLimiterInput {
+  projectId: string;
+  /** Permits per window (AGENT_RATE_LIMIT of the worker that started the limiter). */
+  limit: number;
+  windowMs: number;
+  /** Extra time each grant keeps its slot (default: src/rate-limit.ts defaultMarginMs). */
+  marginMs?: number;
+  /** Set by the limiter itself when it continues as new. */
+  carried?: RateLimiterState;
+}
+
+export interface RateLimiterStatus {
+  projectId: string;
+  limit: number;
+  windowMs: number;
+  queued: number;
+  /** Grants still occupying a slot. */
+  inWindow: number;
+  granted: number;
+  nextFreeAt: string | null;
+}
+
+export const rateLimiterStatusQuery = defineQuery<RateLimiterStatus>('status');
