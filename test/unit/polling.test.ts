@@ -1,0 +1,256 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  DEFAULT_AGENT_POLL_OPTIONS as A,
+  DEFAULT_EXPORT_POLL_OPTIONS as E,
+  type Observation,
+  agentPollDelay,
+  exportPollDelay,
+  maxObservationsNeeded,
+  recentObservations,
+} from '../../src/workflows/polling';
+
+const S = 1_000;
+const noJitter = { jitter: 0 } as const;
+
+/** Drives a policy like a workflow would: poll, record, ask for the next delay. Returns the delays. */
+function drive(
+  policy: (obs: readonly Observation[], now: number) => number,
+  statusAt: (t: number) => Omit<Observation, 'atMs'>,
+  untilMs: number,
+  keep = Infinity,
+): { delays: number[]; history: Observation[] } {
+  const history: Observation[] = [{ atMs: 0, ...statusAt(0) }];
+  const delays: number[] = [];
+  let now = 0;
+  while (now < untilMs) {
+    const view = keep === Infinity ? history : history.slice(-keep);
+    const d = policy(view, now);
+    delays.push(d);
+    now += d;
+    history.push({ atMs: now, ...statusAt(now) });
+  }
+  return { delays, history };
+}
+
+/** Linear progress from 0 at t = 0 to 100 at `durationMs`, reported as whole percentages. */
+const linear =
+  (durationMs: number) =>
+  (t: number): Omit<Observation, 'atMs'> =>
+    t >= durationMs
+      ? { status: 'completed', progress: 100 }
+      : { status: 'running', progress: Math.floor((100 * t) / durationMs) };
+
+function inBounds(d: number, floor: number, ceiling: number): void {
+  assert.ok(Number.isFinite(d), `delay ${d} is finite`);
+  assert.ok(d >= floor && d <= ceiling, `delay ${d} within [${floor}, ${ceiling}]`);
+}
+
+describe('exportPollDelay', () => {
+  test('linear progress: the poll before completion lands near the predicted completion', () => {
+    const duration = 600 * S;
+    const obs: Observation[] = [];
+    for (let t = 0; t <= 580 * S; t += 10 * S) obs.push({ atMs: t, status: 'running', progress: (100 * t) / duration });
+    const now = 580 * S;
+    const d = exportPollDelay(obs, now, noJitter);
+    assert.ok(Math.abs(now + d - duration) <= 10 * S, `next poll at ${(now + d) / S} s, completion at 600 s`);
+  });
+
+  test('linear progress: far from completion waits long (up to the ceiling), never beyond', () => {
+    const obs: Observation[] = [
+      { atMs: 0, status: 'running', progress: 0 },
+      { atMs: 60 * S, status: 'running', progress: 1 },
+      { atMs: 120 * S, status: 'running', progress: 2 },
+    ];
+    // About 98 minutes to go: the ceiling.
+    assert.equal(exportPollDelay(obs, 120 * S, noJitter), E.ceilingMs);
+    for (const jitter of [0, 0.1, 0.5, 1]) inBounds(exportPollDelay(obs, 120 * S, { jitter }), E.floorMs, E.ceilingMs);
+  });
+
+  test('linear jobs of many lengths: every delay within floor and ceiling, completion seen soon after', () => {
+    for (const duration of [15 * S, 90 * S, 20 * 60 * S, 3 * 3600 * S]) {
+      const { delays, history } = drive(
+        (o, n) => exportPollDelay(o, n),
+        linear(duration),
+        duration,
+        maxObservationsNeeded,
+      );
+      for (const d of delays) inBounds(d, E.floorMs, E.ceilingMs);
+      const lag = history[history.length - 1]!.atMs - duration;
+      assert.ok(lag >= 0 && lag <= 15 * S, `duration ${duration / S} s: lag ${lag / S} s`);
+      // Far fewer calls than a fixed 10 s interval for long jobs.
+      if (duration >= 20 * 60 * S) assert.ok(delays.length < duration / (10 * S) / 4, `${delays.length} calls`);
+    }
+  });
+
+  test('stalled at 99: backs off to the ceiling but keeps polling; no division by zero', () => {
+    const status = (t: number): Omit<Observation, 'atMs'> =>
+      t < 300 * S ? { status: 'running', progress: Math.floor(t / (3 * S)) } : { status: 'running', progress: 99 };
+    const { delays } = drive((o, n) => exportPollDelay(o, n, noJitter), status, 2 * 3600 * S, maxObservationsNeeded);
+    for (const d of delays) inBounds(d, E.floorMs, E.ceilingMs);
+    const tail = delays.slice(-20);
+    assert.ok(
+      tail.every((d) => d >= 0.9 * E.overdueCeilingMs),
+      `late delays near the overdue ceiling: ${tail.join(',')}`,
+    );
+    // Polls keep coming (about one per ceiling interval), not one per floor interval.
+    assert.ok(delays.length < (2 * 3600 * S) / E.overdueCeilingMs + 60, `${delays.length} polls`);
+  });
+
+  test('progress 100 while still running: treated as overdue, polls again soon', () => {
+    const obs: Observation[] = [
+      { atMs: 0, status: 'running', progress: 90 },
+      { atMs: 10 * S, status: 'running', progress: 100 },
+    ];
+    const d = exportPollDelay(obs, 10 * S, noJitter);
+    inBounds(d, E.floorMs, 10 * S);
+  });
+
+  test('jump 0 -> 80 in one poll: predicts completion soon, stays within bounds', () => {
+    const obs: Observation[] = [
+      { atMs: 0, status: 'running', progress: 0 },
+      { atMs: 30 * S, status: 'running', progress: 0 },
+      { atMs: 60 * S, status: 'running', progress: 80 },
+    ];
+    const d = exportPollDelay(obs, 60 * S, noJitter);
+    inBounds(d, E.floorMs, 30 * S);
+    // And if it then sits at 80, the policy backs off instead of hammering.
+    const later = [
+      ...obs,
+      { atMs: 90 * S, status: 'running', progress: 80 },
+      { atMs: 300 * S, status: 'running', progress: 80 },
+    ];
+    assert.ok(exportPollDelay(later, 300 * S, noJitter) > d);
+  });
+
+  test('queued for long: backoff grows from the floor and is capped', () => {
+    const { delays } = drive(
+      (o, n) => exportPollDelay(o, n, noJitter),
+      () => ({ status: 'queued', progress: 0 }),
+      3600 * S,
+    );
+    assert.equal(delays[0], E.floorMs);
+    for (let i = 1; i < delays.length; i++) assert.ok(delays[i]! >= delays[i - 1]!, 'non-decreasing');
+    assert.equal(Math.max(...delays), E.queuedCeilingMs);
+    assert.ok(delays.length < 3600 / (E.queuedCeilingMs / S) + 15, `${delays.length} polls in an hour`);
+  });
+
+  test('non-monotonic or garbage progress: finite, within bounds', () => {
+    const cases: unknown[][] = [
+      [50, 60, 20, 30, 25],
+      [10, 90, 5, 5, 5],
+      [-5, 150, Number.NaN, Infinity, 40],
+      [undefined, 10, undefined, 20],
+      ['12', '30', '45'],
+    ];
+    for (const values of cases) {
+      const obs = values.map((progress, i) => ({ atMs: i * 10 * S, status: 'running', progress }) as Observation);
+      const now = (values.length - 1) * 10 * S;
+      inBounds(exportPollDelay(obs, now), E.floorMs, E.ceilingMs);
+    }
+  });
+
+  test('a drop in progress restarts the rate estimate instead of predicting a negative rate', () => {
+    const obs: Observation[] = [0, 40, 80, 10, 20].map((progress, i) => ({
+      atMs: i * 60 * S,
+      status: 'running',
+      progress,
+    }));
+    // After the reset: 10%/min from 10 to 20, so about 8 minutes to go: the ceiling, not overdue polling.
+    assert.equal(exportPollDelay(obs, 240 * S, noJitter), E.ceilingMs);
+  });
+
+  test('missing progress: backs off with the time without news, up to the ceiling', () => {
+    const { delays } = drive(
+      (o, n) => exportPollDelay(o, n, noJitter),
+      () => ({ status: 'running' }),
+      3600 * S,
+    );
+    assert.equal(delays[0], E.floorMs);
+    for (let i = 1; i < delays.length; i++) assert.ok(delays[i]! >= delays[i - 1]!);
+    assert.equal(delays[delays.length - 1], E.ceilingMs);
+  });
+
+  test('unknown status counts as running', () => {
+    const mk = (status: string): Observation[] =>
+      [0, 10, 20, 30].map((progress, i) => ({ atMs: i * 30 * S, status, progress }));
+    assert.equal(exportPollDelay(mk('exporting'), 90 * S), exportPollDelay(mk('running'), 90 * S));
+    assert.equal(exportPollDelay(mk('RUNNING'), 90 * S), exportPollDelay(mk('running'), 90 * S));
+  });
+
+  test('empty history: the floor', () => {
+    assert.equal(exportPollDelay([], 0, noJitter), E.floorMs);
+  });
+
+  test('truncated history: the recent suffix gives the same answer as the full history', () => {
+    for (const duration of [3600 * S, 3 * 3600 * S]) {
+      const { history } = drive((o, n) => exportPollDelay(o, n), linear(duration), duration * 0.7);
+      assert.ok(history.length > maxObservationsNeeded);
+      const now = history[history.length - 1]!.atMs;
+      assert.equal(exportPollDelay(recentObservations(history), now), exportPollDelay(history, now));
+      assert.equal(exportPollDelay(history.slice(-maxObservationsNeeded), now), exportPollDelay(history, now));
+    }
+  });
+
+  test('a suffix that starts mid-run (first element is not the creation) still predicts', () => {
+    const obs: Observation[] = [40, 45, 50].map((progress, i) => ({
+      atMs: 1_000 * S + i * 30 * S,
+      status: 'running',
+      progress,
+    }));
+    // 1 %/6 s, 300 s to go: the ceiling.
+    assert.equal(exportPollDelay(obs, 1_060 * S, noJitter), E.ceilingMs);
+    // One point only: no rate yet, a short wait.
+    inBounds(exportPollDelay(obs.slice(-1), 1_060 * S, noJitter), E.floorMs, E.floorMs);
+  });
+
+  test('deterministic: same input, same output; jitter comes from options.random when given', () => {
+    const obs: Observation[] = [0, 10, 20].map((progress, i) => ({ atMs: i * 60 * S, status: 'running', progress }));
+    assert.equal(exportPollDelay(obs, 120 * S), exportPollDelay(obs, 120 * S));
+    const low = exportPollDelay(obs, 120 * S, { random: () => 0, ceilingMs: 1e9 });
+    const high = exportPollDelay(obs, 120 * S, { random: () => 0.999, ceilingMs: 1e9 });
+    assert.ok(low < high, `${low} < ${high}`);
+    const spread = new Set(Array.from({ length: 50 }, (_, i) => exportPollDelay(obs, 120 * S + i, { ceilingMs: 1e9 })));
+    assert.ok(spread.size > 10, 'the default jitter varies with the input');
+  });
+
+  test('respects options: floor and ceiling', () => {
+    const obs: Observation[] = [0, 1].map((progress, i) => ({ atMs: i * 60 * S, status: 'running', progress }));
+    assert.equal(exportPollDelay(obs, 60 * S, { ceilingMs: 15 * S, jitter: 0 }), 15 * S);
+    assert.equal(exportPollDelay([{ atMs: 0, status: 'queued' }], 0, { floorMs: 5 * S, jitter: 0 }), 5 * S);
+  });
+});
+
+describe('agentPollDelay', () => {
+  test('grows with elapsed time from the floor to the cap', () => {
+    const first: Observation = { atMs: 0, status: 'active' };
+    assert.equal(agentPollDelay([first], 0, noJitter), A.floorMs);
+    const d20 = agentPollDelay([first], 20 * S, noJitter);
+    const d40 = agentPollDelay([first], 40 * S, noJitter);
+    assert.ok(d20 < d40 && d40 <= A.capMs, `${d20} < ${d40} <= cap`);
+    assert.equal(agentPollDelay([first], 3600 * S, noJitter), A.capMs);
+    for (let t = 0; t < 3600 * S; t += 7 * S) inBounds(agentPollDelay([first], t), A.floorMs, A.capMs);
+  });
+
+  test('calls grow slowly while the cap bounds the lag', () => {
+    const calls = (durationMs: number): number => {
+      const { delays } = drive(
+        (o, n) => agentPollDelay(o, n),
+        (t) => ({ status: t >= durationMs ? 'completed' : 'active' }),
+        durationMs,
+        maxObservationsNeeded,
+      );
+      return delays.length;
+    };
+    assert.ok(calls(20 * S) <= 6, `${calls(20 * S)} calls for 20 s`);
+    assert.ok(calls(45 * 60 * S) <= ((45 * 60) / (A.capMs / S)) * 1.15 + 10, `${calls(45 * 60 * S)} calls for 45 min`);
+    assert.ok(calls(45 * 60 * S) < (45 * 60) / 10 / 2, 'under half of a fixed 10 s interval');
+  });
+
+  test('deterministic and bounded with a truncated history', () => {
+    const obs: Observation[] = Array.from({ length: 30 }, (_, i) => ({ atMs: i * 30 * S, status: 'active' }));
+    assert.equal(agentPollDelay(obs, 900 * S), agentPollDelay(obs, 900 * S));
+    assert.equal(agentPollDelay(obs.slice(-maxObservationsNeeded), 900 * S, noJitter), A.capMs);
+    assert.equal(agentPollDelay([], 0, noJitter), A.floorMs);
+  });
+});
