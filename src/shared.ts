@@ -77,7 +77,7 @@ export type SinkConfig =
   | { type: 'file'; path: string }
   | { type: 'webhook'; url: string }
   | { type: 'command'; command: string }
-  | { type: 'mirror'; dir: string; urlPrefix: string };
+  | { type: 'mirror'; dir: string; urlPrefix: string; /** archives kept for rollback, default 3 */ keep?: number };
 
 export interface KeeperStatus {
   jobId: string | null;
