@@ -1,0 +1,46 @@
+// In-process admin API emulator for tests, the demo and the benchmark:
+//   const emu = await startEmulator({ agentActiveMs: 200 }); ... emu.url ... await emu.close();
+import { Emulator, type EmulatedAgentJob, type EmulatorCounters } from './server';
+import type { FaultRule } from './faults';
+import type { EmulatorOptions } from './options';
+
+export type { EmulatorOptions, AgentOutcome, ProgressShape, RetryAfterForm } from './options';
+export { DEFAULT_OPTIONS, defaultAgentOutcome, defaultExportFailure } from './options';
+export type { FaultRule, FaultKind, EmulatorRoute } from './faults';
+export type { EmulatorCounters, EmulatedAgentJob } from './server';
+export { Emulator } from './server';
+
+export interface EmulatorHandle {
+  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). Use it as ADMIN_API_URL. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  counters(): EmulatorCounters;
+  /** Agent jobs with projectId and prompt (count them per prompt to prove no duplicates). */
+  jobs(): EmulatedAgentJob[];
+  /** Replaces the fault rules; a seed restarts the fault RNG. */
+  setFaults(rules: FaultRule[], seed?: number): void;
+  /** Changes options for what happens next (durations apply to jobs created afterwards). */
+  configure(options: Partial<EmulatorOptions>): void;
+  /** Forgets all jobs, rate windows, counters and faults. */
+  reset(): void;
+  emulator: Emulator;
+}
+
+/** Starts an emulator on 127.0.0.1 and a free port (unless options say otherwise). */
+export async function startEmulator(options: Partial<EmulatorOptions> = {}): Promise<EmulatorHandle> {
+  const emulator = new Emulator({ host: '127.0.0.1', port: 0, ...options });
+  await emulator.listen();
+  const port = Number(new URL(emulator.url).port);
+  return {
+    url: emulator.url,
+    port,
+    close: () => emulator.close(),
+    counters: () => emulator.counters(),
+    jobs: () => emulator.jobs(),
+    setFaults: (rules, seed) => emulator.setFaults(rules, seed),
+    configure: (o) => emulator.configure(o),
+    reset: () => emulator.reset(),
+    emulator,
+  };
+}

@@ -1,0 +1,82 @@
+// Emulator options. Every duration is configurable so tests run in seconds; the defaults give a
+// demo-friendly pace (agent jobs ~8 s, exports ~2 s queued + ~10 s running).
+
+export type AgentOutcome = 'pr' | 'no-change' | 'archived' | 'failed';
+export type ProgressShape = 'linear' | 'slow-start' | 'stall-at-99' | 'jumps';
+export type RetryAfterForm = 'seconds' | 'http-date' | 'none';
+
+export interface EmulatorOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Base of bundle links (default http://<host>:<port>); set it when clients reach the emulator by another name. */
+  publicUrl?: string;
+  /** Clock for job progress, rate-limit windows and link expiry. */
+  now: () => number;
+
+  /** How long an agent job stays active after a create or a follow-up message. */
+  agentActiveMs: number;
+  /** How an agent run ends; default: markers in the prompt ("[no-change]", "[fail]", "[archive]"), else a PR. */
+  agentOutcome: (prompt: string, projectId: string) => AgentOutcome;
+  /** `<org>/<repo>` of a project's docs repository. */
+  repositoryFor: (projectId: string) => string;
+  model: string;
+
+  exportQueuedMs: number;
+  exportDurationMs: number;
+  /** Pages of an export without explicit paths (with paths: one page per path). */
+  exportTotalPages: number;
+  progressShape: ProgressShape;
+  /** Error text when an export of this domain fails, or null; default: domains starting "fail-" fail. */
+  exportFailure: (domain: string) => string | null;
+
+  /** Agent creates and messages share one budget per project. */
+  rateLimit: { limit: number; windowMs: number };
+  retryAfterForm: RetryAfterForm;
+
+  /** Lifetime of a bundle link. */
+  bundleTtlMs: number;
+  /** Keys without static export (403 on the export routes). */
+  nonEnterpriseKeys: string[];
+  /** Keys that get 401 (the error text echoes the key, as careless servers do: it tests redaction). */
+  revokedKeys: string[];
+
+  /** Seed of the fault RNG. */
+  seed: number;
+  /** Log one line per request to stderr. */
+  logRequests: boolean;
+}
+
+export function defaultAgentOutcome(prompt: string): AgentOutcome {
+  const p = prompt.toLowerCase();
+  if (p.includes('[fail]')) return 'failed';
+  if (p.includes('[archive]')) return 'archived';
+  if (p.includes('[no-change]')) return 'no-change';
+  return 'pr';
+}
+
+export function defaultExportFailure(domain: string): string | null {
+  return domain.startsWith('fail-') ? `render failed: page /index of ${domain} threw "ReferenceError: window is not defined"` : null;
+}
+
+export const DEFAULT_OPTIONS: EmulatorOptions = {
+  host: '127.0.0.1',
+  port: 4010,
+  now: () => Date.now(),
+  agentActiveMs: 8_000,
+  agentOutcome: defaultAgentOutcome,
+  repositoryFor: (projectId) => `docs-emulator/${projectId.replace(/[^A-Za-z0-9._-]/g, '-') || 'docs'}`,
+  model: 'emulated-agent-1',
+  exportQueuedMs: 2_000,
+  exportDurationMs: 10_000,
+  exportTotalPages: 24,
+  progressShape: 'linear',
+  exportFailure: defaultExportFailure,
+  rateLimit: { limit: 100, windowMs: 60 * 60 * 1000 },
+  retryAfterForm: 'seconds',
+  bundleTtlMs: 60 * 60 * 1000,
+  nonEnterpriseKeys: [],
+  revokedKeys: [],
+  seed: 1,
+  logRequests: false,
+};

@@ -1,0 +1,577 @@
+// The admin API emulator: a real node:http server behaving like SPEC section 1, plus fault injection,
+// counters and control endpoints under /_emulator/ (no auth; they exist only on the emulator).
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { StartExportRequest } from '../api/types';
+import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
+import { DEFAULT_OPTIONS, type EmulatorOptions } from './options';
+import { SlidingWindowLimiter } from './rate-limit';
+import {
+  type AgentJobRecord,
+  type ExportRecord,
+  agentJobView,
+  exportArchive,
+  exportView,
+  newExportRecord,
+} from './state';
+
+export interface EmulatorCounters {
+  /** route -> HTTP status (or "reset") -> calls. */
+  calls: Record<string, Record<string, number>>;
+  /** projectId -> agent jobs created (faulted creates that committed included). */
+  agentJobsCreated: Record<string, number>;
+  agentMessages: number;
+  exportsStarted: number;
+  bundlesGenerated: number;
+  /** GET/HEAD of a bundle link that was valid. */
+  downloadsOk: number;
+  /** GET/HEAD of an expired link or one with a bad signature. */
+  downloadsDenied: number;
+  rateLimited: number;
+  faultsInjected: Record<string, number>;
+}
+
+export interface EmulatedAgentJob {
+  id: string;
+  projectId: string;
+  prompt: string;
+  messages: string[];
+  createdAt: string;
+  status: string;
+  prLink: string | null;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const MAX_BODY = 1024 * 1024;
+
+const emptyCounters = (): EmulatorCounters => ({
+  calls: {},
+  agentJobsCreated: {},
+  agentMessages: 0,
+  exportsStarted: 0,
+  bundlesGenerated: 0,
+  downloadsOk: 0,
+  downloadsDenied: 0,
+  rateLimited: 0,
+  faultsInjected: {},
+});
+
+export class Emulator {
+  options: EmulatorOptions;
+  readonly server: Server;
+  #url = '';
+  #agentJobs = new Map<string, AgentJobRecord>();
+  #exports = new Map<string, ExportRecord>();
+  #prNumbers = new Map<string, number>();
+  #counters = emptyCounters();
+  #faults: FaultInjector;
+  #limiter: SlidingWindowLimiter;
+  readonly #secret = randomBytes(32);
+  #pruneTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: Partial<EmulatorOptions> = {}) {
+    this.options = { ...DEFAULT_OPTIONS, ...options };
+    this.#faults = new FaultInjector(this.options.seed);
+    this.#limiter = new SlidingWindowLimiter(this.options.rateLimit.limit, this.options.rateLimit.windowMs);
+    this.server = createServer((req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent && !res.destroyed) this.#json(res, 500, { error: `emulator bug: ${(err as Error).message}` });
+      });
+    });
+    this.server.keepAliveTimeout = 10_000;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = this.server.address() as AddressInfo;
+    this.#url = `http://${this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host}:${port}`;
+    this.#pruneTimer = setInterval(() => this.#limiter.prune(this.options.now()), 60_000);
+    this.#pruneTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#pruneTimer);
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  configure(options: Partial<EmulatorOptions>): void {
+    this.options = { ...this.options, ...options };
+    this.#limiter.limit = this.options.rateLimit.limit;
+    this.#limiter.windowMs = this.options.rateLimit.windowMs;
+  }
+
+  setFaults(rules: readonly FaultRule[], seed?: number): void {
+    this.#faults.set(rules, seed);
+  }
+
+  faults(): FaultRule[] {
+    return this.#faults.rules();
+  }
+
+  counters(): EmulatorCounters {
+    return structuredClone(this.#counters);
+  }
+
+  jobs(): EmulatedAgentJob[] {
+    const now = this.options.now();
+    return [...this.#agentJobs.values()].map((job) => {
+      const view = agentJobView(job, now);
+      return {
+        id: job.id,
+        projectId: job.projectId,
+        prompt: job.prompt,
+        messages: [...job.messages],
+        createdAt: view.createdAt,
+        status: view.status,
+        prLink: view.prLink,
+      };
+    });
+  }
+
+  /** Forgets every job, window, counter and fault. */
+  reset(): void {
+    this.#agentJobs.clear();
+    this.#exports.clear();
+    this.#prNumbers.clear();
+    this.#limiter.clear();
+    this.#counters = emptyCounters();
+    this.#faults.set([]);
+  }
+
+  // ---- request handling ----------------------------------------------------------------------------
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const path = url.pathname;
+    if (path.startsWith('/_emulator/')) return this.#control(req, res, path);
+    if (path.startsWith('/bundles/')) return this.#download(req, res, url);
+
+    const match = matchRoute(req.method ?? 'GET', path);
+    if (!match) {
+      this.#json(res, 404, { error: `no route for ${req.method} ${path}` });
+      return;
+    }
+    const { route, params } = match;
+    this.#countOnClose(route, res);
+    if (this.options.logRequests) process.stderr.write(`${req.method} ${path}\n`);
+    const rawBody = req.method === 'POST' ? await readBody(req) : '';
+
+    const fault = this.#faults.pick(route);
+    if (fault) {
+      this.#counters.faultsInjected[fault.kind] = (this.#counters.faultsInjected[fault.kind] ?? 0) + 1;
+      switch (fault.kind) {
+        case '500-before-commit':
+          return this.#json(res, 500, { error: 'internal server error (injected before commit)' });
+        case '503':
+          res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
+          return this.#json(res, 503, { error: 'service unavailable (injected)' });
+        case 'reset-before-commit':
+          req.socket.destroy();
+          return;
+        case '429':
+          this.#setRetryAfter(res, this.options.now() + (fault.retryAfterSeconds ?? 1) * 1000);
+          return this.#json(res, 429, { error: 'rate limit exceeded (injected)' });
+        case 'slow':
+          await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 10_000));
+          break;
+        default:
+          break;
+      }
+    }
+
+    let status: number;
+    let body: unknown;
+    try {
+      this.#authorize(req, route);
+      [status, body] = this.#dispatch(route, params, rawBody, res);
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      return this.#json(res, err.status, { error: err.message });
+    }
+
+    // Post-commit faults: the change above took effect, the client does not learn it.
+    if (fault && status < 300) {
+      if (fault.kind === '500-after-commit') return this.#json(res, 500, { error: 'internal server error (injected after commit)' });
+      if (fault.kind === 'reset-after-commit') {
+        req.socket.destroy();
+        return;
+      }
+      if (fault.kind === 'non-json') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html><body>502 Bad Gateway (injected non-JSON body)</body></html>');
+        return;
+      }
+    }
+    this.#json(res, status, body);
+  }
+
+  #authorize(req: IncomingMessage, route: EmulatorRoute): void {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    const key = match?.[1];
+    if (!key) throw new HttpError(401, 'missing or malformed Authorization header (expected "Bearer <admin key>")');
+    if (!key.startsWith('mint_') || key.length <= 'mint_'.length) {
+      throw new HttpError(401, 'invalid API key: admin keys begin with "mint_"');
+    }
+    if (this.options.revokedKeys.includes(key)) throw new HttpError(401, `API key ${key} has been revoked or expired`);
+    if (
+      (route === 'startExport' || route === 'getExport' || route === 'generateBundle') &&
+      this.options.nonEnterpriseKeys.includes(key)
+    ) {
+      throw new HttpError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
+    }
+  }
+
+  #dispatch(route: EmulatorRoute, params: string[], rawBody: string, res: ServerResponse): [number, unknown] {
+    const now = this.options.now();
+    switch (route) {
+      case 'createAgentJob': {
+        const projectId = params[0]!;
+        const prompt = promptOf(rawBody);
+        this.#takeRate(projectId, now, res);
+        const id = `aj_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+        const job: AgentJobRecord = {
+          id,
+          projectId,
+          prompt,
+          messages: [],
+          createdAtMs: now,
+          activeUntilMs: now + this.options.agentActiveMs,
+          outcome: this.options.agentOutcome(prompt, projectId),
+          repository: this.options.repositoryFor(projectId),
+          model: this.options.model,
+          prNumber: null,
+        };
+        this.#settlePr(job);
+        this.#agentJobs.set(id, job);
+        this.#counters.agentJobsCreated[projectId] = (this.#counters.agentJobsCreated[projectId] ?? 0) + 1;
+        return [201, agentJobView(job, now)];
+      }
+      case 'getAgentJob':
+        return [200, agentJobView(this.#agentJob(params[0]!, params[1]!), now)];
+      case 'sendAgentMessage': {
+        const [projectId, jobId] = params as [string, string];
+        const job = this.#agentJob(projectId, jobId);
+        const prompt = promptOf(rawBody);
+        this.#takeRate(projectId, now, res);
+        job.messages.push(prompt);
+        job.activeUntilMs = now + this.options.agentActiveMs;
+        job.outcome = this.options.agentOutcome(prompt, projectId);
+        this.#settlePr(job);
+        this.#counters.agentMessages++;
+        return [200, agentJobView(job, now)];
+      }
+      case 'startExport': {
+        const request = exportRequestOf(rawBody);
+        const jobId = `exp_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+        const job = newExportRecord(jobId, request, now, this.options);
+        this.#exports.set(jobId, job);
+        this.#counters.exportsStarted++;
+        return [202, exportView(job, now)];
+      }
+      case 'getExport':
+        return [200, exportView(this.#export(params[0]!), now)];
+      case 'generateBundle': {
+        const job = this.#export(params[0]!);
+        const view = exportView(job, now);
+        if (view.status !== 'completed') {
+          throw new HttpError(409, `export job ${job.jobId} is not completed (status: ${view.status})`);
+        }
+        const archive = exportArchive(job);
+        const expires = now + this.options.bundleTtlMs;
+        const base = this.options.publicUrl ?? this.#url;
+        this.#counters.bundlesGenerated++;
+        return [
+          200,
+          {
+            jobId: job.jobId,
+            bundleUrl: `${base}/bundles/${job.jobId}.tar.gz?expires=${expires}&sig=${this.#sign(job.jobId, expires)}`,
+            sizeBytes: archive.length,
+            expiresAt: new Date(expires).toISOString(),
+          },
+        ];
+      }
+      case 'downloadBundle':
+        throw new HttpError(404, 'not an API route');
+    }
+  }
+
+  /** A finished run that opens a PR keeps its number across follow-ups (same branch, same PR). */
+  #settlePr(job: AgentJobRecord): void {
+    if (job.outcome !== 'pr' || job.prNumber !== null) return;
+    const next = (this.#prNumbers.get(job.repository) ?? 0) + 1;
+    this.#prNumbers.set(job.repository, next);
+    job.prNumber = next;
+  }
+
+  #takeRate(projectId: string, now: number, res: ServerResponse): void {
+    const decision = this.#limiter.take(projectId, now);
+    if (decision.ok) return;
+    this.#counters.rateLimited++;
+    this.#setRetryAfter(res, decision.retryAtMs);
+    throw new HttpError(429, `rate limit exceeded: ${this.options.rateLimit.limit} agent jobs and messages per project per window`);
+  }
+
+  #setRetryAfter(res: ServerResponse, retryAtMs: number): void {
+    const now = this.options.now();
+    if (this.options.retryAfterForm === 'seconds') {
+      res.setHeader('retry-after', String(Math.max(0, Math.ceil((retryAtMs - now) / 1000))));
+    } else if (this.options.retryAfterForm === 'http-date') {
+      // HTTP-dates have one-second resolution: round up so the client never comes back too early.
+      res.setHeader('retry-after', new Date(Math.ceil(retryAtMs / 1000) * 1000).toUTCString());
+    }
+  }
+
+  #agentJob(projectId: string, jobId: string): AgentJobRecord {
+    const job = this.#agentJobs.get(jobId);
+    if (!job || job.projectId !== projectId) throw new HttpError(404, `agent job ${jobId} not found`);
+    return job;
+  }
+
+  #export(jobId: string): ExportRecord {
+    const job = this.#exports.get(jobId);
+    if (!job) throw new HttpError(404, `export job ${jobId} not found`);
+    return job;
+  }
+
+  // ---- bundle links --------------------------------------------------------------------------------
+
+  #sign(jobId: string, expires: number): string {
+    return createHmac('sha256', this.#secret).update(`${jobId}\n${expires}`).digest('base64url');
+  }
+
+  async #download(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    this.#countOnClose('downloadBundle', res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return this.#json(res, 405, { error: 'method not allowed' });
+    }
+    const fault = this.#faults.pick('downloadBundle');
+    if (fault) {
+      this.#counters.faultsInjected[fault.kind] = (this.#counters.faultsInjected[fault.kind] ?? 0) + 1;
+      if (fault.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 10_000));
+      else if (fault.kind.startsWith('reset')) return void req.socket.destroy();
+      else if (fault.kind === '503') return this.#json(res, 503, { error: 'service unavailable (injected)' });
+      else if (fault.kind.startsWith('500')) return this.#json(res, 500, { error: 'internal server error (injected)' });
+    }
+    const match = /^\/bundles\/([^/]+)\.tar\.gz$/.exec(url.pathname);
+    const job = match ? this.#exports.get(decodeURIComponent(match[1]!)) : undefined;
+    const expires = Number(url.searchParams.get('expires'));
+    const sig = url.searchParams.get('sig') ?? '';
+    if (!job || !job.archive) return this.#json(res, 404, { error: 'no such bundle' });
+    const expected = Buffer.from(this.#sign(job.jobId, expires));
+    const given = Buffer.from(sig);
+    const valid = Number.isFinite(expires) && given.length === expected.length && timingSafeEqual(given, expected);
+    if (!valid || this.options.now() >= expires) {
+      this.#counters.downloadsDenied++;
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      res.end(`<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>${valid ? 'Request has expired' : 'Signature does not match'}</Message></Error>`);
+      return;
+    }
+    this.#counters.downloadsOk++;
+    const archive = job.archive;
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/gzip',
+      'accept-ranges': 'bytes',
+      'content-disposition': `attachment; filename="${job.jobId}.tar.gz"`,
+      etag: `"${job.jobId}"`,
+    };
+    const range = parseRange(req.headers.range, archive.length);
+    if (range === 'unsatisfiable') {
+      res.writeHead(416, { ...headers, 'content-range': `bytes */${archive.length}` });
+      return void res.end();
+    }
+    if (range) {
+      const [start, end] = range;
+      res.writeHead(206, { ...headers, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${archive.length}` });
+      return void res.end(req.method === 'HEAD' ? undefined : archive.subarray(start, end + 1));
+    }
+    res.writeHead(200, { ...headers, 'content-length': archive.length });
+    res.end(req.method === 'HEAD' ? undefined : archive);
+  }
+
+  // ---- control endpoints ---------------------------------------------------------------------------
+
+  async #control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    try {
+      const body = req.method === 'POST' ? await readBody(req) : '';
+      const key = `${req.method} ${path}`;
+      switch (key) {
+        case 'GET /_emulator/health':
+          return this.#json(res, 200, { ok: true });
+        case 'GET /_emulator/counters':
+          return this.#json(res, 200, this.#counters);
+        case 'GET /_emulator/jobs':
+          return this.#json(res, 200, this.jobs());
+        case 'GET /_emulator/faults':
+          return this.#json(res, 200, this.faults());
+        case 'POST /_emulator/faults': {
+          const parsed = body ? (JSON.parse(body) as unknown) : [];
+          const rules = Array.isArray(parsed) ? parsed : (parsed as { faults?: unknown }).faults;
+          const seed = Array.isArray(parsed) ? undefined : (parsed as { seed?: unknown }).seed;
+          if (!Array.isArray(rules)) throw new HttpError(400, 'expected [rules] or {"faults": [rules], "seed"?: n}');
+          this.setFaults(rules as FaultRule[], typeof seed === 'number' ? seed : undefined);
+          return this.#json(res, 200, { faults: this.faults() });
+        }
+        case 'POST /_emulator/reset':
+          this.reset();
+          return this.#json(res, 200, { ok: true });
+        case 'POST /_emulator/configure': {
+          const patch = JSON.parse(body || '{}') as Record<string, unknown>;
+          this.configure(pickSerializable(patch));
+          return this.#json(res, 200, { ok: true });
+        }
+        default:
+          return this.#json(res, 404, { error: `no control endpoint ${key}` });
+      }
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 400;
+      return this.#json(res, status, { error: (err as Error).message });
+    }
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------------
+
+  #countOnClose(route: EmulatorRoute, res: ServerResponse): void {
+    res.once('close', () => {
+      const status = res.writableFinished ? String(res.statusCode) : 'reset';
+      const byStatus = (this.#counters.calls[route] ??= {});
+      byStatus[status] = (byStatus[status] ?? 0) + 1;
+    });
+  }
+
+  #json(res: ServerResponse, status: number, body: unknown): void {
+    if (res.destroyed) return;
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+function matchRoute(method: string, path: string): { route: EmulatorRoute; params: string[] } | undefined {
+  const parts = path.split('/').slice(1).map(safeDecode);
+  if (parts.some((p) => p === undefined || p === '')) return undefined;
+  const p = parts as string[];
+  if (p[0] === 'v2' && p[1] === 'agent' && p[3] === 'job') {
+    if (p.length === 4 && method === 'POST') return { route: 'createAgentJob', params: [p[2]!] };
+    if (p.length === 5 && method === 'GET') return { route: 'getAgentJob', params: [p[2]!, p[4]!] };
+    if (p.length === 6 && p[5] === 'message' && method === 'POST') return { route: 'sendAgentMessage', params: [p[2]!, p[4]!] };
+  }
+  if (p[0] === 'v1' && p[1] === 'static-export' && p[2] === 'jobs') {
+    if (p.length === 3 && method === 'POST') return { route: 'startExport', params: [] };
+    if (p.length === 4 && method === 'GET') return { route: 'getExport', params: [p[3]!] };
+    if (p.length === 5 && p[4] === 'bundle' && method === 'POST') return { route: 'generateBundle', params: [p[3]!] };
+  }
+  return undefined;
+}
+
+function safeDecode(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new HttpError(413, 'request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJsonObject(raw: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new HttpError(400, 'request body must be JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'request body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+function promptOf(raw: string): string {
+  const { prompt } = parseJsonObject(raw);
+  if (typeof prompt !== 'string' || prompt.length < 1) throw new HttpError(400, '"prompt" is required (a non-empty string)');
+  return prompt;
+}
+
+function exportRequestOf(raw: string): StartExportRequest {
+  const { domain, version, paths } = parseJsonObject(raw);
+  if (typeof domain !== 'string' || !HOSTNAME.test(domain)) {
+    throw new HttpError(400, '"domain" must be a bare hostname (no scheme, slash or path), e.g. docs.example.com');
+  }
+  if (version !== undefined && (typeof version !== 'string' || version === '')) throw new HttpError(400, '"version" must be a non-empty string');
+  if (paths !== undefined && (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string'))) {
+    throw new HttpError(400, '"paths" must be an array of strings');
+  }
+  return { domain, ...(version !== undefined ? { version } : {}), ...(paths !== undefined ? { paths: paths as string[] } : {}) };
+}
+
+/** Single byte range: "bytes=a-b", "bytes=a-", "bytes=-n". Multiple ranges are served whole (allowed by RFC 9110). */
+function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return [start, end];
+}
+
+const SERIALIZABLE_KEYS = [
+  'agentActiveMs',
+  'model',
+  'exportQueuedMs',
+  'exportDurationMs',
+  'exportTotalPages',
+  'progressShape',
+  'rateLimit',
+  'retryAfterForm',
+  'bundleTtlMs',
+  'nonEnterpriseKeys',
+  'revokedKeys',
+  'publicUrl',
+  'logRequests',
+] as const;
+
+function pickSerializable(patch: Record<string, unknown>): Partial<EmulatorOptions> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERIALIZABLE_KEYS) if (patch[key] !== undefined) out[key] = patch[key];
+  return out as Partial<EmulatorOptions>;
+}
