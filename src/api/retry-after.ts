@@ -16,13 +16,13 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
     // delta-seconds (fractions are not in the RFC but cost nothing to accept)
     ms = Number(text) * 1000;
   } else {
-    // An HTTP-date always names a month and a year; refusing other text keeps Date.parse's leniency
-    // ("1", "-5", "soon 2") from turning garbage into a date.
-    if (!/[a-z]{3}/i.test(text) || !/\d{4}/.test(text)) return undefined;
+    // All three HTTP-date forms (IMF-fixdate, RFC 850, asctime) name a month and carry hh:mm:ss;
+    // requiring both keeps Date.parse's leniency ("1", "-5", "soon 2") from turning garbage into a date.
+    if (!/(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i.test(text) || !/\d{1,2}:\d{2}:\d{2}/.test(text)) return undefined;
     const at = Date.parse(text);
     if (Number.isNaN(at)) return undefined;
     ms = at - nowMs;
   }
-  if (!Number.isFinite(ms)) return undefined;
+  if (Number.isNaN(ms)) return undefined;
   return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(ms)));
 }

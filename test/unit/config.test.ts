@@ -1,0 +1,85 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, checkAdminApiKey, loadWorkerConfig, parseRateLimit } from '../../src/config';
+
+const KEY = 'mint_unit_test_key_0123456789';
+
+describe('parseRateLimit', () => {
+  test('count per window with units', () => {
+    assert.deepEqual(parseRateLimit('100/1h'), { limit: 100, windowMs: 3_600_000 });
+    assert.deepEqual(parseRateLimit('100/10s'), { limit: 100, windowMs: 10_000 });
+    assert.deepEqual(parseRateLimit('5/500ms'), { limit: 5, windowMs: 500 });
+    assert.deepEqual(parseRateLimit(' 3 / m '), { limit: 3, windowMs: 60_000 });
+    assert.deepEqual(parseRateLimit('1/1.5s'), { limit: 1, windowMs: 1_500 });
+  });
+
+  test('rejects malformed and empty budgets', () => {
+    for (const text of ['', '100', '100/', '100/1x', '/1h', 'a/1h', '-1/1h', '0/1h', '1/0s']) {
+      assert.throws(() => parseRateLimit(text), Error, text);
+    }
+  });
+});
+
+describe('checkAdminApiKey', () => {
+  test('accepts admin keys', () => {
+    assert.equal(checkAdminApiKey(KEY), null);
+  });
+
+  test('names the variable and never echoes the key', () => {
+    for (const key of [undefined, '', 'sk_live_secretvalue', 'mint_', 'mint_has space', 'MINT_upper']) {
+      const problem = checkAdminApiKey(key);
+      assert.ok(problem, `expected a problem for ${String(key)}`);
+      assert.match(problem, /ADMIN_API_KEY/);
+      if (key && key.length > 6) assert.ok(!problem.includes(key), 'problem must not contain the key');
+    }
+  });
+});
+
+describe('loadWorkerConfig', () => {
+  test('defaults', () => {
+    const config = loadWorkerConfig({ ADMIN_API_URL: 'http://127.0.0.1:4010', ADMIN_API_KEY: KEY });
+    assert.equal(config.address, '127.0.0.1:7233');
+    assert.equal(config.namespace, 'default');
+    assert.equal(config.taskQueue, 'docs-admin');
+    assert.deepEqual(config.agentRateLimit, { limit: 100, windowMs: 3_600_000 });
+    assert.equal(config.adminApiKey, KEY);
+  });
+
+  test('reads every variable', () => {
+    const config = loadWorkerConfig({
+      ADMIN_API_URL: 'https://api.example.com',
+      ADMIN_API_KEY: KEY,
+      TEMPORAL_ADDRESS: '10.0.0.1:7233',
+      TEMPORAL_NAMESPACE: 'docs',
+      TEMPORAL_TASK_QUEUE: 'q',
+      AGENT_RATE_LIMIT: '100/10s',
+      METRICS_PORT: '0',
+    });
+    assert.equal(config.address, '10.0.0.1:7233');
+    assert.equal(config.namespace, 'docs');
+    assert.equal(config.taskQueue, 'q');
+    assert.deepEqual(config.agentRateLimit, { limit: 100, windowMs: 10_000 });
+    assert.equal(config.metricsPort, 0);
+  });
+
+  test('reports every problem at once, naming variables, without the key', () => {
+    const badKey = 'sk_not_an_admin_key_SECRET';
+    let caught: unknown;
+    try {
+      loadWorkerConfig({ ADMIN_API_URL: 'ftp://x', ADMIN_API_KEY: badKey, AGENT_RATE_LIMIT: 'lots', METRICS_PORT: '70000' });
+    } catch (err) {
+      caught = err;
+    }
+    assert.ok(caught instanceof ConfigError);
+    assert.equal(caught.problems.length, 4);
+    assert.match(caught.message, /ADMIN_API_URL/);
+    assert.match(caught.message, /ADMIN_API_KEY/);
+    assert.match(caught.message, /AGENT_RATE_LIMIT/);
+    assert.match(caught.message, /METRICS_PORT/);
+    assert.ok(!caught.message.includes(badKey));
+  });
+
+  test('refuses URLs with credentials', () => {
+    assert.throws(() => loadWorkerConfig({ ADMIN_API_URL: 'http://u:p@127.0.0.1', ADMIN_API_KEY: KEY }), /credentials/);
+  });
+});
