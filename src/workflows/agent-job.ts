@@ -1,2 +1,348 @@
-// agentJob and agentRateLimiter workflows. (Being written: issue 5.)
-export {};
+// agentJob: one agent job from prompt to pull request. Validates the input (no API call for a bad
+// one), takes a permit from the project's rate limiter, creates the job, polls it durably until it is
+// completed, archived or failed, and surfaces the job id and the PR link as early as they exist: the
+// `jobId` update, the `status` query, the Web UI's current details, and search attributes.
+//
+// Follow-up messages arrive as the `sendMessage` update (validated, serialized, rate-limited) and
+// resume polling. A create or message whose outcome is unknown is never retried: the workflow (or
+// the update) fails with OutcomeUnknown naming what to check, rather than risk a second pull request.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
+import {
+  type AgentJobCarry,
+  type AgentJobInput,
+  type AgentJobOptions,
+  type AgentJobResult,
+  type AgentObservation,
+  type AgentStatus,
+  SearchAttr,
+  agentStatusQuery,
+  jobIdUpdate,
+  permitGrantedSignal,
+  sendMessageUpdate,
+} from '../shared';
+import { promptPreview, validateAgentJobInput, validatePrompt } from '../validation/agent';
+import { agentPollDelay, recentObservations } from './polling';
+
+/** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
+const API_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
+};
+/** Signal-with-start of the limiter: only Temporal itself is involved, so short and persistent. */
+const PERMIT_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
+};
+
+const api = proxyActivities<Activities>(API_OPTIONS);
+const permits = proxyActivities<Activities>(PERMIT_OPTIONS);
+
+/**
+ * How long to wait for a permit before asking again (the request is idempotent: the limiter ignores a
+ * repeated key, or re-sends a grant it already made). Covers a limiter that ended or was reset.
+ */
+const PERMIT_RECHECK_FIRST_MS = 60_000;
+const PERMIT_RECHECK_MAX_MS = 10 * 60_000;
+
+const isTerminal = (status: string | null): boolean =>
+  status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
+
+function failureType(err: unknown): string | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
+  if (err instanceof ApplicationFailure) return err.type ?? undefined;
+  return undefined;
+}
+
+function invalidInput(problems: string[]): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'InvalidInput', message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
+}
+
+export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
+  const info = workflowInfo();
+  const carry: AgentJobCarry | undefined = options.carry;
+
+  let job: AgentJob | null = carry?.job ?? null;
+  let observations: AgentObservation[] = carry?.observations.map((o) => ({ ...o })) ?? [];
+  let polls = carry?.polls ?? 0;
+  let pollsThisRun = 0;
+  let messagesSent = carry?.messagesSent ?? 0;
+  let phase: AgentStatus['phase'] = carry ? 'polling' : 'waiting-for-permit';
+  let lastPollAt: string | null = null;
+  let nextPollAt: string | null = null;
+  /** Why the job will never have an id (bad input, create failed): pending jobId updates fail with it. */
+  let startFailure: ApplicationFailure | null = null;
+  /** Set when the workflow is about to return: new messages are rejected. */
+  let finishing = false;
+  /** One update at a time (create/message/poll ordering stays simple). */
+  let messaging = false;
+  /** Bumped by every message: a poll that started before a message is stale. */
+  let generation = 0;
+  /** Wakes the poll loop early (after a message). */
+  let wake = false;
+  const grantedKeys: string[] = [];
+  const startedAtMs = carry?.startedAtMs ?? Date.now();
+
+  // ---- surfaces -----------------------------------------------------------------------------------
+  const status = (): AgentStatus => ({
+    phase,
+    jobId: job?.id ?? null,
+    status: job?.status ?? null,
+    prLink: job?.prLink ?? null,
+    polls,
+    lastPollAt,
+    nextPollAt,
+  });
+
+  let shownStatus: string | null = null;
+  let shownPrLink: string | null = null;
+  const publish = (): void => {
+    const lines = [`**Agent job** for project \`${input.projectId}\` — ${phase}`];
+    if (job) {
+      lines.push(`- Job: \`${job.id}\`, status **${job.status}**`);
+      lines.push(`- Pull request: ${job.prLink ? `[${job.prLink}](${job.prLink})` : isTerminal(job.status) ? 'none (no changes)' : 'not yet'}`);
+    }
+    lines.push(`- Polls: ${polls}${lastPollAt ? `, last ${lastPollAt}` : ''}${nextPollAt && !isTerminal(job?.status ?? null) ? `, next ${nextPollAt}` : ''}`);
+    if (messagesSent > 0) lines.push(`- Follow-up messages: ${messagesSent}`);
+    setCurrentDetails(lines.join('\n'));
+
+    if (job && (job.status !== shownStatus || job.prLink !== shownPrLink)) {
+      const updates: Parameters<typeof upsertSearchAttributes>[0] = [
+        { key: SearchAttr.jobId, value: job.id },
+        { key: SearchAttr.jobStatus, value: job.status },
+      ];
+      if (job.prLink) updates.push({ key: SearchAttr.prLink, value: job.prLink });
+      upsertSearchAttributes(updates);
+      shownStatus = job.status;
+      shownPrLink = job.prLink;
+    }
+  };
+
+  const observe = (next: AgentJob, restart: boolean): void => {
+    job = next;
+    const observation = { atMs: Date.now(), status: next.status };
+    observations = restart ? [observation] : recentObservations([...observations, observation]);
+    publish();
+  };
+
+  // ---- handlers (registered first: update-with-start delivers jobId in the first task) ------------
+  setHandler(agentStatusQuery, status);
+  setHandler(permitGrantedSignal, (key) => {
+    if (!grantedKeys.includes(key)) grantedKeys.push(key);
+  });
+  setHandler(jobIdUpdate, async () => {
+    await condition(() => job !== null || startFailure !== null);
+    if (job) return job.id;
+    throw startFailure!;
+  });
+  setHandler(
+    sendMessageUpdate,
+    async (prompt) => {
+      await condition(() => (job !== null && !messaging) || startFailure !== null);
+      if (!job) throw startFailure!;
+      if (finishing) throw ApplicationFailure.create({ type: 'InvalidInput', message: `agent job ${job.id} has already finished`, nonRetryable: true });
+      messaging = true;
+      const previousPhase = phase;
+      try {
+        const jobId = job.id;
+        const attemptedAt = new Date().toISOString();
+        messagesSent += 1;
+        await acquirePermit(`${info.runId}:message:${messagesSent}`);
+        phase = 'messaging';
+        publish();
+        let refreshed: AgentJob;
+        try {
+          refreshed = await api.sendAgentMessage.executeWithOptions(
+            { ...API_OPTIONS, summary: `send follow-up message to agent job ${jobId}` },
+            [{ projectId: input.projectId, jobId, prompt }],
+          );
+        } catch (err) {
+          if (failureType(err) === 'OutcomeUnknown') {
+            throw ApplicationFailure.create({
+              type: 'OutcomeUnknown',
+              nonRetryable: true,
+              message:
+                `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
+                `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
+                `running the instruction twice: check the job and its pull request before sending it again`,
+              cause: err as Error,
+            });
+          }
+          throw err;
+        }
+        generation += 1;
+        observe(refreshed, true);
+        wake = true;
+        return refreshed;
+      } finally {
+        messaging = false;
+        phase = previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase;
+        publish();
+      }
+    },
+    {
+      validator: (prompt: unknown) => {
+        const problems = validatePrompt(prompt);
+        if (problems.length > 0) throw invalidInput(problems);
+        if (finishing || startFailure) throw new Error('the agent job has already finished');
+      },
+    },
+  );
+
+  /** Takes a permit from the project's limiter: request (idempotent), then wait for the grant signal. */
+  async function acquirePermit(requestKey: string): Promise<void> {
+    let recheckMs = PERMIT_RECHECK_FIRST_MS;
+    for (;;) {
+      await permits.requestAgentPermit.executeWithOptions(
+        { ...PERMIT_OPTIONS, summary: `request a rate-limit permit for project ${input.projectId}` },
+        [{ projectId: input.projectId, requesterWorkflowId: info.workflowId, requestKey }],
+      );
+      if (await condition(() => grantedKeys.includes(requestKey), recheckMs)) {
+        grantedKeys.splice(grantedKeys.indexOf(requestKey), 1);
+        return;
+      }
+      log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
+      recheckMs = Math.min(recheckMs * 2, PERMIT_RECHECK_MAX_MS);
+    }
+  }
+
+  const fail = async (failure: ApplicationFailure): Promise<never> => {
+    startFailure = startFailure ?? failure;
+    phase = 'failed';
+    publish();
+    await condition(allHandlersFinished);
+    throw failure;
+  };
+
+  // ---- start --------------------------------------------------------------------------------------
+  const problems = validateAgentJobInput(input);
+  if (problems.length > 0) return fail(invalidInput(problems));
+  upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
+
+  if (!job) {
+    publish();
+    await acquirePermit(`${info.runId}:create`);
+    phase = 'creating';
+    publish();
+    const attemptedAt = new Date().toISOString();
+    try {
+      const created = await api.createAgentJob.executeWithOptions(
+        { ...API_OPTIONS, summary: `create agent job for project ${input.projectId}` },
+        [{ projectId: input.projectId, prompt: input.prompt }],
+      );
+      observe(created, true);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      if (failureType(err) === 'OutcomeUnknown') {
+        return fail(
+          ApplicationFailure.create({
+            type: 'OutcomeUnknown',
+            nonRetryable: true,
+            message:
+              `the outcome of creating the agent job is unknown: the request may have reached the API. Project ` +
+              `"${input.projectId}", request id ${input.requestId ? `"${input.requestId}"` : '(none)'}, attempted at ` +
+              `${attemptedAt}, prompt starting "${promptPreview(input.prompt)}". It was not retried, to avoid a ` +
+              `duplicate job and pull request: check the project's agent jobs and pull requests opened since then ` +
+              `before starting it again`,
+            cause: err as Error,
+          }),
+        );
+      }
+      const type = failureType(err) ?? 'Error';
+      return fail(
+        ApplicationFailure.create({
+          type,
+          nonRetryable: true,
+          message: `creating the agent job for project "${input.projectId}" failed: ${(err as Error).message}`,
+          cause: err as Error,
+        }),
+      );
+    }
+    phase = 'polling';
+    publish();
+  } else {
+    publish();
+  }
+
+  // ---- poll until terminal ------------------------------------------------------------------------
+  for (;;) {
+    await pollUntilTerminal();
+    finishing = true;
+    await condition(allHandlersFinished);
+    // A message accepted just before `finishing` may have restarted the job.
+    if (isTerminal(job!.status)) break;
+    finishing = false;
+  }
+
+  const final: AgentJob = job!;
+  nextPollAt = null;
+  if (final.status === 'failed') {
+    phase = 'failed';
+    publish();
+    throw ApplicationFailure.create({
+      type: 'AgentJobFailed',
+      nonRetryable: true,
+      message: `agent job ${final.id} of project "${input.projectId}" failed`,
+      details: [{ jobId: final.id, projectId: input.projectId, status: final.status }],
+    });
+  }
+  phase = 'done';
+  publish();
+  return {
+    jobId: final.id,
+    status: final.status,
+    prLink: final.prLink,
+    source: final.source,
+    model: final.model,
+    createdAt: final.createdAt,
+  };
+
+  async function pollUntilTerminal(): Promise<void> {
+    for (;;) {
+      await condition(() => !messaging);
+      if (isTerminal(job!.status)) return;
+
+      const maxPolls = options.maxPollsPerRun;
+      if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && pollsThisRun >= maxPolls)) {
+        await condition(() => allHandlersFinished() && !messaging);
+        const next: AgentJobCarry = { job: job!, observations: recentObservations(observations), polls, messagesSent, startedAtMs };
+        await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
+      }
+
+      const now = Date.now();
+      const delay = agentPollDelay(observations, now, options.poll);
+      nextPollAt = new Date(now + delay).toISOString();
+      publish();
+      wake = false;
+      await condition(() => wake, delay);
+      if (messaging || wake) continue;
+
+      const seen = generation;
+      const polled = await api.getAgentJob.executeWithOptions(
+        { ...API_OPTIONS, summary: `poll agent job ${job!.id}` },
+        [{ projectId: input.projectId, jobId: job!.id }],
+      );
+      polls += 1;
+      pollsThisRun += 1;
+      lastPollAt = new Date().toISOString();
+      // A message sent while this poll was in flight supersedes its answer.
+      if (seen === generation && !messaging) observe(polled, false);
+      else publish();
+    }
+  }
+}

@@ -1,3 +1,4 @@
 // Every workflow the worker registers. Workflow code is bundled for Temporal's deterministic sandbox.
 export * from './static-export';
 export * from './agent-job';
+export * from './rate-limiter';

@@ -1,0 +1,125 @@
+// agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
+// creates and messages before they reach the API, for every worker process at once. Requests arrive
+// as requestPermitSignal (signal-with-start from the requestAgentPermit activity); permits go out FIFO
+// as permitGrantedSignal to the requesting workflow, at most `limit` per sliding window (plus a small
+// margin, src/rate-limit.ts). One limiter per project keeps projects independent: a burst in one
+// project never delays another's permits.
+//
+// Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
+// together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
+// limiter (nothing queued, window empty) completes, and the next request starts a fresh one.
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { type WindowLimit, nextFreeAt, planGrants, slotFreeAt } from '../rate-limit';
+import {
+  type AgentRateLimiterInput,
+  type PermitGrant,
+  type PermitRequest,
+  type RateLimiterState,
+  permitGrantedSignal,
+  rateLimiterStatusQuery,
+  requestPermitSignal,
+} from '../shared';
+
+const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
+  a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
+
+export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
+  const limit: WindowLimit = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs), marginMs: input.marginMs };
+  const state: RateLimiterState = {
+    grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
+    queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
+  };
+  /** Requests already granted that asked again (a retried activity, or a requester that timed out waiting). */
+  const regrants: PermitGrant[] = [];
+  let granted = 0;
+  const inFlight = new Set<Promise<void>>();
+
+  setHandler(requestPermitSignal, (request) => {
+    if (!request || typeof request.requesterWorkflowId !== 'string' || typeof request.requestKey !== 'string') {
+      log.warn('agentRateLimiter: ignoring a malformed permit request');
+      return;
+    }
+    if (state.queue.some((q) => sameRequest(q, request))) return;
+    const previous = state.grants.find((g) => sameRequest(g, request));
+    if (previous) {
+      regrants.push(previous);
+      return;
+    }
+    state.queue.push({ requesterWorkflowId: request.requesterWorkflowId, requestKey: request.requestKey });
+  });
+
+  setHandler(rateLimiterStatusQuery, () => {
+    const now = Date.now();
+    const live = state.grants.filter((g) => slotFreeAt(g.atMs, limit) > now);
+    return {
+      projectId: input.projectId,
+      limit: limit.limit,
+      windowMs: limit.windowMs,
+      queued: state.queue.length,
+      inWindow: live.length,
+      granted,
+      nextFreeAt: state.queue.length > 0 ? new Date(nextFreeAt(live.map((g) => g.atMs), now, limit)).toISOString() : null,
+    };
+  });
+
+  const notify = (grant: PermitGrant): void => {
+    const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
+      .signal(permitGrantedSignal, grant.requestKey)
+      .catch((err: unknown) => {
+        // The requester is gone (completed, terminated): its permit stays spent, which only errs on the safe side.
+        log.warn('agentRateLimiter: could not deliver a permit', { requester: grant.requesterWorkflowId, error: String(err) });
+      });
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+  };
+
+  for (;;) {
+    const now = Date.now();
+    state.grants = state.grants.filter((g) => slotFreeAt(g.atMs, limit) > now);
+
+    for (const grant of regrants.splice(0)) notify(grant);
+
+    const plan = planGrants(
+      state.grants.map((g) => g.atMs),
+      state.queue.length,
+      now,
+      limit,
+    );
+    for (const request of state.queue.splice(0, plan.grantNow)) {
+      const grant: PermitGrant = { ...request, atMs: now };
+      state.grants.push(grant);
+      granted += 1;
+      notify(grant);
+    }
+
+    if (workflowInfo().continueAsNewSuggested) {
+      await Promise.all([...inFlight]);
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof agentRateLimiter>({ ...input, carried: state });
+    }
+
+    if (plan.wakeAtMs !== null) {
+      // Window full: sleep until the next slot frees; re-requests of granted permits are answered meanwhile.
+      await condition(() => regrants.length > 0, Math.max(1, plan.wakeAtMs - now));
+      continue;
+    }
+
+    // Nothing queued. Wait for work; once the window has emptied and nothing arrived, complete.
+    const lastFreesAt = Math.max(now, ...state.grants.map((g) => slotFreeAt(g.atMs, limit)));
+    const idleMs = Math.max(1, lastFreesAt - now) + limit.windowMs;
+    const gotWork = await condition(() => state.queue.length > 0 || regrants.length > 0, idleMs);
+    if (!gotWork && state.queue.length === 0 && regrants.length === 0) {
+      await Promise.all([...inFlight]);
+      await condition(allHandlersFinished);
+      if (state.queue.length === 0 && regrants.length === 0) return;
+    }
+  }
+}
