@@ -1,0 +1,173 @@
+// The project's MetricsRecorder on prom-client, and the worker's single Prometheus endpoint.
+//
+// One endpoint, two sources: the project's own metrics live in a prom-client Registry (always on,
+// whatever the Temporal Runtime was installed with, plus Node's process metrics), and the SDK's
+// metrics (temporal_*) come from Temporal Core's own Prometheus exporter, which the worker binds to a
+// private loopback port. GET /metrics on the public endpoint returns both, concatenated; if Core's
+// exporter is unreachable the project's metrics are still served and docs_admin_sdk_metrics_up is 0.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MetricsRecorder } from './metrics';
+
+export const METRIC_PREFIX = 'docs_admin_';
+
+export interface PrometheusMetrics extends MetricsRecorder {
+  readonly registry: Registry;
+}
+
+export interface PrometheusMetricsOptions {
+  /** Default: a fresh Registry (several workers in one test process never collide). */
+  registry?: Registry;
+  /** Node process metrics (CPU, heap, event loop lag). Default true. */
+  processMetrics?: boolean;
+}
+
+/** A MetricsRecorder that counts into a prom-client Registry. */
+export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
+  const registry = options.registry ?? new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const apiCalls = new Counter({
+    name: `${METRIC_PREFIX}api_calls_total`,
+    help: 'Admin API calls by operation and outcome (HTTP status, or an error code such as NetworkError or Timeout).',
+    labelNames: ['operation', 'status'] as const,
+    registers,
+  });
+  const apiDuration = new Histogram({
+    name: `${METRIC_PREFIX}api_call_duration_seconds`,
+    help: 'Admin API call latency by operation.',
+    labelNames: ['operation'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const rateLimited = new Counter({
+    name: `${METRIC_PREFIX}api_rate_limited_total`,
+    help: 'Admin API calls answered 429 (rate limited), by operation.',
+    labelNames: ['operation'] as const,
+    registers,
+  });
+  const activityRetries = new Counter({
+    name: `${METRIC_PREFIX}activity_retries_total`,
+    help: 'Activity attempts after the first (Temporal retrying), by activity type.',
+    labelNames: ['activity_type'] as const,
+    registers,
+  });
+  const polls = new Counter({
+    name: `${METRIC_PREFIX}polls_total`,
+    help: 'Job status polls, by job kind (export or agent).',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const bundleRefreshes = new Counter({
+    name: `${METRIC_PREFIX}bundle_refreshes_total`,
+    help: 'Fresh bundle links generated for an already exported job.',
+    registers,
+  });
+  const bundlesApplied = new Counter({
+    name: `${METRIC_PREFIX}bundles_applied_total`,
+    help: 'Bundles applied to a deployment, by sink.',
+    labelNames: ['sink'] as const,
+    registers,
+  });
+
+  return {
+    registry,
+    apiCall(operation, status, durationMs) {
+      apiCalls.inc({ operation, status });
+      apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
+      if (status === '429') rateLimited.inc({ operation });
+    },
+    poll(kind) {
+      polls.inc({ kind });
+    },
+    activityRetry(activityType) {
+      activityRetries.inc({ activity_type: activityType });
+    },
+    bundleRefresh() {
+      bundleRefreshes.inc();
+    },
+    bundleApplied(sink) {
+      bundlesApplied.inc({ sink });
+    },
+  };
+}
+
+export interface MetricsServerOptions {
+  registry: Registry;
+  port: number;
+  /** Default 127.0.0.1: metrics stay on the host unless the operator opens them (METRICS_HOST). */
+  host?: string;
+  /** Temporal Core's Prometheus exporter (http://127.0.0.1:PORT/metrics), appended to every scrape. */
+  sdkMetricsUrl?: string;
+  /** How long a scrape waits for Core's exporter. Default 2000 ms. */
+  sdkTimeoutMs?: number;
+}
+
+export interface MetricsServer {
+  /** http://host:port/metrics */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+async function fetchSdkMetrics(url: string, timeoutMs: number): Promise<string | null> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) return null;
+    return await response.text();
+  } catch {
+    return null;
+  }
+}
+
+/** Everything one scrape returns: the project's registry, then the SDK's metrics when available. */
+export async function renderMetrics(registry: Registry, sdkMetricsUrl?: string, sdkTimeoutMs = 2_000, sdkUp?: Gauge): Promise<string> {
+  const sdk = sdkMetricsUrl ? await fetchSdkMetrics(sdkMetricsUrl, sdkTimeoutMs) : null;
+  sdkUp?.set(sdk === null ? 0 : 1);
+  const own = await registry.metrics();
+  if (sdk === null) return own;
+  return `${own.endsWith('\n') ? own : `${own}\n`}${sdk}`;
+}
+
+/** Serves GET /metrics (Prometheus text format); any other path is 404. Resolves once listening. */
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const host = options.host ?? '127.0.0.1';
+  let sdkUp: Gauge | undefined;
+  if (options.sdkMetricsUrl) {
+    const name = `${METRIC_PREFIX}sdk_metrics_up`;
+    sdkUp =
+      (options.registry.getSingleMetric(name) as Gauge | undefined) ??
+      new Gauge({ name, help: "1 when the Temporal SDK's metrics were included in this scrape.", registers: [options.registry] });
+  }
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' || (path !== '/metrics' && path !== '/')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try GET /metrics\n');
+      return;
+    }
+    renderMetrics(options.registry, options.sdkMetricsUrl, options.sdkTimeoutMs, sdkUp).then(
+      (body) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(body),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(err as Error).message}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}/metrics`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

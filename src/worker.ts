@@ -1,0 +1,311 @@
+// The docs-admin worker: every workflow and activity on one task queue, configured from the
+// environment (`npm run worker`), or started in-process by the demo, tests and benchmarks through
+// createDocsAdminWorker.
+//
+// Metrics: one Prometheus endpoint (METRICS_PORT, default 9464, 127.0.0.1 unless METRICS_HOST). The
+// project's metrics are prom-client counters (src/prometheus.ts); the SDK's temporal_* metrics come
+// from Core's Prometheus exporter, bound by installRuntime to a private loopback port and appended to
+// each scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
+// redacted from every line.
+import net from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type Logger, type WorkflowBundleOption } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { AdminApiClient } from './api/client';
+import { redact } from './api/redact';
+import type { AdminApi } from './api/types';
+import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } from './config';
+import type { MetricsRecorder } from './metrics';
+import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
+import { temporalConnectionOptions, unreachableMessage } from './client';
+
+export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
+
+// ---- runtime: logger + Core's metrics exporter ----------------------------------------------------
+
+export interface InstallRuntimeOptions {
+  logLevel?: LogLevelName;
+  logFormat?: 'text' | 'json';
+  /** Strings that must never appear in a log line (the admin key). */
+  secrets?: readonly string[];
+  /** Bind Core's Prometheus exporter on a private loopback port (default true). */
+  sdkMetrics?: boolean;
+  /** Where log lines go (default process.stderr). */
+  write?: (line: string) => void;
+}
+
+export interface InstalledRuntime {
+  logger: Logger;
+  /** Core's exporter (http://127.0.0.1:PORT/metrics), when sdkMetrics. */
+  sdkMetricsUrl?: string;
+}
+
+let installed: InstalledRuntime | undefined;
+
+function safeJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (v instanceof Error) return { name: v.name, message: v.message };
+    return v;
+  });
+}
+
+/** A logger that writes one line per entry, text or JSON, never containing any of `secrets`. */
+export function createLogger(options: Omit<InstallRuntimeOptions, 'sdkMetrics'> = {}): Logger {
+  const secrets = options.secrets ?? [];
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const format = options.logFormat ?? 'text';
+  return new DefaultLogger(options.logLevel ?? 'INFO', (entry: LogEntry) => {
+    const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
+    const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : undefined;
+    const line =
+      format === 'json'
+        ? safeJson({ time, level: entry.level, msg: entry.message, ...meta })
+        : `${time} ${entry.level.padEnd(5)} ${entry.message}${meta ? ` ${safeJson(meta)}` : ''}`;
+    write(`${redact(line, secrets)}\n`);
+  });
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Installs the process-wide Temporal Runtime: the logger (Core's logs forwarded to it) and, unless
+ * disabled, Core's Prometheus exporter on a free 127.0.0.1 port that createDocsAdminWorker appends to
+ * its endpoint. Call once, before any connection; a second call returns the first result.
+ */
+export async function installRuntime(options: InstallRuntimeOptions = {}): Promise<InstalledRuntime> {
+  if (installed) return installed;
+  const logger = createLogger(options);
+  let sdkMetricsUrl: string | undefined;
+  let metrics: { prometheus: { bindAddress: string } } | undefined;
+  if (options.sdkMetrics ?? true) {
+    const port = await freeLoopbackPort();
+    metrics = { prometheus: { bindAddress: `127.0.0.1:${port}` } };
+    sdkMetricsUrl = `http://127.0.0.1:${port}/metrics`;
+  }
+  Runtime.install({
+    logger,
+    shutdownSignals: ['SIGINT', 'SIGTERM'],
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(metrics ? { metrics } : {}),
+    },
+  });
+  installed = { logger, sdkMetricsUrl };
+  return installed;
+}
+
+// ---- the worker -----------------------------------------------------------------------------------
+
+export interface DocsAdminWorkerOptions {
+  /** Default: NativeConnection.connect to config.address (closed by close()). */
+  connection?: NativeConnection;
+  /** Client used by activities (rate limiter signal-with-start). Default: one on config.address (closed by close()). */
+  client?: Client;
+  /** Default: AdminApiClient on config.adminApiUrl with config.adminApiKey (closed by close()). */
+  api?: AdminApi;
+  /** Default: prom-client metrics (createPrometheusMetrics). */
+  metrics?: MetricsRecorder;
+  /** A pre-built bundle (tests bundle once per process). Default: workflowsPath src/workflows. */
+  workflowBundle?: WorkflowBundleOption;
+  /**
+   * Where the Prometheus endpoint listens, overriding config.metricsPort/metricsHost; port 0 here
+   * means "any free port" (tests). false disables it. Ignored when `metrics` is not prom-client's.
+   */
+  metricsListen?: { port: number; host?: string } | false;
+  /** Core's Prometheus exporter to append to each scrape. Default: the one installRuntime bound. */
+  sdkMetricsUrl?: string;
+  /** Default: the installed runtime's logger. */
+  logger?: Logger;
+  /** Extra Worker.create options (tuning in benchmarks). */
+  workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
+}
+
+export interface DocsAdminWorker {
+  worker: Worker;
+  metrics: MetricsRecorder;
+  /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
+  metricsUrl?: string;
+  /** worker.run(), remembered so close() can wait for it. */
+  run(): Promise<void>;
+  /** Shuts the worker down if it is running (waiting for it), then closes everything this function opened. */
+  close(): Promise<void>;
+}
+
+function isPrometheus(metrics: MetricsRecorder): metrics is PrometheusMetrics {
+  return 'registry' in metrics;
+}
+
+export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
+    cleanups.length = 0;
+  };
+  try {
+    const logger = options.logger ?? installed?.logger ?? Runtime.instance().logger;
+    const metrics = options.metrics ?? createPrometheusMetrics();
+
+    let connection = options.connection;
+    if (!connection) {
+      const owned = await NativeConnection.connect({ address: config.address });
+      cleanups.push(() => owned.close());
+      connection = owned;
+    }
+    let client = options.client;
+    if (!client) {
+      const clientConnection = await Connection.connect({ address: config.address });
+      cleanups.push(() => clientConnection.close());
+      client = new Client({ connection: clientConnection, namespace: config.namespace });
+    }
+    let api = options.api;
+    if (!api) {
+      const owned = new AdminApiClient({
+        baseUrl: config.adminApiUrl,
+        apiKey: config.adminApiKey,
+        onCall: (event) => metrics.apiCall(event.operation, event.status, event.durationMs),
+        logger: { warn: (message) => logger.warn(message) },
+      });
+      cleanups.push(() => owned.close());
+      api = owned;
+    }
+
+    const activities = createActivities({ api, metrics, temporal: client, agentRateLimit: config.agentRateLimit });
+    const worker = await Worker.create({
+      connection,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
+      activities,
+      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+      interceptors: {
+        // One place counts retries for every activity: attempt > 1 means Temporal is retrying it.
+        activity: [
+          (ctx) => ({
+            inbound: {
+              execute: (input, next) => {
+                if (ctx.info.attempt > 1) metrics.activityRetry(ctx.info.activityType);
+                return next(input);
+              },
+            },
+          }),
+        ],
+      },
+      ...options.workerOptions,
+    });
+
+    let server: MetricsServer | undefined;
+    const listen =
+      options.metricsListen === undefined
+        ? config.metricsPort === 0
+          ? false
+          : { port: config.metricsPort, host: config.metricsHost }
+        : options.metricsListen;
+    if (listen && isPrometheus(metrics)) {
+      server = await startMetricsServer({
+        registry: metrics.registry,
+        port: listen.port,
+        host: listen.host ?? '127.0.0.1',
+        sdkMetricsUrl: options.sdkMetricsUrl ?? installed?.sdkMetricsUrl,
+      });
+      const started = server;
+      cleanups.push(() => started.close());
+    }
+
+    let running: Promise<void> | undefined;
+    return {
+      worker,
+      metrics,
+      metricsUrl: server?.url,
+      run() {
+        running ??= worker.run();
+        return running;
+      },
+      async close() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        if (running) await running.catch(() => undefined);
+        await cleanup();
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+// ---- `npm run worker` ----------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  let config: WorkerConfig;
+  try {
+    config = loadWorkerConfig(process.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
+    return 1;
+  }
+  const { logger } = await installRuntime({
+    logLevel: config.logLevel,
+    logFormat: config.logFormat,
+    secrets: [config.adminApiKey],
+  });
+
+  const connectOptions = { ...temporalConnectionOptions(process.env), address: config.address };
+  let connection: NativeConnection;
+  try {
+    const { apiKey, tls, metadata } = connectOptions;
+    connection = await NativeConnection.connect({
+      address: config.address,
+      ...(typeof apiKey === 'string' ? { apiKey } : {}),
+      ...(tls !== undefined && tls !== null ? { tls } : {}),
+      ...(metadata ? { metadata: metadata as Record<string, string> } : {}),
+    });
+  } catch (err) {
+    logger.error(unreachableMessage(config.address, err));
+    return 1;
+  }
+  const clientConnection = await Connection.connect({ ...connectOptions, connectTimeout: 10_000 });
+  const client = new Client({ connection: clientConnection, namespace: config.namespace });
+
+  let handle: DocsAdminWorker | undefined;
+  try {
+    handle = await createDocsAdminWorker(config, { connection, client, logger });
+    logger.info('docs-admin worker started', {
+      taskQueue: config.taskQueue,
+      namespace: config.namespace,
+      address: config.address,
+      adminApiUrl: config.adminApiUrl,
+      metrics: handle.metricsUrl ?? 'disabled',
+      agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
+    });
+    await handle.run();
+    logger.info('docs-admin worker stopped');
+    return 0;
+  } finally {
+    await handle?.close();
+    await clientConnection.close();
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      process.stderr.write(`docs-admin worker failed: ${redact(message, [process.env.ADMIN_API_KEY])}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
