@@ -1,0 +1,416 @@
+// End-to-end throughput: a real Temporal dev server, the admin API emulator, and one docs-admin worker
+// in a child process (so its RSS and CPU are its own), with `size` export and agent lifecycles in
+// flight at once. In the same run, a baseline of the same shape without HTTP (bench/baseline-workflows.ts,
+// timers only) runs on its own worker process and task queue: the docs-admin figure is reported as a
+// ratio to what this server and this machine can do. A second, smaller run with jobs `longFactor`
+// times longer shows whether history events per workflow depend on how long a job runs.
+//
+//   const report = await runThroughputBenchmark({ size: 2000 });
+//
+// Run as `node --import tsx bench/throughput.ts --baseline-worker` it is the baseline worker itself
+// (TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE from the environment).
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../src/emulator';
+import { WorkflowType } from '../src/shared';
+import {
+  DevServer,
+  UsageSampler,
+  WorkerProcess,
+  connect,
+  mapLimit,
+  secretKey,
+  settle,
+  startLifecycles,
+  until,
+  type ProcessUsage,
+  type Settled,
+} from '../test/chaos/helpers';
+import type { BaselineAgentInput, BaselineExportInput } from './baseline-workflows';
+
+export interface ThroughputOptions {
+  /** Lifecycles in flight at once, half exports and half agent jobs. Default BENCH_SIZE or 2000. */
+  size?: number;
+  /** Emulator durations of the main run. */
+  agentActiveMs?: number;
+  exportQueuedMs?: number;
+  exportDurationMs?: number;
+  /** The duration comparison runs jobs this many times longer. Default 5. */
+  longFactor?: number;
+  /** Lifecycles in the long-duration run. Default min(200, size / 5). */
+  longSize?: number;
+  /** Workflows of each kind whose history is fetched and counted. Default 20. */
+  historySample?: number;
+  /** Agent workflows are spread over this many projects (one rate limiter workflow each). Default 20. */
+  projects?: number;
+  /** A running server to use; default TEMPORAL_ADDRESS, else a dev server started (and stopped) here. */
+  temporalAddress?: string;
+  /** Progress lines. Default: stderr. */
+  log?: (line: string) => void;
+}
+
+export interface RunFigures {
+  workflows: number;
+  completed: number;
+  failed: number;
+  /** Failure types seen, with counts. */
+  failures: Record<string, number>;
+  /** First start to last close, seconds (server times from visibility). */
+  wallSeconds: number;
+  completedPerSecond: number;
+  /** Seconds spent starting the workflows (client side). */
+  startSeconds: number;
+  /** Completions per whole second since the first start, cumulative. */
+  timeline: number[];
+  worker: { peakRssMiB: number; cpuSeconds: number; cpuPercent: number; rssTimelineMiB: number[] };
+}
+
+export interface HistoryFigures {
+  /** Mean history events per workflow, by kind. */
+  export: number;
+  agent: number;
+  sampled: number;
+}
+
+export interface Target {
+  name: string;
+  value: number;
+  limit: number;
+  /** How value compares to limit for a PASS. */
+  op: '>=' | '<' | '<=';
+  pass: boolean;
+  note: string;
+}
+
+export interface ThroughputReport {
+  benchmark: 'throughput';
+  size: number;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
+  durations: { agentActiveMs: number; exportQueuedMs: number; exportDurationMs: number; longFactor: number };
+  baseline: RunFigures & { timersPerWorkflow: { export: number; agent: number } };
+  docsAdmin: RunFigures & {
+    apiCallsPerJob: { export: number; agent: number; byRoute: Record<string, number> };
+    historyEvents: HistoryFigures;
+  };
+  long: { size: number; completed: number; failed: number; historyEvents: HistoryFigures; apiCallsPerJob: { export: number; agent: number } };
+  ratio: number;
+  targets: Target[];
+  pass: boolean;
+}
+
+const MiB = 1024 * 1024;
+const ROOT = path.resolve(__dirname, '..');
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function tally(settled: Settled[]): { completed: number; failed: number; failures: Record<string, number> } {
+  const failures: Record<string, number> = {};
+  for (const s of settled) if (!s.ok) failures[s.failureType ?? 'unknown'] = (failures[s.failureType ?? 'unknown'] ?? 0) + 1;
+  const completed = settled.filter((s) => s.ok).length;
+  return { completed, failed: settled.length - completed, failures };
+}
+
+/** Start and close times of the listed workflows, from visibility (server clock). */
+async function serverTimes(client: Client, taskQueue: string, types: string[], expected: number): Promise<{ start: number; closes: number[] }> {
+  const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running' AND WorkflowType IN (${types.map((t) => `'${t}'`).join(', ')})`;
+  let rows: { start: number; close: number }[] = [];
+  await until(
+    async () => {
+      rows = [];
+      for await (const wf of client.workflow.list({ query })) {
+        rows.push({ start: wf.startTime.getTime(), close: wf.closeTime?.getTime() ?? wf.startTime.getTime() });
+      }
+      return rows.length >= expected;
+    },
+    `visibility to list ${expected} closed workflows`,
+    60_000,
+    500,
+  );
+  return { start: Math.min(...rows.map((r) => r.start)), closes: rows.map((r) => r.close).sort((a, b) => a - b) };
+}
+
+function figures(
+  settled: Settled[],
+  times: { start: number; closes: number[] },
+  startSeconds: number,
+  usage: ProcessUsage,
+): RunFigures {
+  const { completed, failed, failures } = tally(settled);
+  const end = times.closes[times.closes.length - 1] ?? times.start;
+  const wallSeconds = Math.max(0.001, (end - times.start) / 1000);
+  const timeline: number[] = [];
+  for (let second = 1, i = 0; ; second++) {
+    while (i < times.closes.length && times.closes[i]! <= times.start + second * 1000) i++;
+    timeline.push(i);
+    if (i >= times.closes.length) break;
+  }
+  const rssTimelineMiB: number[] = [];
+  const t0 = usage.samples[0]?.atMs ?? 0;
+  for (const s of usage.samples) {
+    const second = Math.floor((s.atMs - t0) / 1000);
+    rssTimelineMiB[second] = Math.max(rssTimelineMiB[second] ?? 0, round(s.rssBytes / MiB, 1));
+  }
+  return {
+    workflows: settled.length,
+    completed,
+    failed,
+    failures,
+    wallSeconds: round(wallSeconds),
+    completedPerSecond: round(completed / wallSeconds),
+    startSeconds: round(startSeconds),
+    timeline,
+    worker: {
+      peakRssMiB: round(usage.peakRssBytes / MiB, 1),
+      cpuSeconds: round(usage.cpuSeconds),
+      cpuPercent: round((usage.cpuSeconds / wallSeconds) * 100, 1),
+      rssTimelineMiB: Array.from(rssTimelineMiB, (v) => v ?? 0),
+    },
+  };
+}
+
+async function meanHistoryEvents(client: Client, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const counts = await mapLimit(ids, 10, async (id) => (await client.workflow.getHandle(id).fetchHistory()).events?.length ?? 0);
+  return round(counts.reduce((a, b) => a + b, 0) / counts.length, 1);
+}
+
+function callsDelta(before: EmulatorCounters, after: EmulatorCounters): Record<string, number> {
+  const sum = (c: EmulatorCounters, route: string): number => Object.values(c.calls[route] ?? {}).reduce((a, b) => a + b, 0);
+  const routes = new Set([...Object.keys(after.calls), ...Object.keys(before.calls)]);
+  return Object.fromEntries([...routes].map((r) => [r, sum(after, r) - sum(before, r)]));
+}
+
+function perJob(byRoute: Record<string, number>, exports: number, agents: number): { export: number; agent: number } {
+  const get = (r: string): number => byRoute[r] ?? 0;
+  return {
+    export: exports ? round((get('startExport') + get('getExport') + get('generateBundle')) / exports) : 0,
+    agent: agents ? round((get('createAgentJob') + get('getAgentJob') + get('sendAgentMessage')) / agents) : 0,
+  };
+}
+
+const sample = <T>(items: T[], n: number): T[] => {
+  if (items.length <= n) return items;
+  const step = items.length / n;
+  return Array.from({ length: n }, (_, i) => items[Math.floor(i * step)]!);
+};
+
+/** Runs the three phases (baseline, docs-admin, long durations) and returns plain JSON. */
+export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Promise<ThroughputReport> {
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const size = Math.max(2, Math.floor(opts.size ?? (Number(process.env.BENCH_SIZE) || 2000)));
+  const exportsN = Math.floor(size / 2);
+  const agentsN = size - exportsN;
+  const agentActiveMs = opts.agentActiveMs ?? 2_000;
+  const exportQueuedMs = opts.exportQueuedMs ?? 0;
+  const exportDurationMs = opts.exportDurationMs ?? 3_000;
+  const longFactor = opts.longFactor ?? 5;
+  const longSize = Math.max(2, opts.longSize ?? Math.min(200, Math.floor(size / 5)));
+  const historySample = opts.historySample ?? 20;
+  const projects = opts.projects ?? 20;
+  const tag = `b${Date.now().toString(36)}`;
+
+  const address = opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
+  const server = address ? undefined : await DevServer.start();
+  const temporalAddress = address ?? server!.address;
+  const { client, close: closeClient } = await connect(temporalAddress);
+  let emulator: EmulatorHandle | undefined;
+  const workers: WorkerProcess[] = [];
+  try {
+    log(`throughput: ${size} lifecycles (${exportsN} exports, ${agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`);
+
+    // ---- baseline ------------------------------------------------------------------------------------
+    const baselineQueue = `bench-baseline-${tag}`;
+    const baselineWorker = await WorkerProcess.start({
+      script: path.join(ROOT, 'bench', 'throughput.ts'),
+      args: ['--baseline-worker'],
+      env: { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: baselineQueue },
+      readyLine: 'baseline worker started',
+    });
+    workers.push(baselineWorker);
+    let sampler = new UsageSampler(baselineWorker.pid);
+    let started = Date.now();
+    const baselineIds: string[] = [];
+    const baselineKinds = Array.from({ length: size }, (_, i) => (i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent'));
+    await mapLimit(baselineKinds, 50, async (kind, i) => {
+      const workflowId = `baseline-${kind}-${tag}-${i}`;
+      if (kind === 'export') {
+        const input: BaselineExportInput = { queuedMs: exportQueuedMs, durationMs: exportDurationMs };
+        await client.workflow.start('baselineExport', { workflowId, taskQueue: baselineQueue, args: [input] });
+      } else {
+        const input: BaselineAgentInput = { activeMs: agentActiveMs };
+        await client.workflow.start('baselineAgent', { workflowId, taskQueue: baselineQueue, args: [input] });
+      }
+      baselineIds.push(workflowId);
+    });
+    let startSeconds = (Date.now() - started) / 1000;
+    log(`baseline: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
+    const baselineSettled = await settle(client, baselineIds);
+    const baselineUsage = sampler.stop();
+    const baselineTimes = await serverTimes(client, baselineQueue, ['baselineExport', 'baselineAgent'], size);
+    const timers = { export: 0, agent: 0 };
+    for (const s of baselineSettled) {
+      const polls = (s.result as { polls?: number } | undefined)?.polls ?? 0;
+      if (s.workflowId.startsWith('baseline-export')) timers.export += polls / exportsN;
+      else timers.agent += polls / agentsN;
+    }
+    const baseline = {
+      ...figures(baselineSettled, baselineTimes, startSeconds, baselineUsage),
+      timersPerWorkflow: { export: round(timers.export), agent: round(timers.agent) },
+    };
+    log(`baseline: ${baseline.completed}/${size} completed, ${baseline.completedPerSecond}/s, worker peak RSS ${baseline.worker.peakRssMiB} MiB`);
+    await baselineWorker.kill('SIGTERM');
+
+    // ---- docs-admin ----------------------------------------------------------------------------------
+    emulator = await startEmulator({
+      agentActiveMs,
+      exportQueuedMs,
+      exportDurationMs,
+      exportTotalPages: 24,
+      rateLimit: { limit: 100_000, windowMs: 3_600_000 },
+    });
+    const queue = `bench-docs-admin-${tag}`;
+    const worker = await WorkerProcess.start({
+      env: {
+        TEMPORAL_ADDRESS: temporalAddress,
+        TEMPORAL_TASK_QUEUE: queue,
+        ADMIN_API_URL: emulator.url,
+        ADMIN_API_KEY: secretKey('bench'),
+        AGENT_RATE_LIMIT: '100000/1h',
+        LOG_LEVEL: 'WARN',
+      },
+    });
+    workers.push(worker);
+    sampler = new UsageSampler(worker.pid);
+    let before = emulator.counters();
+    started = Date.now();
+    const main = await startLifecycles(client, queue, { exports: exportsN, agents: agentsN, projects, tag: `${tag}m` });
+    startSeconds = (Date.now() - started) / 1000;
+    log(`docs-admin: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
+    const mainIds = [...main.exportIds, ...main.agents.map((a) => a.workflowId)];
+    const mainSettled = await settle(client, mainIds);
+    const mainUsage = sampler.stop();
+    const mainTimes = await serverTimes(client, queue, [WorkflowType.staticExport, WorkflowType.agentJob], size);
+    const byRoute = callsDelta(before, emulator.counters());
+    const historyShort: HistoryFigures = {
+      export: await meanHistoryEvents(client, sample(main.exportIds, historySample)),
+      agent: await meanHistoryEvents(client, sample(main.agents.map((a) => a.workflowId), historySample)),
+      sampled: Math.min(historySample, exportsN) + Math.min(historySample, agentsN),
+    };
+    const docsAdmin = {
+      ...figures(mainSettled, mainTimes, startSeconds, mainUsage),
+      apiCallsPerJob: { ...perJob(byRoute, exportsN, agentsN), byRoute },
+      historyEvents: historyShort,
+    };
+    log(`docs-admin: ${docsAdmin.completed}/${size} completed, ${docsAdmin.completedPerSecond}/s, worker peak RSS ${docsAdmin.worker.peakRssMiB} MiB`);
+
+    // ---- long durations: same worker, jobs longFactor times longer --------------------------------------
+    emulator.configure({ agentActiveMs: agentActiveMs * longFactor, exportQueuedMs: exportQueuedMs * longFactor, exportDurationMs: exportDurationMs * longFactor });
+    before = emulator.counters();
+    const longExports = Math.floor(longSize / 2);
+    const longAgents = longSize - longExports;
+    const long = await startLifecycles(client, queue, { exports: longExports, agents: longAgents, projects, tag: `${tag}l` });
+    log(`long: ${longSize} lifecycles with ${longFactor}x durations`);
+    const longSettled = await settle(client, [...long.exportIds, ...long.agents.map((a) => a.workflowId)]);
+    const longByRoute = callsDelta(before, emulator.counters());
+    const longTally = tally(longSettled);
+    const historyLong: HistoryFigures = {
+      export: await meanHistoryEvents(client, sample(long.exportIds, historySample)),
+      agent: await meanHistoryEvents(client, sample(long.agents.map((a) => a.workflowId), historySample)),
+      sampled: Math.min(historySample, longExports) + Math.min(historySample, longAgents),
+    };
+    await worker.kill('SIGTERM');
+
+    // ---- targets ---------------------------------------------------------------------------------------
+    const ratio = round(docsAdmin.completedPerSecond / Math.max(0.001, baseline.completedPerSecond));
+    const growth = (kind: 'export' | 'agent'): number => round(historyLong[kind] / Math.max(1, historyShort[kind]));
+    const targets: Target[] = [
+      {
+        name: 'completions/s vs baseline',
+        value: ratio,
+        limit: 0.5,
+        op: '>=',
+        pass: ratio >= 0.5,
+        note: 'docs-admin completions per second / timer-only baseline of the same shape',
+      },
+      {
+        name: 'worker peak RSS (MiB)',
+        value: docsAdmin.worker.peakRssMiB,
+        limit: 1024,
+        op: '<',
+        pass: docsAdmin.worker.peakRssMiB > 0 && docsAdmin.worker.peakRssMiB < 1024,
+        note: `VmHWM of the worker process with ${size} lifecycles in flight`,
+      },
+      ...(['export', 'agent'] as const).map((kind): Target => ({
+        name: `${kind} history events, ${longFactor}x longer jobs`,
+        value: growth(kind),
+        limit: 1 + (longFactor - 1) / 4,
+        op: '<=',
+        pass: growth(kind) <= 1 + (longFactor - 1) / 4,
+        note: `events per workflow at ${longFactor}x the duration / at 1x (${historyLong[kind]} / ${historyShort[kind]}); a fixed-interval poller grows ${longFactor}x`,
+      })),
+      {
+        name: 'lifecycles lost or failed',
+        value: docsAdmin.failed + longTally.failed,
+        limit: 0,
+        op: '<=',
+        pass: docsAdmin.failed + longTally.failed === 0 && docsAdmin.completed === size,
+        note: 'every workflow of both runs completed with a result',
+      },
+    ];
+    return {
+      benchmark: 'throughput',
+      size,
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+        memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+        node: process.version,
+        platform: `${os.platform()} ${os.release()}`,
+      },
+      durations: { agentActiveMs, exportQueuedMs, exportDurationMs, longFactor },
+      baseline,
+      docsAdmin,
+      long: {
+        size: longSize,
+        completed: longTally.completed,
+        failed: longTally.failed,
+        historyEvents: historyLong,
+        apiCallsPerJob: perJob(longByRoute, longExports, longAgents),
+      },
+      ratio,
+      targets,
+      pass: targets.every((t) => t.pass),
+    };
+  } finally {
+    for (const w of workers) await w.kill('SIGKILL');
+    await emulator?.close();
+    await closeClient();
+    await server?.stop();
+  }
+}
+
+// ---- the baseline worker (child process) -----------------------------------------------------------------
+
+async function baselineWorkerMain(): Promise<void> {
+  const { NativeConnection, Worker, Runtime, DefaultLogger } = await import('@temporalio/worker');
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' });
+  try {
+    const worker = await Worker.create({
+      connection,
+      taskQueue: process.env.TEMPORAL_TASK_QUEUE ?? 'bench-baseline',
+      workflowsPath: require.resolve('./baseline-workflows'),
+    });
+    process.stderr.write('baseline worker started\n');
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module && process.argv.includes('--baseline-worker')) {
+  baselineWorkerMain().catch((err: unknown) => {
+    process.stderr.write(`baseline worker failed: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,443 @@
+// Shared machinery of the fault-injection suite and the throughput benchmark: a Temporal dev server
+// this process owns (optionally on a persistent database, restartable on the same port), the worker as
+// a child process (`node --import tsx src/worker.ts`, killable with SIGKILL, its RSS/CPU sampled and
+// its logs captured), starting and settling many lifecycles, and the secrets scan.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { findTemporalCli, ROOT } from '../../scripts/tools';
+import { startExport } from '../../src/client';
+import type { EmulatedAgentJob } from '../../src/emulator';
+import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
+
+const run = promisify(execFile);
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls predicate until truthy or the deadline passes (no fixed sleeps to wait for state). */
+export async function until<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Keeps the last `max` characters of a stream. */
+class Tail {
+  text = '';
+  constructor(private readonly max = 4 * 1024 * 1024) {}
+  push(chunk: Buffer | string): void {
+    this.text += chunk.toString();
+    if (this.text.length > this.max) this.text = this.text.slice(-this.max);
+  }
+}
+
+function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+// ---- Temporal dev server -------------------------------------------------------------------------------
+
+export interface DevServerOptions {
+  /** SQLite file: the server keeps its state across restart(). Default: in memory. */
+  dbFile?: string;
+  /** Default: a free port (kept across restarts). */
+  port?: number;
+}
+
+/** `temporal server start-dev` owned by this process, on 127.0.0.1, headless, with the project's search attributes. */
+export class DevServer {
+  readonly cli: string;
+  readonly port: number;
+  readonly dbFile: string | undefined;
+  readonly output = new Tail(256 * 1024);
+  #child: ChildProcess | undefined;
+
+  private constructor(cli: string, port: number, dbFile: string | undefined) {
+    this.cli = cli;
+    this.port = port;
+    this.dbFile = dbFile;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  static async start(options: DevServerOptions = {}): Promise<DevServer> {
+    const cli = findTemporalCli();
+    if (!cli) throw new Error('no Temporal CLI: run `npm run bootstrap` (or set TEMPORAL_CLI)');
+    const server = new DevServer(cli, options.port ?? (await freePort()), options.dbFile);
+    await server.start();
+    return server;
+  }
+
+  async start(): Promise<void> {
+    if (this.#child) throw new Error('the dev server is already running');
+    const args = [
+      'server', 'start-dev', '--headless',
+      '--ip', '127.0.0.1', '--port', String(this.port),
+      '--log-level', 'error',
+      '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+      ...(this.dbFile ? ['--db-filename', this.dbFile] : []),
+      ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ];
+    const child = spawn(this.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (c: Buffer) => this.output.push(c));
+    child.stderr!.on('data', (c: Buffer) => this.output.push(c));
+    this.#child = child;
+    let exited = false;
+    child.once('exit', () => {
+      exited = true;
+      if (this.#child === child) this.#child = undefined;
+    });
+    await until(
+      async () => {
+        if (exited) throw new Error(`the dev server exited during start: ${this.output.text.slice(-2000)}`);
+        return this.healthy();
+      },
+      `the dev server on ${this.address}`,
+      60_000,
+      250,
+    );
+  }
+
+  async healthy(): Promise<boolean> {
+    try {
+      const { stdout } = await run(this.cli, ['operator', 'cluster', 'health', '--address', this.address], { timeout: 10_000 });
+      return stdout.includes('SERVING');
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stops the server: SIGTERM (graceful) or SIGKILL (a crash). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    const exited = waitForExit(child);
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+    this.#child = undefined;
+  }
+
+  /** Stops and starts again on the same port (and database, when persistent). */
+  async restart(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    await this.stop(signal);
+    await this.start();
+  }
+
+  /** `temporal <args> --address <this>`: stdout and stderr together (the secrets scan reads them). */
+  async cliOutput(args: string[]): Promise<string> {
+    const { stdout, stderr } = await run(this.cli, [...args, '--address', this.address], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
+    return stdout + stderr;
+  }
+}
+
+// ---- the worker as a child process ---------------------------------------------------------------------
+
+export interface UsageSample {
+  atMs: number;
+  rssBytes: number;
+  /** user + system CPU seconds so far. */
+  cpuSeconds: number;
+}
+
+export interface ProcessUsage {
+  /** VmHWM: the kernel's own peak resident set size. */
+  peakRssBytes: number;
+  cpuSeconds: number;
+  samples: UsageSample[];
+}
+
+const CLK_TCK = 100;
+
+/** One reading of /proc/<pid> (Linux); undefined when the process is gone or /proc is missing. */
+export function readUsage(pid: number): (UsageSample & { hwmBytes: number }) | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start at field 3; utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { atMs: Date.now(), rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM'), cpuSeconds: ticks / CLK_TCK };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples a process's RSS and CPU every intervalMs until stop(). */
+export class UsageSampler {
+  readonly samples: UsageSample[] = [];
+  #peak = 0;
+  #cpuAtStart: number;
+  #timer: NodeJS.Timeout;
+  constructor(
+    readonly pid: number,
+    intervalMs = 250,
+  ) {
+    this.#cpuAtStart = readUsage(pid)?.cpuSeconds ?? 0;
+    this.#timer = setInterval(() => this.sample(), intervalMs);
+    this.#timer.unref();
+  }
+
+  sample(): void {
+    const u = readUsage(this.pid);
+    if (!u) return;
+    this.#peak = Math.max(this.#peak, u.hwmBytes, u.rssBytes);
+    this.samples.push({ atMs: u.atMs, rssBytes: u.rssBytes, cpuSeconds: u.cpuSeconds - this.#cpuAtStart });
+  }
+
+  stop(): ProcessUsage {
+    this.sample();
+    clearInterval(this.#timer);
+    const last = this.samples[this.samples.length - 1];
+    return { peakRssBytes: this.#peak, cpuSeconds: last?.cpuSeconds ?? 0, samples: this.samples };
+  }
+}
+
+export interface WorkerProcessOptions {
+  /** Environment of the worker (ADMIN_API_URL, ADMIN_API_KEY, TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE, ...). */
+  env: Record<string, string>;
+  /** Default src/worker.ts; a module that starts a worker from the environment when run as main. */
+  script?: string;
+  /** Extra arguments after the script. */
+  args?: string[];
+  /** Log line that says the worker polls (default: the docs-admin worker's start line). */
+  readyLine?: string;
+  readyTimeoutMs?: number;
+}
+
+/** `node --import tsx src/worker.ts` with its own environment; stdout and stderr captured for the secrets scan. */
+export class WorkerProcess {
+  readonly child: ChildProcess;
+  readonly output = new Tail();
+  readonly exited: Promise<number | null>;
+
+  private constructor(child: ChildProcess) {
+    this.child = child;
+    child.stdout!.on('data', (c: Buffer) => this.output.push(c));
+    child.stderr!.on('data', (c: Buffer) => this.output.push(c));
+    this.exited = waitForExit(child);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
+    const script = options.script ?? path.join(ROOT, 'src', 'worker.ts');
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...(options.args ?? [])], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const worker = new WorkerProcess(child);
+    const readyLine = options.readyLine ?? 'docs-admin worker started';
+    try {
+      await until(
+        () => {
+          if (!worker.running) throw new Error(`the worker exited before it was ready:\n${worker.output.text.slice(-3000)}`);
+          return worker.output.text.includes(readyLine);
+        },
+        `the worker to log "${readyLine}"`,
+        options.readyTimeoutMs ?? 90_000,
+        100,
+      );
+    } catch (err) {
+      await worker.kill('SIGKILL');
+      throw err;
+    }
+    return worker;
+  }
+
+  /** Sends the signal and waits for the process to exit. */
+  async kill(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (!this.running) return;
+    this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+// ---- lifecycles ---------------------------------------------------------------------------------------------
+
+export interface AgentLifecycle {
+  workflowId: string;
+  projectId: string;
+  prompt: string;
+}
+
+export interface Lifecycles {
+  exportIds: string[];
+  exportDomains: string[];
+  agents: AgentLifecycle[];
+}
+
+export interface LifecyclePlan {
+  exports: number;
+  agents: number;
+  /** Agent workflows are spread over this many projects (one rate limiter each). Default 10. */
+  projects?: number;
+  /** Makes ids, domains and prompts unique to this run. */
+  tag: string;
+  /** Concurrent start calls. Default 50. */
+  concurrency?: number;
+}
+
+/** Runs fn over items with at most `limit` in flight. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+/**
+ * Starts `plan.exports` staticExport workflows (through src/client.ts startExport) and `plan.agents`
+ * agentJob workflows (plain start: the benchmark wants them all in flight at once, not each waiting
+ * for its job id), each with a unique domain or prompt.
+ */
+export async function startLifecycles(client: Client, taskQueue: string, plan: LifecyclePlan): Promise<Lifecycles> {
+  const projects = plan.projects ?? 10;
+  type Item = { kind: 'export'; i: number } | { kind: 'agent'; i: number };
+  const items: Item[] = [];
+  // Interleaved, so both kinds are in flight from the start.
+  for (let i = 0; i < Math.max(plan.exports, plan.agents); i++) {
+    if (i < plan.exports) items.push({ kind: 'export', i });
+    if (i < plan.agents) items.push({ kind: 'agent', i });
+  }
+  const out: Lifecycles = { exportIds: [], exportDomains: [], agents: [] };
+  await mapLimit(items, plan.concurrency ?? 50, async (item) => {
+    if (item.kind === 'export') {
+      const domain = `${plan.tag}-${item.i}.docs.example.com`;
+      const handle = await startExport(client, { domain }, { taskQueue, requestId: `r${item.i}` });
+      out.exportIds.push(handle.workflowId);
+      out.exportDomains.push(domain);
+    } else {
+      const projectId = `${plan.tag}-p${item.i % projects}`;
+      const requestId = `r${item.i}`;
+      const input: AgentJobInput = { projectId, prompt: `Fix the typos on page ${item.i} (${plan.tag})`, requestId };
+      const workflowId = agentWorkflowId(projectId, requestId);
+      await client.workflow.start(WorkflowType.agentJob, { workflowId, taskQueue, args: [input] });
+      out.agents.push({ workflowId, projectId, prompt: input.prompt });
+    }
+  });
+  return out;
+}
+
+export interface Settled {
+  workflowId: string;
+  ok: boolean;
+  result?: unknown;
+  /** ApplicationFailure type found in the failure chain (e.g. OutcomeUnknown), when failed. */
+  failureType?: string;
+  message?: string;
+  /** When the result arrived (ms since epoch). */
+  atMs: number;
+}
+
+/** The first ApplicationFailure type in an error's cause chain. */
+export function failureTypeOf(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    if (e instanceof ApplicationFailure && e.type) return e.type;
+    e = e instanceof WorkflowFailedError || e instanceof TemporalFailure || e instanceof Error ? (e as Error).cause : undefined;
+  }
+  return undefined;
+}
+
+/** Awaits every workflow's result (following continue-as-new); never throws for a failed workflow. */
+export async function settle(client: Client, workflowIds: readonly string[], concurrency = 200): Promise<Settled[]> {
+  return mapLimit(workflowIds, concurrency, async (workflowId) => {
+    const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
+    try {
+      const result: unknown = await handle.result();
+      return { workflowId, ok: true, result, atMs: Date.now() };
+    } catch (err) {
+      return { workflowId, ok: false, failureType: failureTypeOf(err) ?? 'unknown', message: (err as Error).message, atMs: Date.now() };
+    }
+  });
+}
+
+/** Agent jobs the emulator holds per prompt. */
+export function jobsPerPrompt(jobs: readonly EmulatedAgentJob[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const job of jobs) counts.set(job.prompt, (counts.get(job.prompt) ?? 0) + 1);
+  return counts;
+}
+
+/** A new Client on address (closed by the returned close()). */
+export async function connect(address: string): Promise<{ client: Client; close: () => Promise<void> }> {
+  const connection = await Connection.connect({ address });
+  return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/** A key that looks like an admin key and is unique to this run: easy to search for. */
+export function secretKey(label: string): string {
+  return `mint_${label}_${randomUUID().replace(/-/g, '')}`;
+}
+
+// ---- secrets scan ---------------------------------------------------------------------------------------------
+
+/** History as text: payload bytes decoded as UTF-8 (JSON.stringify alone would show them as numbers). */
+export function historyText(history: unknown): string {
+  return JSON.stringify(history, (_key, value: unknown) => {
+    if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+    if (typeof value === 'bigint') return value.toString();
+    return value;
+  });
+}
+
+/** Every workflow's full history, as text. */
+export async function historiesText(client: Client, workflowIds: readonly string[]): Promise<string[]> {
+  return mapLimit(workflowIds, 20, async (id) => historyText(await client.workflow.getHandle(id).fetchHistory()));
+}
+
+/** Where the secret (or its base64 form) appears: a list of labels, empty when nowhere. */
+export function findSecret(secret: string, sources: Record<string, string | string[]>): string[] {
+  const needles = [secret, Buffer.from(secret).toString('base64'), secret.slice('mint_'.length)];
+  const found: string[] = [];
+  for (const [label, texts] of Object.entries(sources)) {
+    const list = Array.isArray(texts) ? texts : [texts];
+    list.forEach((text, i) => {
+      if (needles.some((n) => text.includes(n))) found.push(list.length > 1 ? `${label}[${i}]` : label);
+    });
+  }
+  return found;
+}
