@@ -1,0 +1,292 @@
+// agentJob end to end: a real dev server, a real worker, the admin API emulator over HTTP.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../../src/activities';
+import { AdminApiClient } from '../../src/api/client';
+import type { AdminApi } from '../../src/api/types';
+import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { noopMetrics } from '../../src/metrics';
+import {
+  type AgentJobInput,
+  type AgentJobOptions,
+  SearchAttr,
+  agentStatusQuery,
+  agentWorkflowId,
+  jobIdUpdate,
+  sendMessageUpdate,
+} from '../../src/shared';
+import { agentJob } from '../../src/workflows';
+import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+
+const KEY = 'mint_e2e_test_key_0123456789';
+const REVOKED_KEY = 'mint_revoked_key_9876543210';
+/** Fast polling: jobs in the emulator are active for a few hundred ms. */
+const FAST: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
+
+/** A port nothing listens on: connecting is refused before any byte is sent. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let seq = 0;
+const uniqueProject = (what: string): string => `e2e-${what}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
+
+describe('agentJob against the emulator', () => {
+  let env: TestWorkflowEnvironment;
+  let emu: EmulatorHandle;
+  let worker: Worker;
+  let running: Promise<void>;
+  let taskQueue: string;
+  const clients: AdminApiClient[] = [];
+  /** Projects whose next create goes to a closed port first (connection refused), then to the emulator. */
+  const refuseOnce = new Set<string>();
+
+  const totalCalls = (): number =>
+    Object.values(emu.counters().calls).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
+  const calls = (route: string, status: string): number => emu.counters().calls[route]?.[status] ?? 0;
+  const jobsFor = (projectId: string) => emu.jobs().filter((j) => j.projectId === projectId);
+
+  const start = (input: AgentJobInput, options: AgentJobOptions = FAST, workflowId = `agent-e2e-${input.projectId}`) =>
+    env.client.workflow.start(agentJob, { taskQueue, workflowId, args: [input, options] });
+
+  /** Failure chain of a workflow that must fail: WorkflowFailedError -> ApplicationFailure. */
+  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+    const err = await promise.then(
+      () => assert.fail('the workflow should have failed'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(err)}`);
+    assert.ok(err.cause instanceof ApplicationFailure, `expected an ApplicationFailure cause, got ${String(err.cause)}`);
+    return err.cause;
+  }
+
+  before(async () => {
+    env = await createDevEnv();
+    emu = await startEmulator({ agentActiveMs: 300, revokedKeys: [REVOKED_KEY] });
+    const good = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
+    const revoked = new AdminApiClient({ baseUrl: emu.url, apiKey: REVOKED_KEY });
+    const refused = new AdminApiClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: KEY });
+    clients.push(good, revoked, refused);
+    const api: AdminApi = {
+      createAgentJob: (projectId, prompt, o) => {
+        if (projectId.includes('-revoked-')) return revoked.createAgentJob(projectId, prompt, o);
+        if (refuseOnce.delete(projectId)) return refused.createAgentJob(projectId, prompt, o);
+        return good.createAgentJob(projectId, prompt, o);
+      },
+      getAgentJob: (...args) => good.getAgentJob(...args),
+      sendAgentMessage: (...args) => good.sendAgentMessage(...args),
+      startExport: (...args) => good.startExport(...args),
+      getExport: (...args) => good.getExport(...args),
+      generateBundle: (...args) => good.generateBundle(...args),
+    };
+    taskQueue = uniqueTaskQueue('agent-e2e');
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } }),
+    });
+    running = worker.run();
+  });
+
+  after(async () => {
+    worker?.shutdown();
+    await running;
+    await Promise.all(clients.map((c) => c.close()));
+    await emu?.close();
+    await env?.teardown();
+  });
+
+  test('a job returns its PR link, visible in the status query and search attributes (default polling)', async () => {
+    const projectId = uniqueProject('pr');
+    const handle = await start({ projectId, prompt: 'Document the new /v2/agent endpoints' }, {});
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    assert.match(result.prLink ?? '', /^https:\/\/github\.com\/.+\/pull\/\d+$/);
+    const [job] = jobsFor(projectId);
+    assert.equal(result.jobId, job?.id);
+    assert.equal(jobsFor(projectId).length, 1);
+
+    const status = await handle.query(agentStatusQuery);
+    assert.deepEqual([status.phase, status.jobId, status.prLink], ['done', result.jobId, result.prLink]);
+    const described = await handle.describe();
+    assert.equal(described.typedSearchAttributes.get(SearchAttr.projectId), projectId);
+    assert.equal(described.typedSearchAttributes.get(SearchAttr.jobId), result.jobId);
+    assert.equal(described.typedSearchAttributes.get(SearchAttr.jobStatus), 'completed');
+    assert.equal(described.typedSearchAttributes.get(SearchAttr.prLink), result.prLink);
+  });
+
+  test('"[no-change]" completes with prLink null: a success', async () => {
+    const projectId = uniqueProject('nochange');
+    const result = await (await start({ projectId, prompt: 'Check the spelling [no-change]' })).result();
+    assert.equal(result.status, 'completed');
+    assert.equal(result.prLink, null);
+    assert.equal(typeof result.model, 'string');
+  });
+
+  test('"[fail]" fails the workflow with AgentJobFailed naming the job id', async () => {
+    const projectId = uniqueProject('fail');
+    const failure = await failureOf((await start({ projectId, prompt: 'Break everything [fail]' })).result());
+    const [job] = jobsFor(projectId);
+    assert.ok(job);
+    assert.equal(failure.type, 'AgentJobFailed');
+    assert.equal(failure.nonRetryable, true);
+    assert.ok(failure.message.includes(job.id), failure.message);
+  });
+
+  test('a follow-up message returns the refreshed job, polling resumes, and the result follows', async () => {
+    const projectId = uniqueProject('message');
+    emu.configure({ agentActiveMs: 1_500 });
+    try {
+      const handle = await start({ projectId, prompt: 'Add a quickstart [no-change]' });
+      const jobId = await handle.executeUpdate(jobIdUpdate);
+      const refreshed = await handle.executeUpdate(sendMessageUpdate, { args: ['Also link it from the home page'] });
+      assert.equal(refreshed.id, jobId);
+      assert.equal(refreshed.status, 'active');
+      const result = await handle.result();
+      assert.equal(result.jobId, jobId);
+      assert.equal(result.status, 'completed');
+      // The follow-up changed the outcome from "no change" to a pull request.
+      assert.match(result.prLink ?? '', /\/pull\/\d+$/);
+      assert.deepEqual(jobsFor(projectId)[0]?.messages, ['Also link it from the home page']);
+
+      // An invalid follow-up is rejected by the validator, before anything is sent.
+      const h2 = await start({ projectId, prompt: 'Another job' }, FAST, `agent-e2e-${projectId}-2`);
+      await h2.executeUpdate(jobIdUpdate);
+      const messagesBefore = emu.counters().agentMessages;
+      await assert.rejects(h2.executeUpdate(sendMessageUpdate, { args: ['   '] }), (err: unknown) => {
+        assert.ok(err instanceof WorkflowUpdateFailedError);
+        assert.ok(err.cause instanceof ApplicationFailure && err.cause.type === 'InvalidInput', String(err.cause));
+        return true;
+      });
+      await h2.result();
+      assert.equal(emu.counters().agentMessages, messagesBefore);
+    } finally {
+      emu.configure({ agentActiveMs: 300 });
+    }
+  });
+
+  test('update-with-start returns the job id before the job completes', async () => {
+    const projectId = uniqueProject('early');
+    emu.configure({ agentActiveMs: 3_000 });
+    try {
+      const startOperation = new WithStartWorkflowOperation(agentJob, {
+        taskQueue,
+        workflowId: agentWorkflowId(projectId, 'early-1'),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ projectId, prompt: 'Explain rate limits', requestId: 'early-1' }, FAST],
+      });
+      const jobId = await env.client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation: startOperation });
+      const handle = await startOperation.workflowHandle();
+      assert.equal(jobsFor(projectId)[0]?.id, jobId);
+      assert.equal((await handle.query(agentStatusQuery)).status, 'active');
+      assert.equal((await handle.describe()).status.name, 'RUNNING');
+      assert.equal((await handle.result()).jobId, jobId);
+    } finally {
+      emu.configure({ agentActiveMs: 300 });
+    }
+  });
+
+  test('the same requestId triggered twice starts one job', async () => {
+    const projectId = uniqueProject('dedup');
+    const requestId = 'ticket-4711';
+    const trigger = async () => {
+      const op = new WithStartWorkflowOperation(agentJob, {
+        taskQueue,
+        workflowId: agentWorkflowId(projectId, requestId),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ projectId, prompt: 'Update the changelog', requestId }, FAST],
+      });
+      const jobId = await env.client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation: op });
+      return { jobId, runId: (await (await op.workflowHandle()).describe()).runId };
+    };
+    const [a, b] = await Promise.all([trigger(), trigger()]);
+    assert.equal(a.jobId, b.jobId);
+    assert.equal(a.runId, b.runId);
+    await env.client.workflow.getHandle(agentWorkflowId(projectId, requestId)).result();
+    assert.equal(emu.counters().agentJobsCreated[projectId], 1);
+  });
+
+  for (const kind of ['500-after-commit', 'reset-after-commit', '500-before-commit'] as const) {
+    test(`a create that fails with ${kind} ends in a clear OutcomeUnknown failure, never a duplicate`, async () => {
+      const projectId = uniqueProject(kind);
+      const prompt = `Rewrite the authentication guide (${kind})`;
+      emu.setFaults([{ route: 'createAgentJob', kind, count: 1 }]);
+      try {
+        const handle = await start({ projectId, prompt, requestId: `req-${kind}` });
+        const failure = await failureOf(handle.result());
+        assert.equal(failure.type, 'OutcomeUnknown');
+        assert.equal(failure.nonRetryable, true);
+        for (const part of [projectId, `req-${kind}`, 'Rewrite the authentication guide', 'unknown']) {
+          assert.ok(failure.message.includes(part), `message names "${part}": ${failure.message}`);
+        }
+        assert.match(failure.message, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
+        assert.ok(!failure.message.includes(KEY), 'the key never appears');
+        // Exactly one create attempt reached the emulator: not retried.
+        const attempts = emu.jobs().filter((j) => j.prompt === prompt).length;
+        assert.equal(attempts, kind === '500-before-commit' ? 0 : 1);
+        assert.ok((emu.counters().faultsInjected[kind] ?? 0) >= 1, 'the fault fired');
+      } finally {
+        emu.setFaults([]);
+      }
+    });
+  }
+
+  test('connection refused and 429 on create are retried and end with exactly one job', async () => {
+    const refusedProject = uniqueProject('refused');
+    refuseOnce.add(refusedProject);
+    const refusedResult = await (await start({ projectId: refusedProject, prompt: 'Fix broken links' })).result();
+    assert.equal(refuseOnce.has(refusedProject), false, 'the refused connection happened');
+    assert.equal(jobsFor(refusedProject).length, 1);
+    assert.equal(refusedResult.jobId, jobsFor(refusedProject)[0]?.id);
+
+    const limitedProject = uniqueProject('429');
+    const limitedBefore = calls('createAgentJob', '429');
+    emu.setFaults([{ route: 'createAgentJob', kind: '429', count: 1, retryAfterSeconds: 2 }]);
+    try {
+      const startedAt = Date.now();
+      const result = await (await start({ projectId: limitedProject, prompt: 'Add examples' })).result();
+      assert.equal(calls('createAgentJob', '429') - limitedBefore, 1);
+      assert.equal(jobsFor(limitedProject).length, 1);
+      assert.equal(result.jobId, jobsFor(limitedProject)[0]?.id);
+      // Retry-After (2 s) was honoured through nextRetryDelay; the retry policy alone would wait 1 s.
+      assert.ok(Date.now() - startedAt >= 1_900, `waited ${Date.now() - startedAt}ms for Retry-After`);
+    } finally {
+      emu.setFaults([]);
+    }
+  });
+
+  test('bad input fails fast: InvalidInput with zero API calls; a 401 after exactly one call', async () => {
+    for (const input of [
+      { projectId: uniqueProject('empty'), prompt: '' },
+      { projectId: '', prompt: 'No project' },
+      { prompt: 'Missing project' } as unknown as AgentJobInput,
+    ]) {
+      const before = totalCalls();
+      const failure = await failureOf((await start(input, FAST, `agent-e2e-invalid-${++seq}`)).result());
+      assert.equal(failure.type, 'InvalidInput');
+      assert.equal(failure.nonRetryable, true);
+      assert.equal(totalCalls(), before, 'no API call for invalid input');
+    }
+
+    const projectId = uniqueProject('revoked-');
+    const before401 = calls('createAgentJob', '401');
+    const handle = await start({ projectId, prompt: 'Anything' });
+    const failure = await failureOf(handle.result());
+    assert.equal(failure.type, 'Unauthorized');
+    assert.equal(failure.nonRetryable, true);
+    assert.ok(!failure.message.includes(REVOKED_KEY), 'the key is redacted');
+    assert.equal(calls('createAgentJob', '401') - before401, 1, 'exactly one call: never retried');
+    await waitFor(async () => (await handle.describe()).status.name === 'FAILED', { what: 'workflow failed' });
+  });
+});
