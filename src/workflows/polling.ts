@@ -1,11 +1,12 @@
 // Polling policies for the two asynchronous jobs. Pure and deterministic: workflows call them with the
 // poll results seen so far and sleep for the returned number of milliseconds. No I/O, no Node built-ins.
 //
-// exportPollDelay estimates the completion time from the progress rate over a recent window and polls
-// close to it; when the estimate is missing or overdue it falls back to polling at a fraction of the time
-// spent without news (so calls grow logarithmically while the lag stays bounded by a ceiling).
-// agentPollDelay has no progress signal: it polls at a fraction of the elapsed time, between a floor and
-// a cap. Tuned with bench/polling-sim.ts; see bench/results/polling.md for the measured figures.
+// exportPollDelay predicts the completion time from the progress rate over a recent window, approaches it
+// in shrinking steps and polls at the earliest plausible completion (the prediction minus the uncertainty
+// of when the last progress change happened). Without a usable rate, or once overdue (a stall at 99), it
+// polls at a fraction of the time without news, so calls grow logarithmically while a ceiling bounds the
+// lag. agentPollDelay has no progress signal: a fraction of the elapsed time, between a floor and a cap.
+// The defaults are tuned with bench/polling-sim.ts; bench/results/polling.md has the measured figures.
 
 /** One poll result (the first one is the start/create response when the history is complete). */
 export interface Observation {
@@ -69,7 +70,7 @@ export const DEFAULT_EXPORT_POLL_OPTIONS: Readonly<Required<Omit<ExportPollOptio
   snapMs: 20_000,
   windowStepFraction: 0.5,
   overdueFraction: 0.5,
-  overdueCeilingMs: 60_000,
+  overdueCeilingMs: 50_000,
   rateWindow: 6,
   jitter: 0.1,
 };
@@ -77,7 +78,7 @@ export const DEFAULT_EXPORT_POLL_OPTIONS: Readonly<Required<Omit<ExportPollOptio
 export const DEFAULT_AGENT_POLL_OPTIONS: Readonly<Required<Omit<AgentPollOptions, 'random'>>> = {
   floorMs: 3_000,
   fraction: 0.5,
-  capMs: 30_000,
+  capMs: 28_000,
   jitter: 0.1,
 };
 
@@ -197,19 +198,15 @@ export function agentPollDelay(
 // ---- helpers ------------------------------------------------------------------------------------------
 
 /**
- * Progress per millisecond: the larger of the rate over the last `window` change points and the rate of
- * the last step. The larger one predicts the earlier completion, which keeps the lag low when progress
- * accelerates (slow start) at the price of an occasional early poll.
+ * Progress per millisecond over the last `window` change points. Not the last step alone: with whole
+ * percentages and polls about as far apart as one step, single steps are too noisy to extrapolate.
  */
 function estimateRate(changes: readonly { t: number; p: number }[], window: number): number {
   const n = changes.length;
   if (n < 2) return 0;
   const last = changes[n - 1]!;
   const ref = changes[Math.max(0, n - window)]!;
-  const prev = changes[n - 2]!;
-  const overWindow = last.t > ref.t ? (last.p - ref.p) / (last.t - ref.t) : 0;
-  const lastStep = last.t > prev.t ? (last.p - prev.p) / (last.t - prev.t) : 0;
-  return Math.max(overWindow, lastStep);
+  return last.t > ref.t ? (last.p - ref.p) / (last.t - ref.t) : 0;
 }
 
 function normStatus(status: unknown): string {
