@@ -1,0 +1,182 @@
+// Polling-efficiency benchmark: a deterministic, seeded simulation of the pure polling policies in
+// src/workflows/polling.ts against fixed intervals and exponential backoff. Counts status calls per
+// job and the detection lag (completion -> the poll that sees it) in simulated time; no wall clock.
+//
+//   npx tsx bench/polling-sim.ts [--jobs N] [--seed S]   prints the tables, writes bench/results/polling.*
+import { type SimJob, makeAgentJob, makeExportJob } from './lib/jobs';
+import { type SimPolicy, baselines, oursAgent, oursExport } from './lib/policies';
+import { deriveSeed, mulberry32 } from './lib/prng';
+import { simulateJob } from './lib/simulate';
+import { mean, quantile } from './lib/stats';
+
+export interface PolicyResult {
+  name: string;
+  ours: boolean;
+  callsMean: number;
+  callsP99: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMeanMs: number;
+}
+
+export interface TargetResult {
+  description: string;
+  value: number;
+  limit: number;
+  pass: boolean;
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  policies: PolicyResult[];
+  targets: TargetResult[];
+  pass: boolean;
+}
+
+export interface PollingReport {
+  benchmark: 'polling';
+  jobs: number;
+  seed: number;
+  scenarios: ScenarioResult[];
+  pass: boolean;
+}
+
+const S = 1_000;
+const MIN = 60 * S;
+const H = 60 * MIN;
+
+interface Scenario {
+  name: string;
+  description: string;
+  withProgress: boolean;
+  makeJob: (rng: () => number) => SimJob;
+  ours: SimPolicy;
+  targets: (ours: PolicyResult, byName: (name: string) => PolicyResult) => TargetResult[];
+}
+
+const target = (description: string, value: number, limit: number): TargetResult => ({
+  description,
+  value,
+  limit,
+  pass: value <= limit,
+});
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'mixed shapes',
+    description:
+      'Export jobs, running time log-uniform 15 s..3 h; 30 % queued first for up to 3 min; progress shapes mixed evenly: linear with uneven rate, slow start, stall at 99 % (reached at 30-80 % of the run), big jumps.',
+    withProgress: true,
+    makeJob: (rng) =>
+      makeExportJob(rng, {
+        minMs: 15 * S,
+        maxMs: 3 * H,
+        queuedShare: 0.3,
+        maxQueuedMs: 3 * MIN,
+        shapes: ['linear-noisy', 'slow-start', 'stall-99', 'jumps'],
+      }),
+    ours: oursExport,
+    targets: (ours, by) => [
+      target('calls / exp backoff calls', ours.callsMean / by('exp 1 s -> 60 s').callsMean, 1.25),
+      target('lag p50 (s)', ours.lagP50Ms / S, 10),
+      target('lag p99 (s)', ours.lagP99Ms / S, 60),
+    ],
+  },
+  {
+    name: 'steady linear',
+    description:
+      'Export jobs with steady linear progress (whole percentages), running time log-uniform 15 s..3 h, not queued.',
+    withProgress: true,
+    makeJob: (rng) =>
+      makeExportJob(rng, { minMs: 15 * S, maxMs: 3 * H, queuedShare: 0, maxQueuedMs: 0, shapes: ['linear'] }),
+    ours: oursExport,
+    targets: (ours, by) => [
+      target('calls / fixed 10 s calls', ours.callsMean / by('fixed 10 s').callsMean, 0.25),
+      target('lag p99 (s)', ours.lagP99Ms / S, 15),
+    ],
+  },
+  {
+    name: 'agent jobs',
+    description: 'Agent jobs (no progress signal), duration log-uniform 20 s..45 min.',
+    withProgress: false,
+    makeJob: (rng) => makeAgentJob(rng, 20 * S, 45 * MIN),
+    ours: oursAgent,
+    targets: (ours, by) => [
+      target('calls / fixed 10 s calls', ours.callsMean / by('fixed 10 s').callsMean, 0.5),
+      target('lag p99 (s)', ours.lagP99Ms / S, 30),
+    ],
+  },
+];
+
+function runScenario(scenario: Scenario, jobs: number, seed: number): ScenarioResult {
+  const jobRng = mulberry32(deriveSeed(seed, scenario.name, 'jobs'));
+  const simJobs = Array.from({ length: jobs }, () => scenario.makeJob(jobRng));
+  const policies = [...baselines(), scenario.ours];
+  const results = policies.map((policy): PolicyResult => {
+    const calls: number[] = [];
+    const lags: number[] = [];
+    simJobs.forEach((job, i) => {
+      const random = mulberry32(deriveSeed(seed, scenario.name, policy.name, i));
+      const run = simulateJob(job, policy, scenario.withProgress, random);
+      calls.push(run.calls);
+      lags.push(run.lagMs);
+    });
+    return {
+      name: policy.name,
+      ours: policy.ours,
+      callsMean: mean(calls),
+      callsP99: quantile(calls, 0.99),
+      lagP50Ms: quantile(lags, 0.5),
+      lagP99Ms: quantile(lags, 0.99),
+      lagMeanMs: mean(lags),
+    };
+  });
+  const byName = (name: string): PolicyResult => {
+    const found = results.find((r) => r.name === name);
+    if (!found) throw new Error(`no policy named ${name}`);
+    return found;
+  };
+  const ours = results.find((r) => r.ours)!;
+  const targets = scenario.targets(ours, byName);
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    policies: results,
+    targets,
+    pass: targets.every((t) => t.pass),
+  };
+}
+
+/** Runs the three scenarios; plain JSON out. */
+export function runPollingBenchmark({ jobs = 1_000, seed = 42 }: { jobs?: number; seed?: number } = {}): PollingReport {
+  const scenarios = SCENARIOS.map((s) => runScenario(s, jobs, seed));
+  return { benchmark: 'polling', jobs, seed, scenarios, pass: scenarios.every((s) => s.pass) };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const arg = (flag: string): number | undefined => {
+    const i = argv.indexOf(flag);
+    const v = i >= 0 ? Number(argv[i + 1]) : Number.NaN;
+    return Number.isFinite(v) ? v : undefined;
+  };
+  const { writeFile, mkdir } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const { renderMarkdown, renderSvg, renderText } = await import('./lib/report');
+  const report = runPollingBenchmark({ jobs: arg('--jobs') ?? 1_000, seed: arg('--seed') ?? 42 });
+  console.log(renderText(report));
+  const dir = path.join(__dirname, 'results');
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'polling.json'), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(path.join(dir, 'polling.md'), renderMarkdown(report));
+  await writeFile(path.join(dir, 'polling.svg'), renderSvg(report));
+  console.log(`\nWrote ${path.relative(process.cwd(), dir)}/polling.{json,md,svg}`);
+  if (!report.pass) process.exitCode = 1;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

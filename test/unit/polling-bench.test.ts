@@ -1,0 +1,26 @@
+// The polling-efficiency targets, on a short deterministic run of the simulation (counts and simulated
+// lags, not wall-clock timings).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runPollingBenchmark } from '../../bench/polling-sim';
+
+test('polling policies meet the efficiency targets (200 jobs per scenario, fixed seed)', () => {
+  const report = runPollingBenchmark({ jobs: 200, seed: 7 });
+  assert.deepEqual(
+    report.scenarios.map((s) => s.name),
+    ['mixed shapes', 'steady linear', 'agent jobs'],
+  );
+  for (const scenario of report.scenarios) {
+    assert.equal(scenario.policies.length, 5, 'four baselines and ours');
+    for (const t of scenario.targets) {
+      assert.ok(t.pass, `${scenario.name}: ${t.description} = ${t.value.toFixed(2)} > ${t.limit}`);
+    }
+  }
+  assert.equal(report.pass, true);
+  // Plain JSON: survives a round trip unchanged.
+  assert.deepEqual(JSON.parse(JSON.stringify(report)), report);
+});
+
+test('the simulation is deterministic for a seed', () => {
+  assert.deepEqual(runPollingBenchmark({ jobs: 30, seed: 3 }), runPollingBenchmark({ jobs: 30, seed: 3 }));
+});
