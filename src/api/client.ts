@@ -54,7 +54,11 @@ import type {
 export interface ClientTimeouts {
   /** TCP (+TLS) connect. */
   connectMs: number;
-  /** From request sent to response headers. */
+  /**
+   * From request sent to response headers (undici's timer, on the keep-alive pool; undici arms none
+   * on the no-keep-alive pool of creates/messages, which totalMs bounds). undici's timers tick every
+   * ~0.5 s, so small values fire up to ~0.7 s late.
+   */
   headersMs: number;
   /** Maximum idle time between body chunks. */
   bodyMs: number;

@@ -41,10 +41,27 @@ export interface EmulatorOptions {
   /** Keys that get 401 (the error text echoes the key, as careless servers do: it tests redaction). */
   revokedKeys: string[];
 
+  /**
+   * Liberal-but-legal responses the real API may send (SPEC 1 "be liberal in what you accept"):
+   * numbers as strings, extra fields, and status values the client does not know.
+   */
+  quirks: ResponseQuirks;
+
   /** Seed of the fault RNG. */
   seed: number;
   /** Log one line per request to stderr. */
   logRequests: boolean;
+}
+
+export interface ResponseQuirks {
+  /** progress, pageCount, sizeBytes sent as strings ("42"). */
+  numbersAsStrings?: boolean;
+  /** Unknown fields added to every object. */
+  extraFields?: boolean;
+  /** Reported instead of the agent status 'active' (an unknown, not-yet-terminal value). */
+  activeStatusAlias?: string;
+  /** Reported instead of the export status 'running'. */
+  runningStatusAlias?: string;
 }
 
 export function defaultAgentOutcome(prompt: string): AgentOutcome {
@@ -77,6 +94,7 @@ export const DEFAULT_OPTIONS: EmulatorOptions = {
   bundleTtlMs: 60 * 60 * 1000,
   nonEnterpriseKeys: [],
   revokedKeys: [],
+  quirks: {},
   seed: 1,
   logRequests: false,
 };

@@ -5,7 +5,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import type { StartExportRequest } from '../api/types';
 import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
-import { DEFAULT_OPTIONS, type EmulatorOptions } from './options';
+import { DEFAULT_OPTIONS, type EmulatorOptions, type ResponseQuirks } from './options';
 import { SlidingWindowLimiter } from './rate-limit';
 import {
   type AgentJobRecord,
@@ -209,6 +209,8 @@ export class Emulator {
       if (!(err instanceof HttpError)) throw err;
       return this.#json(res, err.status, { error: err.message });
     }
+
+    if (status < 300) body = applyQuirks(body, this.options.quirks);
 
     // Post-commit faults: the change above took effect, the client does not learn it.
     if (fault && status < 300) {
@@ -554,7 +556,24 @@ function parseRange(header: string | undefined, size: number): [number, number] 
   return [start, end];
 }
 
+function applyQuirks(body: unknown, quirks: ResponseQuirks): unknown {
+  if (!quirks.numbersAsStrings && !quirks.extraFields && !quirks.activeStatusAlias && !quirks.runningStatusAlias) return body;
+  const out = { ...(body as Record<string, unknown>) };
+  if (quirks.numbersAsStrings) {
+    for (const key of ['progress', 'pageCount', 'sizeBytes']) if (typeof out[key] === 'number') out[key] = String(out[key]);
+  }
+  if (quirks.extraFields) {
+    out.organizationId = 'org_emulated';
+    out.metadata = { emulator: true, tags: ['x'] };
+    if (out.source && typeof out.source === 'object') out.source = { ...(out.source as object), branch: 'agent/fix' };
+  }
+  if (out.status === 'active' && quirks.activeStatusAlias && 'prLink' in out) out.status = quirks.activeStatusAlias;
+  if (out.status === 'running' && quirks.runningStatusAlias) out.status = quirks.runningStatusAlias;
+  return out;
+}
+
 const SERIALIZABLE_KEYS = [
+  'quirks',
   'agentActiveMs',
   'model',
   'exportQueuedMs',

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  AdminApiError,
+  type AdminApiError,
   ConflictError,
   ForbiddenError,
   InvalidRequestError,
@@ -21,7 +21,7 @@ import { redact } from '../../src/api/redact';
 import { toApplicationFailure } from '../../src/activities/api-call';
 
 describe('status -> error class', () => {
-  const cases: [number, boolean, new (m: string) => AdminApiError, string, boolean][] = [
+  const cases: [number, boolean, new (m: string, o?: { status?: number }) => AdminApiError, string, boolean][] = [
     [400, false, InvalidRequestError, 'InvalidRequest', false],
     [401, false, UnauthorizedError, 'Unauthorized', false],
     [403, false, ForbiddenError, 'Forbidden', false],
