@@ -116,18 +116,32 @@ export interface AppliedBundle {
   appliedUrl: string;
   /** When appliedUrl stops working; null when it does not expire (mirror). */
   appliedExpiresAt: string | null;
-  /** Expiry of the presigned link the bundle came from. */
-  linkExpiresAt: string;
-  /** Workflow time (ms) at which the presigned link was generated (or received from the export). */
+  /** Workflow time (ms) at which the applied link was generated (or received from the export). */
   linkIssuedAtMs: number;
   sizeBytes: number;
   version: string | null;
   appliedAt: string;
+  /** Workflow time (ms) of the next refresh; null when the applied URL does not expire. */
+  refreshAtMs: number | null;
+  /** Consecutive failed refreshes of this job's link (drives the back-off). */
+  refreshFailures: number;
+}
+
+/** An exported job whose bundle is still to be verified and applied. Plain JSON. */
+export interface PendingBundle {
+  jobId: string;
+  version: string | null;
+  /** The link the export returned, used for the first attempt; later attempts generate a fresh one. */
+  bundle: { bundleUrl: string; expiresAt: string; sizeBytes: number } | null;
+  failures: number;
+  /** Workflow time (ms) of the next attempt; null = now. */
+  retryAtMs: number | null;
 }
 
 /** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
 export interface KeeperCarriedState {
   current: AppliedBundle | null;
+  pending: PendingBundle | null;
   /** Pinned export version (null: latest published). */
   version: string | null;
   exportsDone: number;
@@ -135,13 +149,12 @@ export interface KeeperCarriedState {
   /** A publish or pin arrived that no export has served yet. */
   exportWanted: boolean;
   paused: boolean;
-  /** Consecutive failures of the current attempt to export/refresh (drives the back-off). */
-  failures: number;
-  /** Workflow time (ms) before which no new attempt is made after a failure. */
-  retryAtMs: number | null;
+  /** Consecutive failed exports, and the workflow time (ms) before which no new export starts. */
+  exportFailures: number;
+  exportRetryAtMs: number | null;
   lastError: string | null;
-  /** Export job whose bundle is still to be verified and applied (its first link failed). */
-  pendingJobId: string | null;
+  /** Continue-as-new generations so far (for the Web UI and tests). */
+  generation: number;
 }
 
 export interface BundleKeeperInput {

@@ -71,38 +71,6 @@ export interface SinkContext {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Problems with a sink configuration (the CLI checks before starting a keeper; the keeper at start). */
-export function sinkProblems(sink: unknown): string[] {
-  if (typeof sink !== 'object' || sink === null) return ['sink must be an object with a type'];
-  const s = sink as Record<string, unknown>;
-  const nonEmpty = (key: string) => typeof s[key] === 'string' && (s[key] as string).trim() !== '';
-  const httpUrl = (key: string) => {
-    try {
-      const url = new URL(String(s[key]));
-      return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  };
-  switch (s.type) {
-    case 'file':
-      return nonEmpty('path') ? [] : ['file sink needs a path'];
-    case 'webhook':
-      return httpUrl('url') ? [] : ['webhook sink needs an http(s) url without credentials'];
-    case 'command':
-      return nonEmpty('command') ? [] : ['command sink needs a command'];
-    case 'mirror': {
-      const problems: string[] = [];
-      if (!nonEmpty('dir')) problems.push('mirror sink needs a dir');
-      if (!httpUrl('urlPrefix')) problems.push('mirror sink needs an http(s) urlPrefix without credentials');
-      if (s.keep !== undefined && !(Number.isInteger(s.keep) && (s.keep as number) >= 1)) problems.push('mirror sink keep must be an integer >= 1');
-      return problems;
-    }
-    default:
-      return [`sink type must be one of file, webhook, command, mirror (got ${JSON.stringify(s.type)})`];
-  }
-}
-
 /** Applies a (verified) bundle through the configured sink. */
 export async function applyToSink(req: ApplyBundleRequest, ctx: SinkContext = {}): Promise<ApplyBundleResult> {
   const { sink } = req;

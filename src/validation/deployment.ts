@@ -88,3 +88,34 @@ export function resolveFeatures(kind: DeploymentKind, features: DeploymentFeatur
   }
   return out;
 }
+
+/** An http(s) URL with a host and no credentials (checked without URL, which the workflow sandbox lacks). */
+function isPlainHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const match = /^https?:\/\/([^/?#\s]+)([/?#]\S*)?$/i.exec(value);
+  return match !== null && !match[1]!.includes('@');
+}
+
+/** Problems with a sink configuration (the CLI checks before starting a keeper; the keeper at start). */
+export function sinkProblems(sink: unknown): string[] {
+  if (typeof sink !== 'object' || sink === null) return ['sink must be an object with a type'];
+  const s = sink as Record<string, unknown>;
+  const nonEmpty = (key: string) => typeof s[key] === 'string' && (s[key] as string).trim() !== '';
+  switch (s.type) {
+    case 'file':
+      return nonEmpty('path') ? [] : ['file sink needs a path'];
+    case 'webhook':
+      return isPlainHttpUrl(s.url) ? [] : ['webhook sink needs an http(s) url without credentials'];
+    case 'command':
+      return nonEmpty('command') ? [] : ['command sink needs a command'];
+    case 'mirror': {
+      const problems: string[] = [];
+      if (!nonEmpty('dir')) problems.push('mirror sink needs a dir');
+      if (!isPlainHttpUrl(s.urlPrefix)) problems.push('mirror sink needs an http(s) urlPrefix without credentials');
+      if (s.keep !== undefined && !(Number.isInteger(s.keep) && (s.keep as number) >= 1)) problems.push('mirror sink keep must be an integer >= 1');
+      return problems;
+    }
+    default:
+      return [`sink type must be one of file, webhook, command, mirror (got ${JSON.stringify(s.type)})`];
+  }
+}

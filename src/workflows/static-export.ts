@@ -1,2 +1,213 @@
-// staticExport and bundleKeeper workflows. (Being written: issue 4.)
-export {};
+// staticExport: one export, start to bundle. Start the job, poll it durably (exportPollDelay decides
+// when), generate the bundle link, return it. Live state through the `status` query, the Web UI's
+// current details and the DocsDomain / DocsJobId / DocsJobStatus search attributes.
+//
+// History stays bounded whatever the job's duration. One poll costs 11 history events: TimerStarted +
+// TimerFired (2), a workflow task (3: scheduled, started, completed), the getExportStatus activity (3:
+// scheduled, started, completed) and the workflow task that handles its result (3); a status change
+// adds 1 (UpsertWorkflowSearchAttributes, written with that task's completion). Measured on the dev
+// server by test/integration/export-e2e.test.ts (it prints the figure). The run continues as new when
+// the server suggests it (workflowInfo().continueAsNewSuggested: by default near 4 Ki events, i.e.
+// roughly 370 polls, hours of polling at the policy's 60 s ceiling), carrying the job id, the last
+// maxObservationsNeeded (20) observations and the poll count: the policy only looks at the recent
+// suffix, so nothing it needs is lost, and the carried state is a few KB of plain JSON.
+// `maxPollsPerRun` (second argument) forces it sooner; tests use it.
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ExportActivities } from '../activities/export';
+import { EXPORT_TERMINAL_STATUSES, type StaticExportJob } from '../api/types';
+import {
+  type ExportStatus,
+  SearchAttr,
+  type StaticExportInput,
+  type StaticExportOptions,
+  type StaticExportResult,
+  exportStatusQuery,
+} from '../shared';
+import { exportInputProblems, normalizeExportInput } from '../validation/export';
+import { failureType, iso, markdownTable, rootApplicationFailure } from './details';
+import { type Observation, exportPollDelay, recentObservations } from './polling';
+
+/** Workflow-level failure types of staticExport (the activity layer adds the API's own codes). */
+export const ExportWorkflowFailure = {
+  invalidInput: 'InvalidInput',
+  exportFailed: 'ExportFailed',
+  planRequired: 'PlanRequired',
+} as const;
+
+/** Details attached to an ExportFailed failure. */
+export interface ExportFailedDetails {
+  jobId: string;
+  domain: string;
+  error: string | null;
+}
+
+// API calls: short, retried by Temporal with backoff. Non-retryable failures (PlanRequired, NotFound,
+// Unauthorized, InvalidRequest) are marked so by callAdminApi and are not retried.
+const api = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const isTerminal = (status: string | null): boolean =>
+  status !== null && (EXPORT_TERMINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase());
+
+const observe = (job: StaticExportJob, atMs: number): Observation => ({
+  atMs,
+  status: job.status,
+  progress: job.progress,
+  pageCount: job.pageCount,
+});
+
+export async function staticExport(input: StaticExportInput, options: StaticExportOptions = {}): Promise<StaticExportResult> {
+  const problems = exportInputProblems(input);
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({
+      type: ExportWorkflowFailure.invalidInput,
+      message: `invalid staticExport input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
+  }
+  const request = normalizeExportInput(input);
+  const { domain } = request;
+  const carry = options.carry;
+
+  const status: ExportStatus = {
+    phase: carry ? 'exporting' : 'starting',
+    jobId: carry?.jobId ?? null,
+    status: carry?.observations.at(-1)?.status ?? null,
+    progress: carry?.observations.at(-1)?.progress ?? 0,
+    pageCount: carry?.observations.at(-1)?.pageCount ?? 0,
+    polls: carry?.polls ?? 0,
+    lastPollAt: null,
+    nextPollAt: null,
+  };
+  setHandler(exportStatusQuery, () => status);
+  const show = () =>
+    setCurrentDetails(
+      markdownTable(`Static export · ${domain}`, [
+        ['phase', status.phase],
+        ['job', status.jobId ? `\`${status.jobId}\`` : null],
+        ['status', status.status],
+        ['progress', `${Math.round(status.progress)} %`],
+        ['pages', status.pageCount],
+        ['polls', status.polls],
+        ['last poll', status.lastPollAt],
+        ['next poll', status.nextPollAt],
+        ['version', request.version ?? 'latest'],
+        ['run', carry ? `continued (${carry.polls} polls before this run)` : 'first'],
+      ]),
+    );
+  show();
+
+  let upsertedStatus: string | null = null;
+  const upsertJob = (jobId: string, jobStatus: string) => {
+    if (jobStatus === upsertedStatus) return;
+    upsertSearchAttributes([
+      { key: SearchAttr.domain, value: domain },
+      { key: SearchAttr.jobId, value: jobId },
+      { key: SearchAttr.jobStatus, value: jobStatus },
+    ]);
+    upsertedStatus = jobStatus;
+  };
+
+  let jobId: string;
+  let last: StaticExportJob | null = null;
+  let observations: Observation[];
+  const startedAtMs = carry?.startedAtMs ?? Date.now();
+  if (carry) {
+    jobId = carry.jobId;
+    observations = recentObservations(carry.observations);
+    if (workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) !== jobId) upsertJob(jobId, status.status ?? 'unknown');
+    else upsertedStatus = status.status;
+  } else {
+    upsertSearchAttributes([{ key: SearchAttr.domain, value: domain }]);
+    try {
+      last = await api.startExport.executeWithOptions({ summary: `Start static export of ${domain}` }, [request]);
+    } catch (err) {
+      status.phase = 'failed';
+      show();
+      if (failureType(err) === ExportWorkflowFailure.planRequired) {
+        throw ApplicationFailure.create({
+          type: ExportWorkflowFailure.planRequired,
+          message:
+            `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
+            `Upgrade the plan or enable static export for this project; not retried.`,
+          nonRetryable: true,
+          cause: rootApplicationFailure(err),
+        });
+      }
+      throw err;
+    }
+    jobId = last.jobId;
+    observations = [observe(last, Date.now())];
+    Object.assign(status, { phase: 'exporting', jobId, status: last.status, progress: last.progress, pageCount: last.pageCount });
+    upsertJob(jobId, last.status);
+    show();
+  }
+
+  let pollsThisRun = 0;
+  while (!isTerminal(status.status)) {
+    const maxPolls = options.maxPollsPerRun;
+    if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && pollsThisRun >= maxPolls)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof staticExport>(input, {
+        ...options,
+        carry: { jobId, observations: recentObservations(observations), polls: status.polls, startedAtMs },
+      });
+    }
+    const delayMs = exportPollDelay(observations, Date.now());
+    status.nextPollAt = iso(Date.now() + delayMs);
+    show();
+    await sleep(delayMs);
+    last = await api.getExportStatus.executeWithOptions({ summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` }, [jobId]);
+    pollsThisRun++;
+    observations = recentObservations([...observations, observe(last, Date.now())]);
+    Object.assign(status, {
+      status: last.status,
+      progress: last.progress,
+      pageCount: last.pageCount,
+      polls: status.polls + 1,
+      lastPollAt: iso(Date.now()),
+      nextPollAt: null,
+    });
+    upsertJob(jobId, last.status);
+  }
+
+  if (status.status?.trim().toLowerCase() === 'failed') {
+    status.phase = 'failed';
+    show();
+    const error = last?.error ?? null;
+    const details: ExportFailedDetails = { jobId, domain, error };
+    throw ApplicationFailure.create({
+      type: ExportWorkflowFailure.exportFailed,
+      message: `static export ${jobId} of ${domain} failed: ${error ?? 'the API gave no error text'}`,
+      nonRetryable: true,
+      details: [details],
+    });
+  }
+
+  status.phase = 'bundling';
+  show();
+  const bundle = await api.generateBundle.executeWithOptions({ summary: `Generate bundle link for export ${jobId}` }, [jobId]);
+  status.phase = 'done';
+  show();
+  return {
+    jobId,
+    domain,
+    pageCount: status.pageCount,
+    bundleUrl: bundle.bundleUrl,
+    expiresAt: bundle.expiresAt,
+    sizeBytes: bundle.sizeBytes,
+  };
+}

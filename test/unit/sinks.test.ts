@@ -14,10 +14,10 @@ import {
   SinkError,
   applyToSink,
   mirrorFileName,
-  sinkProblems,
   writeFileAtomic,
 } from '../../src/activities/sinks';
 import { BundleError, downloadAndCheck } from '../../src/activities/verify';
+import { sinkProblems } from '../../src/validation/deployment';
 
 const ARCHIVE = gzipSync(Buffer.from('index.html\n'.repeat(5_000)));
 const SHA = createHash('sha256').update(ARCHIVE).digest('hex');

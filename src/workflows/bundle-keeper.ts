@@ -1,0 +1,390 @@
+// bundleKeeper: one long-lived workflow per domain (id keeperWorkflowId(domain); start it with
+// workflowIdConflictPolicy USE_EXISTING so a second start attaches) that keeps a deployment's config
+// pointing at a valid, verified bundle.
+//
+//   export   a `staticExport` child workflow (at start, on `publish`, on `pin`); publishes that arrive
+//            while one runs coalesce into a single follow-up export.
+//   install  verify the bundle (full streamed download: size, gzip magic and integrity), then apply it
+//            through the sink. A bundle that fails is never applied: the previous config stays live and
+//            the keeper retries with back-off (fresh link each time).
+//   refresh  before the applied link expires (keeper-schedule.ts: 10 % of its lifetime, at least a
+//            minute, configurable) generate a fresh link for the same job, verify, apply. A failed
+//            refresh is retried with a back-off capped at a quarter of the time the live link has left.
+//            The mirror sink's stable URL does not expire, so nothing is refreshed there.
+//   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
+//            expire while paused); publishes are remembered; `resume` catches up at once.
+//
+// History: a refresh cycle costs about 23 events (timer 2, four workflow tasks 12, generateBundle,
+// verifyBundle and applyBundle 3 each, and a search-attribute upsert when the job changes). With 1-hour
+// links that is ~190 refreshes and ~4.4 K events a week. The keeper continues as new when the server
+// suggests it (workflowInfo().continueAsNewSuggested), never while an export child runs, carrying
+// KeeperCarriedState (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ExportActivities } from '../activities/export';
+import type { Bundle } from '../api/types';
+import {
+  type AppliedBundle,
+  type BundleKeeperInput,
+  type KeeperCarriedState,
+  type KeeperStatus,
+  SearchAttr,
+  type StaticExportResult,
+  exportWorkflowId,
+  keeperStatusQuery,
+  pauseSignal,
+  pinVersionSignal,
+  publishSignal,
+  resumeSignal,
+} from '../shared';
+import { deploymentProblems, sinkProblems } from '../validation/deployment';
+import { hostnameProblem } from '../validation/export';
+import { failureMessage, failureType, iso, linkForDisplay, markdownTable } from './details';
+import { refreshAtMs, refreshMarginProblems, retryDelayMs } from './keeper-schedule';
+import { staticExport } from './static-export';
+
+/** Workflow-level failure types of bundleKeeper. */
+export const KeeperFailure = {
+  invalidInput: 'InvalidInput',
+  deploymentKindConflict: 'DeploymentKindConflict',
+} as const;
+
+/** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
+const FATAL_EXPORT_FAILURES = new Set(['PlanRequired', 'InvalidInput']);
+
+/** Back-off between failed exports (a failed export is a whole re-render: slower than link retries). */
+const EXPORT_BACKOFF = { baseMs: 60_000, maxMs: 60 * 60_000 };
+
+const api = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+// Downloads the whole archive: long, heartbeating. Content problems are non-retryable (BundleInvalid).
+const verifier = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+// A sink may run `helm upgrade` (minutes, silent) or copy the archive (mirror).
+const applier = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+
+function initialState(input: BundleKeeperInput): KeeperCarriedState {
+  return {
+    current: null,
+    pending: null,
+    version: input.version ?? null,
+    exportsDone: 0,
+    refreshesDone: 0,
+    exportWanted: true,
+    paused: false,
+    exportFailures: 0,
+    exportRetryAtMs: null,
+    lastError: null,
+    generation: 0,
+  };
+}
+
+function validate(input: BundleKeeperInput): void {
+  const problems: string[] = [];
+  if (typeof input !== 'object' || input === null) problems.push('input must be an object');
+  else {
+    const domainProblem = hostnameProblem(input.domain);
+    if (domainProblem) problems.push(domainProblem);
+    problems.push(...sinkProblems(input.sink));
+    problems.push(...refreshMarginProblems(input.refreshMargin));
+    if (input.version !== undefined && (typeof input.version !== 'string' || input.version.trim() === '')) {
+      problems.push('version, when given, must be a non-empty string');
+    }
+    const cycles = input.continueAsNewAfterCycles;
+    if (cycles !== undefined && !(Number.isInteger(cycles) && cycles >= 1)) problems.push('continueAsNewAfterCycles must be an integer >= 1');
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({ type: KeeperFailure.invalidInput, message: `invalid bundleKeeper input: ${problems.join('; ')}`, nonRetryable: true });
+  }
+  const conflicts = deploymentProblems({ kind: input.kind, features: input.features, sinkType: input.sink.type });
+  if (conflicts.length > 0) {
+    throw ApplicationFailure.create({
+      type: KeeperFailure.deploymentKindConflict,
+      message: `deployment kind conflict for ${input.domain}: ${conflicts.join('; ')}`,
+      nonRetryable: true,
+    });
+  }
+}
+
+export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
+  validate(input);
+  const { domain, sink } = input;
+  const st: KeeperCarriedState = input.carried ? { ...input.carried } : initialState(input);
+  const verifiesItself = sink.type === 'mirror'; // the mirror checks size, magic and gzip while copying
+
+  // Runtime-only state: never carried (the keeper does not continue as new while an export runs).
+  let exporting = false;
+  let exportOutcome: { ok: StaticExportResult } | { err: unknown } | null = null;
+  let wake = 0;
+  let cyclesThisRun = 0;
+
+  const status = (): KeeperStatus => ({
+    jobId: st.current?.jobId ?? null,
+    bundleUrl: st.current?.appliedUrl ?? null,
+    expiresAt: st.current?.appliedExpiresAt ?? null,
+    version: st.version,
+    lastAppliedAt: st.current?.appliedAt ?? null,
+    nextRefreshAt: st.current?.refreshAtMs ? iso(st.current.refreshAtMs) : null,
+    exportsDone: st.exportsDone,
+    refreshesDone: st.refreshesDone,
+    paused: st.paused,
+    lastError: st.lastError,
+    exporting,
+    exportWanted: st.exportWanted,
+  });
+  setHandler(keeperStatusQuery, status);
+  setHandler(publishSignal, () => {
+    st.exportWanted = true;
+    st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
+    wake++;
+  });
+  setHandler(pinVersionSignal, (version) => {
+    st.version = typeof version === 'string' && version.trim() !== '' ? version : null;
+    st.exportWanted = true;
+    st.exportRetryAtMs = null;
+    wake++;
+  });
+  setHandler(pauseSignal, () => {
+    st.paused = true;
+    wake++;
+  });
+  setHandler(resumeSignal, () => {
+    st.paused = false;
+    wake++;
+  });
+
+  const show = () => {
+    const s = status();
+    const state = st.paused ? 'paused' : exporting ? 'exporting' : st.pending ? 'installing a new bundle' : st.current ? 'keeping' : 'starting';
+    setCurrentDetails(
+      markdownTable(`Bundle keeper · ${domain}`, [
+        ['state', state],
+        ['sink', sink.type],
+        ['kind', input.kind ?? 'client-hosted'],
+        ['job', s.jobId ? `\`${s.jobId}\`` : null],
+        ['applied link', linkForDisplay(s.bundleUrl)],
+        ['link expires', s.expiresAt ?? (st.current ? 'never (mirrored)' : null)],
+        ['version', st.version ?? 'latest'],
+        ['last applied', s.lastAppliedAt],
+        ['next refresh', s.nextRefreshAt],
+        ['pending job', st.pending ? `\`${st.pending.jobId}\` (attempt ${st.pending.failures + 1})` : null],
+        ['follow-up export', st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no'],
+        ['exports / refreshes', `${st.exportsDone} / ${st.refreshesDone}`],
+        ['last error', st.lastError],
+        ['continued as new', st.generation],
+      ]),
+    );
+  };
+
+  let upsertedJobId: string | null = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
+  if (workflowInfo().typedSearchAttributes.get(SearchAttr.domain) !== domain) {
+    upsertSearchAttributes([{ key: SearchAttr.domain, value: domain }]);
+  }
+  const upsertJob = (jobId: string) => {
+    if (jobId === upsertedJobId) return;
+    upsertSearchAttributes([{ key: SearchAttr.jobId, value: jobId }]);
+    upsertedJobId = jobId;
+  };
+
+  /**
+   * Verify (unless the sink verifies itself) and apply `bundle`. Returns the applied record, or throws
+   * the activity failure: the caller keeps the previous config and schedules a retry.
+   */
+  const install = async (bundle: Bundle, version: string | null, issuedAtMs: number, why: string): Promise<AppliedBundle> => {
+    if (!verifiesItself) {
+      await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [bundle]);
+    }
+    const applied = await applier.applyBundle.executeWithOptions({ summary: `Apply bundle of ${bundle.jobId} via ${sink.type} (${why})` }, [
+      { domain, sink, jobId: bundle.jobId, bundleUrl: bundle.bundleUrl, expiresAt: bundle.expiresAt, sizeBytes: bundle.sizeBytes, version },
+    ]);
+    const expiresMs = applied.appliedExpiresAt === null ? null : Date.parse(applied.appliedExpiresAt);
+    return {
+      jobId: bundle.jobId,
+      appliedUrl: applied.appliedUrl,
+      appliedExpiresAt: applied.appliedExpiresAt,
+      linkIssuedAtMs: issuedAtMs,
+      sizeBytes: bundle.sizeBytes,
+      version,
+      appliedAt: iso(Date.now()),
+      refreshAtMs: expiresMs === null || !Number.isFinite(expiresMs) ? null : refreshAtMs(issuedAtMs, expiresMs, input.refreshMargin),
+      refreshFailures: 0,
+    };
+  };
+
+  const startExport = () => {
+    exporting = true;
+    st.exportWanted = false;
+    const version = st.version;
+    const workflowId = exportWorkflowId(domain, `keeper-${uuid4()}`);
+    void executeChild(staticExport, {
+      workflowId,
+      args: [{ domain, ...(version ? { version } : {}) }],
+      staticSummary: `Export for the bundle keeper of ${domain}`,
+    }).then(
+      (ok) => {
+        exportOutcome = { ok };
+      },
+      (err: unknown) => {
+        exportOutcome = { err };
+      },
+    ).finally(() => {
+      exporting = false;
+      wake++;
+    });
+  };
+
+  /** An export finished: queue its bundle for install, or back off after a failure. */
+  const takeExportOutcome = (outcome: { ok: StaticExportResult } | { err: unknown }) => {
+    if ('ok' in outcome) {
+      const r = outcome.ok;
+      st.exportsDone++;
+      st.exportFailures = 0;
+      st.exportRetryAtMs = null;
+      st.pending = {
+        jobId: r.jobId,
+        version: st.version,
+        bundle: { bundleUrl: r.bundleUrl, expiresAt: r.expiresAt, sizeBytes: r.sizeBytes },
+        failures: 0,
+        retryAtMs: null,
+      };
+      return;
+    }
+    const type = failureType(outcome.err);
+    st.lastError = `export failed: ${failureMessage(outcome.err)}`;
+    if (type && FATAL_EXPORT_FAILURES.has(type)) {
+      show();
+      throw ApplicationFailure.create({
+        type,
+        message: `bundle keeper for ${domain} stops: ${failureMessage(outcome.err)}`,
+        nonRetryable: true,
+      });
+    }
+    st.exportFailures++;
+    st.exportWanted = true;
+    st.exportRetryAtMs = Date.now() + retryDelayMs(st.exportFailures, undefined, EXPORT_BACKOFF);
+    log.warn('export for the bundle keeper failed; will retry', { domain, type, failures: st.exportFailures });
+  };
+
+  /** Install the pending export's bundle (first its own link, later a fresh one). */
+  const installPending = async () => {
+    const pending = st.pending!;
+    try {
+      let bundle: Bundle;
+      let issuedAtMs = Date.now();
+      if (pending.bundle) {
+        bundle = { jobId: pending.jobId, ...pending.bundle };
+      } else {
+        bundle = await api.generateBundle.executeWithOptions({ summary: `Fresh bundle link for export ${pending.jobId} (retry)` }, [pending.jobId]);
+        issuedAtMs = Date.now();
+      }
+      st.current = await install(bundle, pending.version, issuedAtMs, 'new export');
+      st.pending = null;
+      st.lastError = null;
+      upsertJob(st.current.jobId);
+    } catch (err) {
+      pending.failures++;
+      pending.bundle = null;
+      pending.retryAtMs = Date.now() + retryDelayMs(pending.failures);
+      st.lastError = `new bundle of ${pending.jobId} not applied (previous config stays): ${failureMessage(err)}`;
+      if (failureType(err) === 'NotFound') {
+        // The job is gone: export again instead.
+        st.pending = null;
+        st.exportWanted = true;
+      }
+      log.warn('bundle not applied; previous config stays', { domain, jobId: pending.jobId, failures: pending.failures });
+    }
+  };
+
+  /** Fresh link for the live job, verify, apply. */
+  const refreshCurrent = async () => {
+    const current = st.current!;
+    try {
+      const bundle = await api.generateBundle.executeWithOptions({ summary: `Refresh bundle link of ${current.jobId} before it expires` }, [
+        current.jobId,
+        { refresh: true },
+      ]);
+      const issuedAtMs = Date.now();
+      st.current = await install(bundle, current.version, issuedAtMs, 'refresh');
+      st.refreshesDone++;
+      st.lastError = null;
+    } catch (err) {
+      current.refreshFailures++;
+      // While the live link is valid, retry often enough to fit several attempts before it expires;
+      // once it has expired (a long outage), plain exponential back-off.
+      const leftMs = (current.appliedExpiresAt ? Date.parse(current.appliedExpiresAt) : Date.now()) - Date.now();
+      current.refreshAtMs = Date.now() + retryDelayMs(current.refreshFailures, leftMs > 0 ? leftMs : undefined);
+      st.lastError = `refresh of ${current.jobId} failed (live link expires ${current.appliedExpiresAt}): ${failureMessage(err)}`;
+      if (failureType(err) === 'NotFound' && !exporting) st.exportWanted = true;
+      log.warn('bundle refresh failed; will retry before expiry', { domain, jobId: current.jobId, failures: current.refreshFailures });
+    }
+  };
+
+  const due = (atMs: number | null | undefined) => atMs === null || atMs === undefined || atMs <= Date.now();
+
+  for (;;) {
+    show();
+    if (!st.paused) {
+      if (exportOutcome) {
+        const outcome = exportOutcome;
+        exportOutcome = null;
+        takeExportOutcome(outcome);
+        cyclesThisRun++;
+        continue;
+      }
+      if (st.pending && due(st.pending.retryAtMs)) {
+        await installPending();
+        cyclesThisRun++;
+        continue;
+      }
+      if (st.current?.refreshAtMs != null && due(st.current.refreshAtMs)) {
+        await refreshCurrent();
+        cyclesThisRun++;
+        continue;
+      }
+      if (st.exportWanted && !exporting && due(st.exportRetryAtMs)) {
+        startExport();
+        continue;
+      }
+    }
+
+    const limit = input.continueAsNewAfterCycles;
+    if (!exporting && !exportOutcome && (workflowInfo().continueAsNewSuggested || (limit !== undefined && cyclesThisRun >= limit))) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof bundleKeeper>({ ...input, carried: { ...st, generation: st.generation + 1 } });
+    }
+
+    // Sleep until the earliest due moment, or until a signal or the export child wakes us.
+    const dueTimes = st.paused
+      ? []
+      : [st.pending?.retryAtMs, st.current?.refreshAtMs, st.exportWanted && !exporting ? st.exportRetryAtMs : null].filter(
+          (t): t is number => typeof t === 'number',
+        );
+    const seen = wake;
+    if (dueTimes.length === 0) {
+      await condition(() => wake !== seen);
+    } else {
+      const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
+      await condition(() => wake !== seen, waitMs);
+    }
+  }
+}
