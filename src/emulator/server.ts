@@ -193,7 +193,7 @@ export class Emulator {
           this.#setRetryAfter(res, this.options.now() + (fault.retryAfterSeconds ?? 1) * 1000);
           return this.#json(res, 429, { error: 'rate limit exceeded (injected)' });
         case 'slow':
-          await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 10_000));
+          await delay(fault.delayMs ?? 10_000);
           break;
         default:
           break;
@@ -372,7 +372,7 @@ export class Emulator {
     const fault = this.#faults.pick('downloadBundle');
     if (fault) {
       this.#counters.faultsInjected[fault.kind] = (this.#counters.faultsInjected[fault.kind] ?? 0) + 1;
-      if (fault.kind === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.delayMs ?? 10_000));
+      if (fault.kind === 'slow') await delay(fault.delayMs ?? 10_000);
       else if (fault.kind.startsWith('reset')) return void req.socket.destroy();
       else if (fault.kind === '503') return this.#json(res, 503, { error: 'service unavailable (injected)' });
       else if (fault.kind.startsWith('500')) return this.#json(res, 500, { error: 'internal server error (injected)' });
@@ -486,6 +486,11 @@ function matchRoute(method: string, path: string): { route: EmulatorRoute; param
     if (p.length === 5 && p[4] === 'bundle' && method === 'POST') return { route: 'generateBundle', params: [p[3]!] };
   }
   return undefined;
+}
+
+/** A delay that does not keep the process alive (a closed emulator must not hold the test runner). */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function safeDecode(segment: string): string | undefined {
