@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+# The docs-admin worker image (docker-compose.yml also runs the CLI starter and the admin API emulator
+# from it). `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc
+# to dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
+# still bundles src/workflows (compiled) with Temporal's bundler when it starts.
+ARG NODE_IMAGE=node:20-slim
+
+# ---- build: full install, type-check and compile ---------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.json --noEmit false --outDir dist --rootDir . --sourceMap
+
+# ---- prod-deps: runtime dependencies only ------------------------------------------------------------
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# ---- runtime -----------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
+    METRICS_PORT=9464
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# Where config-file and mirror sinks write (a volume in docker-compose.yml), owned by the runtime user.
+RUN mkdir -p /var/lib/docs-admin && chown node:node /var/lib/docs-admin
+USER node
+EXPOSE 9464
+
+# Healthy once the worker is connected and its Prometheus endpoint answers (it starts after
+# Worker.create succeeds). METRICS_PORT=0 disables the endpoint, and with it this check.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "const p = process.env.METRICS_PORT || '9464'; if (p === '0') process.exit(0); fetch('http://127.0.0.1:' + p + '/metrics').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+
+# ADMIN_API_KEY_FILE (a Docker secret) becomes ADMIN_API_KEY, so the key never sits in the container's
+# environment as seen by `docker inspect`. Then exec: node gets the signals (run with --init / init: true).
+ENTRYPOINT ["/bin/sh", "-c", "if [ -z \"${ADMIN_API_KEY:-}\" ] && [ -n \"${ADMIN_API_KEY_FILE:-}\" ]; then ADMIN_API_KEY=\"$(cat \"$ADMIN_API_KEY_FILE\")\"; export ADMIN_API_KEY; fi; exec \"$@\"", "docker-entrypoint"]
+# = `npm run worker` (tsx src/worker.ts), compiled.
+CMD ["node", "dist/src/worker.js"]

@@ -1,0 +1,290 @@
+// docker-compose.yml and the Dockerfile cannot run here (no Docker), so their wiring is checked by
+// parsing them: dependencies and their conditions, addresses and ports, the database credentials the
+// server uses, the worker's environment against the contract, profiles, secrets, and that the image
+// runs the same entry modules as the npm scripts.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+
+const ROOT = path.resolve(__dirname, '../..');
+const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+const dockerignore = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8');
+const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+
+interface Healthcheck {
+  test?: string[] | string;
+  disable?: boolean;
+}
+interface Dependency {
+  condition?: string;
+  required?: boolean;
+}
+interface Service {
+  image?: string;
+  build?: { context: string; target?: string };
+  profiles?: string[];
+  depends_on?: Record<string, Dependency> | string[];
+  environment?: Record<string, string | number | boolean | null>;
+  ports?: string[];
+  expose?: string[];
+  volumes?: string[];
+  secrets?: string[];
+  configs?: { source: string; target: string }[];
+  healthcheck?: Healthcheck;
+  deploy?: { replicas?: number };
+  command?: string[] | string;
+  entrypoint?: string[] | string;
+  container_name?: string;
+}
+interface Compose {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+  secrets?: Record<string, { environment?: string; file?: string }>;
+  configs?: Record<string, { content?: string; file?: string }>;
+}
+
+// Compose resolves `<<:` merge keys and anchors; so does `yaml` with merge enabled.
+const compose = parse(composeText, { merge: true }) as Compose;
+const services = compose.services;
+
+function service(name: string): Service {
+  const found = services[name];
+  assert.ok(found, `docker-compose.yml has no service "${name}"`);
+  return found;
+}
+
+function env(name: string): Record<string, string> {
+  const raw = service(name).environment;
+  assert.ok(raw && !Array.isArray(raw), `service ${name} declares its environment as a map`);
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, String(v)]));
+}
+
+/** `${VAR:-default}` -> default; a plain value -> itself. */
+function defaultOf(value: string): string {
+  const match = /^\$\{[A-Z0-9_]+:-([^}]*)\}$/.exec(value);
+  return match ? (match[1] as string) : value;
+}
+
+/** "127.0.0.1:8080:8080" -> { host: 8080, container: 8080 }. */
+function ports(name: string): { host: number; container: number; ip?: string }[] {
+  return (service(name).ports ?? []).map((spec) => {
+    const parts = String(spec).split(':');
+    const container = Number(parts.at(-1));
+    const host = parts.length >= 2 ? Number(parts.at(-2)) : container;
+    return { host, container, ip: parts.length === 3 ? parts[0] : undefined };
+  });
+}
+
+function dependencies(name: string): Record<string, Dependency> {
+  const deps = service(name).depends_on ?? {};
+  assert.ok(!Array.isArray(deps), `service ${name} uses the long depends_on form (with conditions)`);
+  return deps;
+}
+
+/** The source module of an npm script such as `tsx src/worker.ts`. */
+function scriptModule(script: string): string {
+  const match = /^tsx\s+(\S+\.ts)$/.exec(packageJson.scripts[script] ?? '');
+  assert.ok(match, `npm script "${script}" is "tsx <file>.ts" (got ${packageJson.scripts[script]})`);
+  return match[1] as string;
+}
+
+/** Where the Dockerfile's `tsc --outDir dist --rootDir .` puts a source module. */
+function compiled(sourceModule: string): string {
+  return `dist/${sourceModule.replace(/\.ts$/, '.js')}`;
+}
+
+const DOCS_ADMIN_SERVICES = ['worker', 'emulator', 'cli'];
+
+describe('docker-compose.yml', () => {
+  test('every dependency names an existing service and waits on a condition that the target can meet', () => {
+    for (const [name] of Object.entries(services)) {
+      for (const [target, dep] of Object.entries(dependencies(name))) {
+        assert.ok(services[target], `${name} depends on unknown service ${target}`);
+        assert.ok(
+          ['service_healthy', 'service_completed_successfully', 'service_started'].includes(dep.condition ?? ''),
+          `${name} -> ${target} has a condition`,
+        );
+        if (dep.condition === 'service_healthy') {
+          const hasCheck = services[target]?.healthcheck?.test !== undefined || DOCS_ADMIN_SERVICES.includes(target);
+          assert.ok(hasCheck, `${name} waits for ${target} to be healthy, so ${target} needs a healthcheck`);
+        }
+      }
+    }
+  });
+
+  test('postgres keeps its data in a named volume and reports health', () => {
+    const pg = service('postgresql');
+    const mount = (pg.volumes ?? []).find((v) => v.endsWith(':/var/lib/postgresql/data'));
+    assert.ok(mount, 'postgres data directory is a volume');
+    const volumeName = mount.split(':')[0] as string;
+    assert.ok(compose.volumes && volumeName in compose.volumes, `volume ${volumeName} is declared at the top level`);
+    assert.match(JSON.stringify(pg.healthcheck?.test), /pg_isready/);
+  });
+
+  test('the Temporal server and the schema tool use the postgres service and its credentials', () => {
+    const pg = env('postgresql');
+    const server = env('temporal');
+    assert.match(service('temporal').image ?? '', /^temporalio\/server:/);
+    assert.equal(server.DB, 'postgres12');
+    assert.equal(server.POSTGRES_SEEDS, 'postgresql');
+    assert.equal(server.DB_PORT, '5432');
+    assert.ok(service('postgresql').expose?.includes('5432'));
+    assert.equal(server.POSTGRES_USER, pg.POSTGRES_USER);
+    assert.equal(server.POSTGRES_PWD, pg.POSTGRES_PASSWORD);
+    assert.match(pg.POSTGRES_PASSWORD ?? '', /^\$\{POSTGRES_PASSWORD:\?/, 'the database password comes from .env and is required');
+
+    const schema = env('temporal-schema');
+    assert.equal(schema.SQL_PLUGIN, server.DB);
+    assert.equal(schema.SQL_HOST, server.POSTGRES_SEEDS);
+    assert.equal(schema.SQL_PORT, server.DB_PORT);
+    assert.equal(schema.SQL_USER, pg.POSTGRES_USER);
+    assert.equal(schema.SQL_PASSWORD, pg.POSTGRES_PASSWORD);
+
+    assert.deepEqual(dependencies('temporal-schema').postgresql, { condition: 'service_healthy' });
+    assert.deepEqual(dependencies('temporal')['temporal-schema'], { condition: 'service_completed_successfully' });
+  });
+
+  test("the server's dynamic config enables update-with-start and is mounted where DYNAMIC_CONFIG_FILE_PATH points", () => {
+    const server = service('temporal');
+    const mounted = server.configs?.find((c) => c.target === env('temporal').DYNAMIC_CONFIG_FILE_PATH);
+    assert.ok(mounted, 'DYNAMIC_CONFIG_FILE_PATH is a mounted config');
+    const content = parse(compose.configs?.[mounted.source]?.content ?? '') as Record<string, { value: unknown }[]>;
+    assert.equal(content['frontend.enableExecuteMultiOperation']?.[0]?.value, true);
+  });
+
+  test('gRPC and the Web UI are published on loopback; the UI points at the server', () => {
+    assert.deepEqual(ports('temporal'), [{ ip: '127.0.0.1', host: 7233, container: 7233 }]);
+    const ui = ports('temporal-ui');
+    assert.equal(ui.length, 1);
+    assert.equal(ui[0]?.container, 8080);
+    assert.ok([8080, 8233].includes(ui[0]?.host ?? 0));
+    assert.equal(ui[0]?.ip, '127.0.0.1');
+    assert.equal(env('temporal-ui').TEMPORAL_ADDRESS, 'temporal:7233');
+    assert.deepEqual(dependencies('temporal-ui').temporal, { condition: 'service_healthy' });
+  });
+
+  test("the setup job creates the namespace and registers exactly the project's search attributes", () => {
+    const setup = env('temporal-setup');
+    assert.equal(setup.TEMPORAL_ADDRESS, 'temporal:7233');
+    const registered = (setup.DOCS_ADMIN_SEARCH_ATTRIBUTES ?? '').split(/\s+/).filter(Boolean).sort();
+    assert.deepEqual(registered, Object.keys(SEARCH_ATTRIBUTE_REGISTRATION).sort());
+    assert.ok(Object.values(SEARCH_ATTRIBUTE_REGISTRATION).every((type) => type === 'Keyword'));
+    const script = [service('temporal-setup').command ?? []].flat().join('\n');
+    assert.match(script, /search-attribute create .*--type Keyword/);
+    assert.match(script, /namespace create/);
+    assert.equal(setup.TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE, 'setup prepares the namespace the worker uses');
+    assert.deepEqual(dependencies('temporal-setup').temporal, { condition: 'service_healthy' });
+  });
+
+  test('the worker: two replicas of the built image, wired to temporal:7233, after setup', () => {
+    const worker = service('worker');
+    assert.equal(worker.deploy?.replicas, 2);
+    assert.equal(worker.build?.context, '.');
+    assert.match(dockerfile, new RegExp(`^FROM \\S+ AS ${worker.build?.target}$`, 'm'), 'the build target is a Dockerfile stage');
+    assert.equal(worker.container_name, undefined, 'replicas cannot share a container name');
+    assert.equal(worker.ports, undefined, 'replicas cannot share a published port');
+
+    const workerEnv = env('worker');
+    const [host, port] = (workerEnv.TEMPORAL_ADDRESS ?? '').split(':');
+    assert.equal(host, 'temporal');
+    assert.equal(Number(port), ports('temporal')[0]?.container, "TEMPORAL_ADDRESS is the server's gRPC port");
+
+    const deps = dependencies('worker');
+    assert.deepEqual(deps['temporal-setup'], { condition: 'service_completed_successfully' });
+    assert.deepEqual(deps.emulator, { condition: 'service_healthy', required: false });
+  });
+
+  test('every contract variable reaches the worker, with the contract defaults', () => {
+    const workerEnv = env('worker');
+    for (const name of ['ADMIN_API_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'AGENT_RATE_LIMIT', 'METRICS_PORT']) {
+      assert.ok(workerEnv[name], `worker sets ${name}`);
+    }
+    assert.equal(defaultOf(workerEnv.TEMPORAL_NAMESPACE as string), DEFAULT_NAMESPACE);
+    assert.equal(defaultOf(workerEnv.TEMPORAL_TASK_QUEUE as string), DEFAULT_TASK_QUEUE);
+    assert.equal(defaultOf(workerEnv.AGENT_RATE_LIMIT as string), '100/1h');
+    assert.match(workerEnv.ADMIN_API_URL as string, /^\$\{ADMIN_API_URL:-https?:\/\/[^}]+\}$/);
+
+    // Prometheus can scrape every replica inside the network.
+    assert.equal(workerEnv.METRICS_HOST, '0.0.0.0');
+    assert.ok(service('worker').expose?.includes(workerEnv.METRICS_PORT as string));
+  });
+
+  test('ADMIN_API_KEY comes from a secret fed by the environment, never from the file', () => {
+    const workerEnv = env('worker');
+    assert.equal(workerEnv.ADMIN_API_KEY, undefined, 'no key in the environment block');
+    const secretName = (service('worker').secrets ?? [])[0];
+    assert.ok(secretName, 'the worker mounts a secret');
+    assert.equal(workerEnv.ADMIN_API_KEY_FILE, `/run/secrets/${secretName}`);
+    assert.deepEqual(compose.secrets?.[secretName], { environment: 'ADMIN_API_KEY' });
+    // The image's entrypoint turns ADMIN_API_KEY_FILE into ADMIN_API_KEY before exec'ing the command.
+    assert.match(dockerfile, /ADMIN_API_KEY_FILE[\s\S]*export ADMIN_API_KEY[\s\S]*exec \\"\$@\\"/);
+
+    assert.doesNotMatch(composeText, /mint_[A-Za-z0-9]/, 'no literal admin key in docker-compose.yml');
+    assert.doesNotMatch(dockerfile, /mint_[A-Za-z0-9]/, 'no literal admin key in the Dockerfile');
+    assert.match(dockerignore, /^\.env$/m, '.env stays out of the build context');
+  });
+
+  test('the emulator and the CLI exist only under their profiles', () => {
+    const defaults = Object.entries(services)
+      .filter(([, s]) => !s.profiles || s.profiles.length === 0)
+      .map(([name]) => name)
+      .sort();
+    assert.deepEqual(defaults, ['postgresql', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    assert.deepEqual(service('emulator').profiles, ['emulator']);
+    assert.deepEqual(service('cli').profiles, ['cli']);
+  });
+
+  test('the emulator listens on 0.0.0.0 in its container and the documented ADMIN_API_URL reaches it', () => {
+    const emulatorSource = readFileSync(path.join(ROOT, 'src/emulator/main.ts'), 'utf8');
+    assert.match(emulatorSource, /process\.env\.EMULATOR_HOST/);
+    assert.match(emulatorSource, /'EMULATOR_PORT'/);
+    const emulatorEnv = env('emulator');
+    assert.equal(emulatorEnv.EMULATOR_HOST, '0.0.0.0');
+    const url = `http://emulator:${emulatorEnv.EMULATOR_PORT}`;
+    assert.equal(emulatorEnv.EMULATOR_PUBLIC_URL, url, 'bundle links name a host the workers resolve');
+    assert.ok(composeText.includes(`ADMIN_API_URL=${url}\n`), `the header tells users to set ADMIN_API_URL=${url}`);
+    assert.match(JSON.stringify(service('emulator').healthcheck?.test), new RegExp(`127\\.0\\.0\\.1:${emulatorEnv.EMULATOR_PORT}/`));
+    assert.deepEqual(service('emulator').command, ['node', compiled(scriptModule('emulator'))]);
+  });
+
+  test('the CLI service runs the npm run cli module', () => {
+    assert.deepEqual(service('cli').entrypoint, ['node', compiled(scriptModule('cli'))]);
+    assert.equal(env('cli').TEMPORAL_ADDRESS, 'temporal:7233');
+  });
+});
+
+describe('Dockerfile', () => {
+  const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/gm)].map((m) => ({ image: m[1], name: m[2] }));
+  const runtimeStart = dockerfile.lastIndexOf('\nFROM ');
+  const runtime = dockerfile.slice(runtimeStart);
+
+  test('multi-stage on node:20-slim, runtime without dev dependencies, as a non-root user', () => {
+    assert.ok(stages.length >= 2, 'multi-stage');
+    assert.match(dockerfile, /^ARG NODE_IMAGE=node:20-slim$/m);
+    assert.ok(stages.every((s) => s.image === '${NODE_IMAGE}'));
+    assert.match(dockerfile, /npm ci --omit=dev/);
+    assert.match(runtime, /^USER (?!root)\S+$/m);
+    assert.match(runtime, /^HEALTHCHECK /m);
+  });
+
+  test("CMD runs the module of `npm run worker`, compiled where the build stage's tsc puts it", () => {
+    assert.match(dockerfile, /tsc -p tsconfig\.json --noEmit false --outDir dist --rootDir \.(\s|$)/m);
+    const cmd = /^CMD (\[.*\])$/m.exec(runtime);
+    assert.ok(cmd, 'CMD in exec form');
+    assert.deepEqual(JSON.parse(cmd[1] as string), ['node', compiled(scriptModule('worker'))]);
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(runtime);
+    assert.ok(entrypoint, 'ENTRYPOINT in exec form');
+    const script = (JSON.parse(entrypoint[1] as string) as string[]).join(' ');
+    assert.match(script, /exec "\$@"/, 'the entrypoint execs the command (signals reach node)');
+  });
+
+  test('the build context leaves out dependencies, local state and secrets', () => {
+    for (const entry of ['node_modules', '.tools', '.data', '.env', '.git']) {
+      assert.match(dockerignore, new RegExp(`^${entry.replace('.', '\\.')}$`, 'm'), `.dockerignore lists ${entry}`);
+    }
+  });
+});
