@@ -3,6 +3,7 @@
 // starts carry a one-line summary, details and the Docs* search attributes for the Web UI; callers
 // pass a requestId to make a start idempotent (same id -> the same workflow, never a second one).
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import {
   Client,
   Connection,
@@ -101,6 +102,30 @@ export function temporalConnectionOptions(env: NodeJS.ProcessEnv = process.env):
   return { ...(connectionOptions as ConnectionOptions), address: env.TEMPORAL_ADDRESS || connectionOptions.address || address };
 }
 
+/** Splits host:port, [v6]:port or a bare host (port 7233). */
+export function splitAddress(address: string): { host: string; port: number } {
+  const match = /^\[([^\]]+)\](?::(\d+))?$/.exec(address) ?? /^([^:]+)(?::(\d+))?$/.exec(address);
+  if (!match) throw new TemporalUnreachableError(address, { cause: new Error('TEMPORAL_ADDRESS must be host:port') });
+  return { host: match[1] as string, port: match[2] ? Number(match[2]) : 7233 };
+}
+
+async function probeTcp(address: string, timeoutMs: number): Promise<void> {
+  const { host, port } = splitAddress(address);
+  await new Promise<void>((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    const fail = (err: Error) => {
+      socket.destroy();
+      reject(new TemporalUnreachableError(address, { cause: err }));
+    };
+    socket.setTimeout(timeoutMs, () => fail(new Error(`connect timed out after ${timeoutMs}ms`)));
+    socket.once('error', fail);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+  });
+}
+
 export interface ConnectClientOptions {
   /** Give up connecting after this long (default 5000 ms). */
   connectTimeoutMs?: number;
@@ -113,9 +138,13 @@ export interface ConnectClientOptions {
 export async function connectClient(env: NodeJS.ProcessEnv = process.env, options: ConnectClientOptions = {}): Promise<Client> {
   const connectionOptions = temporalConnectionOptions(env);
   const { namespace } = loadTemporalConfig(env);
+  const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
+  // reason, instead of gRPC's reconnect loop running out the whole connect timeout.
+  await probeTcp(connectionOptions.address, timeoutMs);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...connectionOptions, connectTimeout: options.connectTimeoutMs ?? 5_000 });
+    connection = await Connection.connect({ ...connectionOptions, connectTimeout: timeoutMs });
   } catch (err) {
     throw new TemporalUnreachableError(connectionOptions.address, { cause: err });
   }

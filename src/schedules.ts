@@ -1,0 +1,308 @@
+// Temporal Schedules (client.schedule, not cronSchedule) for the docs-admin workflows: periodic exports
+// per domain (action: start staticExport) and keepers that are re-ensured on a timetable (action:
+// start bundleKeeper; with the default overlap policy `skip` at most one keeper per schedule runs, and
+// a keeper that ended is started again at the next tick).
+import {
+  DAYS_OF_WEEK,
+  MONTHS,
+  type CalendarSpecDescription,
+  type Client,
+  type Range,
+  type ScheduleDescription,
+  type ScheduleHandle,
+  type ScheduleOverlapPolicy,
+  type ScheduleSummary,
+  type ScheduleUpdateOptions,
+} from '@temporalio/client';
+import { exportSummary, InvalidInputError, keeperInputProblems } from './client';
+import { parseDuration } from './config';
+import { DEFAULT_TASK_QUEUE, SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from './shared';
+import { exportInputProblems, hostnameProblem, normalizeExportInput } from './validation/export';
+
+export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
+export type OverlapName = (typeof OVERLAP_POLICIES)[number];
+
+export function toOverlapPolicy(name: string): ScheduleOverlapPolicy {
+  if (!(OVERLAP_POLICIES as readonly string[]).includes(name)) {
+    throw new InvalidInputError([`overlap must be one of ${OVERLAP_POLICIES.join(', ')} (got "${name}")`]);
+  }
+  return name.toUpperCase().replace(/-/g, '_') as ScheduleOverlapPolicy;
+}
+
+export function overlapName(policy: ScheduleOverlapPolicy | undefined): OverlapName | 'unspecified' {
+  return policy ? (policy.toLowerCase().replace(/_/g, '-') as OverlapName) : 'unspecified';
+}
+
+export type ScheduleTarget = { kind: 'export'; input: StaticExportInput } | { kind: 'keeper'; input: BundleKeeperInput };
+
+/** When a schedule fires. At least one of cron / every. */
+export interface ScheduleTiming {
+  /** Cron expressions (5 fields, or with seconds/years; @daily etc.). */
+  cron?: string[];
+  /** Intervals such as 1h, 30m, 1d. */
+  every?: string[];
+  /** IANA time zone for cron expressions (default UTC). */
+  timezone?: string;
+  /** Random delay added to each action, e.g. 30s. */
+  jitter?: string;
+}
+
+export interface CreateScheduleOptions extends ScheduleTiming {
+  /** Default export:<domain> or keeper:<domain>. */
+  scheduleId?: string;
+  taskQueue?: string;
+  /** Default skip. */
+  overlap?: OverlapName;
+  paused?: boolean;
+  note?: string;
+}
+
+export function defaultScheduleId(kind: ScheduleTarget['kind'], domain: string): string {
+  return `${kind}:${domain}`;
+}
+
+/** The schedule id given, else the default for a domain; throws when neither says which schedule. */
+export function resolveScheduleId(id: string | undefined, domain: string | undefined, kind: ScheduleTarget['kind'] = 'export'): string {
+  if (id) return id;
+  if (domain) {
+    const problem = hostnameProblem(domain);
+    if (problem) throw new InvalidInputError([problem]);
+    return defaultScheduleId(kind, domain);
+  }
+  throw new InvalidInputError(['give a schedule id (or --domain D for export:D)']);
+}
+
+/** Every problem with a schedule's timing, each naming the option. */
+export function timingProblems(timing: ScheduleTiming, requireOne = true): string[] {
+  const problems: string[] = [];
+  const cron = timing.cron ?? [];
+  const every = timing.every ?? [];
+  if (requireOne && cron.length === 0 && every.length === 0) problems.push('give --cron EXPR and/or --every DURATION');
+  for (const expr of cron) {
+    const fields = expr.trim().split(/\s+/);
+    if (!(expr.trim().startsWith('@') || (fields.length >= 5 && fields.length <= 7))) {
+      problems.push(`cron "${expr}" must have 5 fields (minute hour day-of-month month day-of-week), or be @hourly, @daily, ...`);
+    }
+  }
+  for (const text of every) {
+    try {
+      if (parseDuration(text) < 1_000) problems.push(`every "${text}" is shorter than one second`);
+    } catch (err) {
+      problems.push(`every: ${(err as Error).message}`);
+    }
+  }
+  if (timing.jitter !== undefined) {
+    try {
+      parseDuration(timing.jitter);
+    } catch (err) {
+      problems.push(`jitter: ${(err as Error).message}`);
+    }
+  }
+  if (timing.timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: timing.timezone });
+    } catch {
+      problems.push(`timezone "${timing.timezone}" is not an IANA time zone such as UTC or Europe/Paris`);
+    }
+  }
+  return problems;
+}
+
+function specOf(timing: ScheduleTiming) {
+  return {
+    ...(timing.cron && timing.cron.length > 0 ? { cronExpressions: timing.cron } : {}),
+    ...(timing.every && timing.every.length > 0 ? { intervals: timing.every.map((text) => ({ every: parseDuration(text) })) } : {}),
+    ...(timing.timezone ? { timezone: timing.timezone } : {}),
+    ...(timing.jitter ? { jitter: parseDuration(timing.jitter) } : {}),
+  };
+}
+
+function targetProblems(target: ScheduleTarget): string[] {
+  return target.kind === 'export' ? exportInputProblems(target.input) : keeperInputProblems(target.input);
+}
+
+function actionOf(target: ScheduleTarget, taskQueue: string) {
+  if (target.kind === 'export') {
+    const input = normalizeExportInput(target.input);
+    return {
+      type: 'startWorkflow' as const,
+      workflowType: WorkflowType.staticExport,
+      // The server appends the scheduled time to this id: static-export:<domain>:scheduled-<time>.
+      workflowId: exportWorkflowId(input.domain, 'scheduled'),
+      taskQueue,
+      args: [input],
+      staticSummary: `${exportSummary(input)} (scheduled)`,
+      typedSearchAttributes: [{ key: SearchAttr.domain, value: input.domain }],
+    };
+  }
+  return {
+    type: 'startWorkflow' as const,
+    workflowType: WorkflowType.bundleKeeper,
+    workflowId: keeperWorkflowId(target.input.domain),
+    taskQueue,
+    args: [target.input],
+    staticSummary: `Bundle keeper for ${target.input.domain} (scheduled)`,
+    typedSearchAttributes: [{ key: SearchAttr.domain, value: target.input.domain }],
+  };
+}
+
+/** Creates a schedule; throws InvalidInputError before contacting the server when anything is invalid. */
+export async function createDocsSchedule(client: Client, target: ScheduleTarget, options: CreateScheduleOptions): Promise<ScheduleHandle> {
+  const problems = [...targetProblems(target), ...timingProblems(options)];
+  const overlap = toOverlapPolicy(options.overlap ?? 'skip');
+  if (problems.length > 0) throw new InvalidInputError(problems);
+  const scheduleId = options.scheduleId ?? defaultScheduleId(target.kind, target.input.domain);
+  return client.schedule.create({
+    scheduleId,
+    spec: specOf(options),
+    action: actionOf(target, options.taskQueue || process.env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE),
+    policies: { overlap },
+    state: { paused: options.paused ?? false, ...(options.note ? { note: options.note } : {}) },
+    memo: { kind: target.kind, domain: target.input.domain },
+    typedSearchAttributes: [{ key: SearchAttr.domain, value: target.input.domain }],
+  });
+}
+
+export interface UpdateScheduleChanges extends ScheduleTiming {
+  overlap?: OverlapName;
+  /** For export schedules: a new version label / page list. */
+  version?: string;
+  paths?: string[];
+}
+
+/** Changes the timing, overlap policy or export input of a schedule; untouched fields stay as they are. */
+export async function updateDocsSchedule(client: Client, scheduleId: string, changes: UpdateScheduleChanges): Promise<void> {
+  const problems = timingProblems(changes, false);
+  const overlap = changes.overlap ? toOverlapPolicy(changes.overlap) : undefined;
+  if (problems.length > 0) throw new InvalidInputError(problems);
+  const handle = client.schedule.getHandle(scheduleId);
+  await handle.update((previous) => {
+    const retime = (changes.cron?.length ?? 0) > 0 || (changes.every?.length ?? 0) > 0;
+    const spec = retime
+      ? specOf({ ...changes, timezone: changes.timezone ?? previous.spec.timezone, jitter: changes.jitter })
+      : { ...previous.spec, ...(changes.timezone ? { timezone: changes.timezone } : {}), ...(changes.jitter ? { jitter: parseDuration(changes.jitter) } : {}) };
+    let action = previous.action;
+    if ((changes.version !== undefined || changes.paths !== undefined) && action.type === 'startWorkflow' && action.workflowType === WorkflowType.staticExport) {
+      const input = { ...(action.args?.[0] as StaticExportInput) };
+      if (changes.version !== undefined) input.version = changes.version;
+      if (changes.paths !== undefined) input.paths = changes.paths;
+      const inputProblems = exportInputProblems(input);
+      if (inputProblems.length > 0) throw new InvalidInputError(inputProblems);
+      action = { ...action, args: [input], staticSummary: `${exportSummary(input)} (scheduled)` };
+    }
+    const updated: ScheduleUpdateOptions = {
+      spec,
+      action,
+      policies: { ...previous.policies, ...(overlap ? { overlap } : {}) },
+      state: previous.state,
+    };
+    return updated;
+  });
+}
+
+/** A plain, printable view of a schedule (for the CLI's describe/list and their --json). */
+export interface ScheduleView {
+  scheduleId: string;
+  kind: string | null;
+  domain: string | null;
+  workflowType: string | null;
+  cron: string[];
+  every: string[];
+  timezone: string | null;
+  overlap: string;
+  paused: boolean;
+  note: string | null;
+  nextActionTimes: string[];
+  recentActions: { scheduledAt: string; workflowId: string }[];
+  numActionsTaken?: number;
+}
+
+function field<U>(ranges: Range<U>[], toNumber: (u: U) => number, min: number, max: number): string {
+  if (ranges.length === 0) return '*';
+  const parts = ranges.map((r) => {
+    const start = toNumber(r.start);
+    const end = toNumber(r.end ?? r.start);
+    const step = r.step ?? 1;
+    const span = start === min && end === max ? '*' : end === start ? String(start) : `${start}-${end}`;
+    return step > 1 ? `${span}/${step}` : span;
+  });
+  return parts.join(',');
+}
+
+/** A calendar spec (the server's form of a cron expression) back as `minute hour day-of-month month day-of-week`. */
+export function cronOfCalendar(calendar: CalendarSpecDescription): string {
+  const month = (m: (typeof MONTHS)[number]) => MONTHS.indexOf(m) + 1;
+  const day = (d: (typeof DAYS_OF_WEEK)[number]) => DAYS_OF_WEEK.indexOf(d);
+  const num = (n: number) => n;
+  return [
+    field(calendar.minute, num, 0, 59),
+    field(calendar.hour, num, 0, 23),
+    field(calendar.dayOfMonth, num, 1, 31),
+    field(calendar.month, month, 1, 12),
+    field(calendar.dayOfWeek, day, 0, 6),
+  ].join(' ');
+}
+
+/** Milliseconds as the shortest exact unit: 3600000 -> 1h, 90000 -> 90s. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+export function viewOf(schedule: ScheduleDescription | ScheduleSummary): ScheduleView {
+  const memo = schedule.memo;
+  const action = schedule.action;
+  return {
+    scheduleId: schedule.scheduleId,
+    kind: typeof memo?.kind === 'string' ? memo.kind : null,
+    domain: typeof memo?.domain === 'string' ? memo.domain : null,
+    workflowType: action && action.type === 'startWorkflow' ? action.workflowType : null,
+    cron: (schedule.spec?.calendars ?? []).map(cronOfCalendar),
+    every: (schedule.spec?.intervals ?? []).map((i) => formatDuration(Number(i.every))),
+    timezone: schedule.spec?.timezone ?? null,
+    overlap: 'policies' in schedule ? overlapName(schedule.policies.overlap) : 'unspecified',
+    paused: schedule.state.paused,
+    note: schedule.state.note ?? null,
+    nextActionTimes: schedule.info.nextActionTimes.map((d) => d.toISOString()),
+    recentActions: schedule.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+    ...('numActionsTaken' in schedule.info ? { numActionsTaken: schedule.info.numActionsTaken } : {}),
+  };
+}
+
+export async function describeDocsSchedule(client: Client, scheduleId: string): Promise<ScheduleView> {
+  return viewOf(await client.schedule.getHandle(scheduleId).describe());
+}
+
+/** Every schedule in the namespace whose action starts one of this project's workflows. */
+export async function listDocsSchedules(client: Client): Promise<ScheduleView[]> {
+  const ours = new Set<string>([WorkflowType.staticExport, WorkflowType.bundleKeeper]);
+  const views: ScheduleView[] = [];
+  for await (const summary of client.schedule.list()) {
+    if (summary.action?.type === 'startWorkflow' && ours.has(summary.action.workflowType)) views.push(viewOf(summary));
+  }
+  return views.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+}
+
+export async function triggerDocsSchedule(client: Client, scheduleId: string, overlap?: OverlapName): Promise<void> {
+  await client.schedule.getHandle(scheduleId).trigger(overlap ? toOverlapPolicy(overlap) : undefined);
+}
+
+export async function backfillDocsSchedule(client: Client, scheduleId: string, start: Date, end: Date, overlap?: OverlapName): Promise<void> {
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new InvalidInputError(['backfill --start and --end must be ISO-8601 times']);
+  if (end <= start) throw new InvalidInputError(['backfill --end must be after --start']);
+  await client.schedule.getHandle(scheduleId).backfill({ start, end, ...(overlap ? { overlap: toOverlapPolicy(overlap) } : {}) });
+}
+
+export async function pauseDocsSchedule(client: Client, scheduleId: string, note?: string): Promise<void> {
+  await client.schedule.getHandle(scheduleId).pause(note ?? 'paused from the docs-admin CLI');
+}
+
+export async function unpauseDocsSchedule(client: Client, scheduleId: string, note?: string): Promise<void> {
+  await client.schedule.getHandle(scheduleId).unpause(note ?? 'unpaused from the docs-admin CLI');
+}
+
+export async function deleteDocsSchedule(client: Client, scheduleId: string): Promise<void> {
+  await client.schedule.getHandle(scheduleId).delete();
+}
