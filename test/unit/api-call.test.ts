@@ -5,6 +5,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AdminApiClient } from '../../src/api/client';
+import type { AgentJob } from '../../src/api/types';
 import { callAdminApi } from '../../src/activities/api-call';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
 
@@ -37,12 +38,12 @@ describe('callAdminApi', () => {
   test('returns the value and passes the activity cancellation signal', async () => {
     const env = mockEnv();
     let seen: AbortSignal | undefined;
-    const job = await env.run(() =>
+    const job = (await env.run(() =>
       callAdminApi('createAgentJob', (signal) => {
         seen = signal;
         return client.createAgentJob('p', 'hello', { signal });
       }),
-    );
+    )) as AgentJob;
     assert.equal(job.status, 'active');
     assert.equal(seen, env.context.cancellationSignal);
   });
