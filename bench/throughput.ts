@@ -46,6 +46,8 @@ export interface ThroughputOptions {
   projects?: number;
   /** A running server to use; default TEMPORAL_ADDRESS, else a dev server started (and stopped) here. */
   temporalAddress?: string;
+  /** Dynamic config of the dev server started here (e.g. task queue partitions). */
+  dynamicConfig?: Record<string, string | number | boolean>;
   /** Progress lines. Default: stderr. */
   log?: (line: string) => void;
 }
@@ -163,7 +165,8 @@ function figures(
       peakRssMiB: round(usage.peakRssBytes / MiB, 1),
       cpuSeconds: round(usage.cpuSeconds),
       cpuPercent: round((usage.cpuSeconds / wallSeconds) * 100, 1),
-      rssTimelineMiB: Array.from(rssTimelineMiB, (v) => v ?? 0),
+      // A second without a sample (a busy sampler) repeats the previous reading.
+      rssTimelineMiB: Array.from(rssTimelineMiB, (v, i) => v ?? rssTimelineMiB.slice(0, i).findLast((x) => x !== undefined) ?? 0),
     },
   };
 }
@@ -210,7 +213,7 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
   const tag = `b${Date.now().toString(36)}`;
 
   const address = opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
-  const server = address ? undefined : await DevServer.start();
+  const server = address ? undefined : await DevServer.start({ dynamicConfig: opts.dynamicConfig ?? {} });
   const temporalAddress = address ?? server!.address;
   const { client, close: closeClient } = await connect(temporalAddress);
   let emulator: EmulatorHandle | undefined;
@@ -276,7 +279,6 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
         ADMIN_API_URL: emulator.url,
         ADMIN_API_KEY: secretKey('bench'),
         AGENT_RATE_LIMIT: '100000/1h',
-        LOG_LEVEL: 'WARN',
       },
     });
     workers.push(worker);

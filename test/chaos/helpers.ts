@@ -61,6 +61,8 @@ export interface DevServerOptions {
   dbFile?: string;
   /** Default: a free port (kept across restarts). */
   port?: number;
+  /** Extra `--dynamic-config-value name=value` settings. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /** `temporal server start-dev` owned by this process, on 127.0.0.1, headless, with the project's search attributes. */
@@ -68,13 +70,15 @@ export class DevServer {
   readonly cli: string;
   readonly port: number;
   readonly dbFile: string | undefined;
+  readonly dynamicConfig: Record<string, string | number | boolean>;
   readonly output = new Tail(256 * 1024);
   #child: ChildProcess | undefined;
 
-  private constructor(cli: string, port: number, dbFile: string | undefined) {
+  private constructor(cli: string, port: number, dbFile: string | undefined, dynamicConfig: Record<string, string | number | boolean>) {
     this.cli = cli;
     this.port = port;
     this.dbFile = dbFile;
+    this.dynamicConfig = dynamicConfig;
   }
 
   get address(): string {
@@ -88,7 +92,7 @@ export class DevServer {
   static async start(options: DevServerOptions = {}): Promise<DevServer> {
     const cli = findTemporalCli();
     if (!cli) throw new Error('no Temporal CLI: run `npm run bootstrap` (or set TEMPORAL_CLI)');
-    const server = new DevServer(cli, options.port ?? (await freePort()), options.dbFile);
+    const server = new DevServer(cli, options.port ?? (await freePort()), options.dbFile, options.dynamicConfig ?? {});
     await server.start();
     return server;
   }
@@ -100,6 +104,7 @@ export class DevServer {
       '--ip', '127.0.0.1', '--port', String(this.port),
       '--log-level', 'error',
       '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+      ...Object.entries(this.dynamicConfig).flatMap(([name, value]) => ['--dynamic-config-value', `${name}=${JSON.stringify(value)}`]),
       ...(this.dbFile ? ['--db-filename', this.dbFile] : []),
       ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
     ];
@@ -269,12 +274,12 @@ export class WorkerProcess {
           return worker.output.text.includes(readyLine);
         },
         `the worker to log "${readyLine}"`,
-        options.readyTimeoutMs ?? 90_000,
+        options.readyTimeoutMs ?? 180_000,
         100,
       );
     } catch (err) {
       await worker.kill('SIGKILL');
-      throw err;
+      throw new Error(`${(err as Error).message}; its output ended with:\n${worker.output.text.slice(-2000)}`, { cause: err });
     }
     return worker;
   }
@@ -440,4 +445,125 @@ export function findSecret(secret: string, sources: Record<string, string | stri
     });
   }
   return found;
+}
+
+// ---- assertions shared by the chaos tests ------------------------------------------------------------------------
+
+export interface OutcomeReport {
+  exportsCompleted: number;
+  agentsCompleted: number;
+  /** Agent workflows that failed with OutcomeUnknown (allowed only under create faults). */
+  agentsOutcomeUnknown: number;
+  /** Prompts with more than one agent job at the emulator (must be 0). */
+  duplicates: number;
+  /** Every broken expectation, one line each (must be empty). */
+  problems: string[];
+}
+
+/**
+ * Checks every lifecycle's result against the emulator: exports completed with a bundle for their own
+ * domain; agent workflows completed with the one job the emulator holds for their prompt, or (when
+ * allowOutcomeUnknown) failed with OutcomeUnknown and at most one job for their prompt.
+ */
+export function checkOutcomes(
+  lifecycles: Lifecycles,
+  settled: readonly Settled[],
+  emulatorJobs: readonly EmulatedAgentJob[],
+  { allowOutcomeUnknown = false } = {},
+): OutcomeReport {
+  const byId = new Map(settled.map((s) => [s.workflowId, s]));
+  const perPrompt = jobsPerPrompt(emulatorJobs);
+  const jobByPrompt = new Map(emulatorJobs.map((j) => [j.prompt, j]));
+  const report: OutcomeReport = { exportsCompleted: 0, agentsCompleted: 0, agentsOutcomeUnknown: 0, duplicates: 0, problems: [] };
+  lifecycles.exportIds.forEach((id, i) => {
+    const s = byId.get(id);
+    const domain = lifecycles.exportDomains[i];
+    const result = s?.result as { domain?: string; bundleUrl?: string; jobId?: string } | undefined;
+    if (!s?.ok) report.problems.push(`export ${id} did not complete: ${s?.failureType} ${s?.message ?? 'not settled'}`);
+    else if (result?.domain !== domain || !result?.bundleUrl || !result?.jobId) report.problems.push(`export ${id}: wrong result ${JSON.stringify(result)}`);
+    else report.exportsCompleted++;
+  });
+  for (const agent of lifecycles.agents) {
+    const s = byId.get(agent.workflowId);
+    const count = perPrompt.get(agent.prompt) ?? 0;
+    if (count > 1) {
+      report.duplicates++;
+      report.problems.push(`agent ${agent.workflowId}: ${count} jobs at the emulator for one prompt (a duplicate)`);
+      continue;
+    }
+    if (s?.ok) {
+      const result = s.result as { jobId?: string; status?: string; prLink?: string | null };
+      const job = jobByPrompt.get(agent.prompt);
+      if (count !== 1 || result.jobId !== job?.id) report.problems.push(`agent ${agent.workflowId}: result job ${result.jobId} is not the emulator's job ${job?.id} (jobs: ${count})`);
+      else if (result.status !== 'completed' || !result.prLink) report.problems.push(`agent ${agent.workflowId}: wrong result ${JSON.stringify(result)}`);
+      else report.agentsCompleted++;
+    } else if (allowOutcomeUnknown && s?.failureType === 'OutcomeUnknown') {
+      report.agentsOutcomeUnknown++;
+    } else {
+      report.problems.push(`agent ${agent.workflowId} failed: ${s?.failureType} ${s?.message ?? 'not settled'}`);
+    }
+  }
+  return report;
+}
+
+/** Ids of every workflow on a task queue (agent and export workflows, limiters, keepers), from visibility. */
+export async function workflowIdsOn(client: Client, taskQueue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) ids.push(wf.workflowId);
+  return [...new Set(ids)];
+}
+
+export interface SecretScan {
+  /** Where the key was found (empty: nowhere). */
+  found: string[];
+  historiesScanned: number;
+  logBytes: number;
+  cliBytes: number;
+}
+
+/**
+ * Looks for the API key in every history on the task queues (fetched through the client, payloads
+ * decoded), in `temporal workflow show/list --output json` for some of them, in the status command of
+ * the project's CLI, and in the given logs.
+ */
+export async function scanForSecret(options: {
+  key: string;
+  client: Client;
+  server: DevServer;
+  taskQueues: string[];
+  logs: Record<string, string>;
+  /** How many histories to also export with the Temporal CLI. Default 5. */
+  cliSample?: number;
+}): Promise<SecretScan> {
+  const ids = (await Promise.all(options.taskQueues.map((q) => workflowIdsOn(options.client, q)))).flat();
+  const histories = await historiesText(options.client, ids);
+  const cli: string[] = [];
+  for (const id of ids.slice(0, options.cliSample ?? 5)) {
+    cli.push(await options.server.cliOutput(['workflow', 'show', '--workflow-id', id, '--output', 'json']));
+    cli.push(await options.server.cliOutput(['workflow', 'describe', '--workflow-id', id, '--output', 'json']));
+  }
+  cli.push(await options.server.cliOutput(['workflow', 'list', '--output', 'json', '--limit', '200']));
+  for (const id of ids.slice(0, 3)) cli.push(await projectCli(['status', id, '--json'], options.server.address));
+  const found = findSecret(options.key, { history: histories, cli, ...options.logs });
+  return {
+    found,
+    historiesScanned: histories.length,
+    logBytes: Object.values(options.logs).reduce((n, s) => n + s.length, 0),
+    cliBytes: cli.reduce((n, s) => n + s.length, 0),
+  };
+}
+
+/** `npm run cli -- <args>` (src/starter.ts) against address: stdout and stderr together, whatever the exit code. */
+export async function projectCli(args: string[], address: string): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'starter.ts'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TEMPORAL_ADDRESS: address },
+      timeout: 60_000,
+    });
+    return stdout + stderr;
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    return `${e.stdout ?? ''}${e.stderr ?? ''}${e.message}`;
+  }
 }

@@ -1,0 +1,258 @@
+// `npm run bench`: the three benchmarks, one after another, and their results in bench/results/:
+//   (1) polling efficiency (bench/polling-sim.ts: deterministic simulation; polling.{json,md,svg}),
+//   (2) end-to-end throughput (bench/throughput.ts: dev server + emulator + worker process; throughput.svg),
+//   (3) rate-limit drain (bench/rate-limit-drain.ts),
+// then summary.json (every report), summary.md (every table) and the tables on stdout.
+//
+// Options (arguments or environment): --size N / BENCH_SIZE (throughput lifecycles, default 2000),
+// --only polling,throughput,drain / BENCH_ONLY, --out DIR / BENCH_OUT (default bench/results).
+// Exit code 1 when a target is missed (the files are written anyway).
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runPollingBenchmark, type PollingReport } from './polling-sim';
+import { renderMarkdown as renderPollingMarkdown, renderSvg as renderPollingSvg, renderText as renderPollingText } from './lib/report';
+import { runRateLimitDrain, type RateLimitDrainFigures } from './rate-limit-drain';
+import { runThroughputBenchmark, type RunFigures, type ThroughputReport } from './throughput';
+
+const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export function renderThroughputMarkdown(r: ThroughputReport): string {
+  const d = r.durations;
+  const row = (name: string, f: RunFigures): string =>
+    `| ${name} | ${f.workflows} | ${f.completed} | ${f.failed} | ${fmt(f.wallSeconds)} | **${fmt(f.completedPerSecond)}** | ${fmt(f.worker.peakRssMiB, 0)} | ${fmt(f.worker.cpuSeconds)} | ${fmt(f.worker.cpuPercent, 0)} % |`;
+  const out = [
+    '# End-to-end throughput',
+    '',
+    `\`bench/throughput.ts\`: ${r.size} lifecycles in flight at once (half static exports, half agent jobs) on a Temporal dev server,`,
+    `one worker process, against the emulator (agent active ${d.agentActiveMs / 1000} s, export ${d.exportQueuedMs / 1000} s queued + ${d.exportDurationMs / 1000} s running).`,
+    'The baseline runs workflows of the same shape (the same polling policies, as many timers) with no activity and no HTTP,',
+    `on its own worker process and task queue, in the same run. Machine: ${r.machine.cpus} CPU (${r.machine.cpuModel}), ${r.machine.memoryGiB} GiB, Node ${r.machine.node}.`,
+    '',
+    '| run | workflows | completed | failed | wall (s) | completed/s | worker peak RSS (MiB) | worker CPU (s) | worker CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    row('baseline (timers only)', r.baseline),
+    row('docs-admin (HTTP to emulator)', r.docsAdmin),
+    '',
+    `| per workflow | export (1x) | export (${d.longFactor}x) | agent (1x) | agent (${d.longFactor}x) |`,
+    '|---|---:|---:|---:|---:|',
+    `| API calls per job | ${fmt(r.docsAdmin.apiCallsPerJob.export, 2)} | ${fmt(r.long.apiCallsPerJob.export, 2)} | ${fmt(r.docsAdmin.apiCallsPerJob.agent, 2)} | ${fmt(r.long.apiCallsPerJob.agent, 2)} |`,
+    `| history events (mean of a sample) | ${fmt(r.docsAdmin.historyEvents.export)} | ${fmt(r.long.historyEvents.export)} | ${fmt(r.docsAdmin.historyEvents.agent)} | ${fmt(r.long.historyEvents.agent)} |`,
+    `| baseline timers | ${fmt(r.baseline.timersPerWorkflow.export, 2)} | | ${fmt(r.baseline.timersPerWorkflow.agent, 2)} | |`,
+    '',
+    `The ${d.longFactor}x run: ${r.long.size} lifecycles, ${r.long.completed} completed, ${r.long.failed} failed.`,
+    '',
+    '| target | value | limit | result |',
+    '|---|---:|---:|---|',
+    ...r.targets.map((t) => `| ${t.name} | ${fmt(t.value, 2)} | ${t.op} ${fmt(t.limit, 2)} | ${t.pass ? 'PASS' : 'FAIL'} |`),
+    '',
+    ...r.targets.map((t) => `- ${t.name}: ${t.note}.`),
+    '',
+  ];
+  return out.join('\n');
+}
+
+export function renderThroughputText(r: ThroughputReport): string {
+  return renderThroughputMarkdown(r)
+    .split('\n')
+    .filter((line) => !/^\|[-:|]+\|$/.test(line))
+    .map((line) => line.replace(/\*\*/g, ''))
+    .join('\n');
+}
+
+interface Series {
+  name: string;
+  color: string;
+  points: number[];
+}
+
+/** One line chart: x = seconds, y = values; axis with ~5 ticks each way. */
+function lineChart(x0: number, y0: number, w: number, h: number, title: string, yLabel: string, series: Series[]): string[] {
+  const n = Math.max(2, ...series.map((s) => s.points.length));
+  const maxY = niceMax(Math.max(1, ...series.flatMap((s) => s.points)));
+  const sx = (i: number): number => x0 + (i / (n - 1)) * w;
+  const sy = (v: number): number => y0 + h - (v / maxY) * h;
+  const parts: string[] = [`<text x="${x0}" y="${y0 - 12}" font-size="13" font-weight="bold">${esc(title)}</text>`];
+  for (let k = 0; k <= 4; k++) {
+    const v = (maxY * k) / 4;
+    const y = sy(v);
+    parts.push(
+      `<line x1="${x0}" y1="${y.toFixed(1)}" x2="${x0 + w}" y2="${y.toFixed(1)}" stroke="#e9ecef"/>`,
+      `<text x="${x0 - 6}" y="${(y + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#555">${fmt(v, v >= 10 ? 0 : 1)}</text>`,
+    );
+  }
+  const stepX = niceStep((n - 1) / 5);
+  for (let s = 0; s <= n - 1; s += stepX) {
+    parts.push(`<text x="${sx(s).toFixed(1)}" y="${y0 + h + 14}" font-size="10" text-anchor="middle" fill="#555">${s}</text>`);
+  }
+  parts.push(
+    `<line x1="${x0}" y1="${y0 + h}" x2="${x0 + w}" y2="${y0 + h}" stroke="#333"/>`,
+    `<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y0 + h}" stroke="#333"/>`,
+    `<text x="${x0 + w / 2}" y="${y0 + h + 30}" font-size="11" text-anchor="middle" fill="#333">seconds since the first start</text>`,
+    `<text x="${x0 - 42}" y="${y0 + h / 2}" font-size="11" text-anchor="middle" fill="#333" transform="rotate(-90 ${x0 - 42} ${y0 + h / 2})">${esc(yLabel)}</text>`,
+  );
+  for (const s of series) {
+    if (s.points.length === 0) continue;
+    const d = s.points.map((v, i) => `${i === 0 ? 'M' : 'L'}${sx(i).toFixed(1)},${sy(v).toFixed(1)}`).join(' ');
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
+  }
+  series.forEach((s, i) => {
+    const ly = y0 + 6 + i * 16;
+    parts.push(
+      `<rect x="${x0 + 10}" y="${ly}" width="12" height="3" fill="${s.color}"/>`,
+      `<text x="${x0 + 28}" y="${ly + 5}" font-size="11">${esc(s.name)}</text>`,
+    );
+  });
+  return parts;
+}
+
+function niceMax(v: number): number {
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (v <= m * p) return m * p;
+  return 10 * p;
+}
+
+function niceStep(v: number): number {
+  if (v <= 1) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 5, 10]) if (v <= m * p) return m * p;
+  return 10 * p;
+}
+
+/** Completions over time and worker RSS over time, baseline vs docs-admin. */
+export function renderThroughputSvg(r: ThroughputReport): string {
+  const width = 980;
+  const height = 400;
+  const verdict = r.targets.map((t) => `${t.name}: ${fmt(t.value, 2)} ${t.op} ${fmt(t.limit, 2)} ${t.pass ? 'PASS' : 'FAIL'}`);
+  const parts = [
+    `<text x="20" y="26" font-size="15" font-weight="bold">End-to-end throughput: ${r.size} lifecycles in flight, one worker (${r.machine.cpus} CPU)</text>`,
+    `<text x="20" y="44" font-size="11" fill="#555">baseline ${fmt(r.baseline.completedPerSecond)}/s, docs-admin ${fmt(r.docsAdmin.completedPerSecond)}/s (ratio ${fmt(r.ratio, 2)}); worker peak RSS ${fmt(r.docsAdmin.worker.peakRssMiB, 0)} MiB</text>`,
+    ...lineChart(80, 90, 380, 220, 'workflows completed (cumulative)', 'completed', [
+      { name: `baseline, timers only (${fmt(r.baseline.completedPerSecond)}/s)`, color: '#868e96', points: [0, ...r.baseline.timeline] },
+      { name: `docs-admin (${fmt(r.docsAdmin.completedPerSecond)}/s)`, color: '#1c7ed6', points: [0, ...r.docsAdmin.timeline] },
+    ]),
+    ...lineChart(570, 90, 380, 220, 'worker resident memory', 'RSS (MiB)', [
+      { name: `baseline worker (peak ${fmt(r.baseline.worker.peakRssMiB, 0)} MiB)`, color: '#868e96', points: r.baseline.worker.rssTimelineMiB },
+      { name: `docs-admin worker (peak ${fmt(r.docsAdmin.worker.peakRssMiB, 0)} MiB)`, color: '#1c7ed6', points: r.docsAdmin.worker.rssTimelineMiB },
+    ]),
+    ...verdict.map(
+      (line, i) =>
+        `<text x="${20 + (i % 2) * 480}" y="${height - 40 + Math.floor(i / 2) * 14}" font-size="11" fill="${r.targets[i]!.pass ? '#2b8a3e' : '#c92a2a'}">${esc(line)}</text>`,
+    ),
+  ];
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif">`,
+    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    ...parts,
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+// ---- rate-limit drain (bench/rate-limit-drain.ts) ----------------------------------------------------------
+
+export function renderDrainMarkdown(f: RateLimitDrainFigures): string {
+  const s = (ms: number): string => fmt(ms / 1000, 1);
+  return [
+    '# Rate-limit drain',
+    '',
+    `\`bench/rate-limit-drain.ts\`: a burst of ${f.jobs} agent jobs for one project, then ${f.otherJobs} for a second project, through the`,
+    `per-project limiter workflow, against the emulator enforcing ${f.limit} creates per ${s(f.windowMs)} s (the worker's AGENT_RATE_LIMIT is the same).`,
+    '',
+    '| jobs | completed | failed | create calls | 429 answers | 429 share | drain (s) | theoretical min (s) | drain / min | other project: max wait for create (s) | other project: max completion (s) |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${f.jobs} + ${f.otherJobs} | ${f.completed} | ${f.failed} | ${f.createCalls} | ${f.rateLimited} | ${fmt(f.rateLimitedShare * 100, 1)} % | ${s(f.drainMs)} | ${s(f.theoreticalMinMs)} | ${fmt(f.drainRatio, 2)} | ${s(f.other.maxCreateMs)} | ${s(f.other.maxCompletionMs)} |`,
+    '',
+  ].join('\n');
+}
+
+const drainPass = (f: RateLimitDrainFigures): boolean => f.failed === 0 && f.completed === f.jobs + f.otherJobs;
+
+// ---- main ------------------------------------------------------------------------------------------------------
+
+export interface BenchSummary {
+  generatedAt: string;
+  polling?: PollingReport;
+  throughput?: ThroughputReport;
+  drain?: RateLimitDrainFigures;
+  pass: boolean;
+}
+
+function argValue(argv: string[], flag: string): string | undefined {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+}
+
+/** Demotes Markdown headings one level (each report's title becomes a section of the summary). */
+const demote = (markdown: string): string => markdown.replace(/^(#+) /gm, '#$1 ');
+
+async function main(argv: string[]): Promise<void> {
+  const size = Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000);
+  const only = new Set((argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain').split(',').map((s) => s.trim()));
+  const out = path.resolve(argValue(argv, '--out') ?? process.env.BENCH_OUT ?? path.join(__dirname, 'results'));
+  await mkdir(out, { recursive: true });
+
+  const summary: BenchSummary = { generatedAt: new Date().toISOString(), pass: true };
+  const sections: string[] = [];
+  const passes: boolean[] = [];
+
+  if (only.has('polling')) {
+    console.log('== (1) polling efficiency ==');
+    const report = runPollingBenchmark();
+    await writeFile(path.join(out, 'polling.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(path.join(out, 'polling.md'), renderPollingMarkdown(report));
+    await writeFile(path.join(out, 'polling.svg'), renderPollingSvg(report));
+    console.log(renderPollingText(report), '\n');
+    summary.polling = report;
+    sections.push(demote(renderPollingMarkdown(report)), '![Polling efficiency](polling.svg)', '');
+    passes.push(report.pass);
+  }
+
+  if (only.has('throughput')) {
+    console.log(`== (2) end-to-end throughput, ${size} lifecycles ==`);
+    const partitions = process.env.BENCH_PARTITIONS;
+    const report = await runThroughputBenchmark({
+      size,
+      ...(partitions
+        ? { dynamicConfig: { 'matching.numTaskqueueReadPartitions': Number(partitions), 'matching.numTaskqueueWritePartitions': Number(partitions) } }
+        : {}),
+    });
+    await writeFile(path.join(out, 'throughput.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(path.join(out, 'throughput.svg'), renderThroughputSvg(report));
+    console.log(renderThroughputText(report), '\n');
+    summary.throughput = report;
+    sections.push(demote(renderThroughputMarkdown(report)), '![End-to-end throughput](throughput.svg)', '');
+    passes.push(report.pass);
+  }
+
+  if (only.has('drain')) {
+    console.log('== (3) rate-limit drain ==');
+    const report = await runRateLimitDrain();
+    const markdown = renderDrainMarkdown(report);
+    console.log(markdown, '\n');
+    summary.drain = report;
+    sections.push(demote(markdown), '');
+    passes.push(drainPass(report));
+  }
+
+  summary.pass = passes.every(Boolean);
+  const markdown = [
+    '# Benchmark summary',
+    '',
+    `Generated ${summary.generatedAt} by \`npm run bench\`. Overall: **${summary.pass ? 'all targets met' : 'some targets missed'}**.`,
+    '',
+    ...sections,
+  ].join('\n');
+  await writeFile(path.join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  await writeFile(path.join(out, 'summary.md'), markdown);
+  console.log(`Wrote ${path.relative(process.cwd(), out) || '.'}/summary.{json,md}${summary.throughput ? ', throughput.svg' : ''}`);
+  console.log(summary.pass ? 'All targets met.' : 'Some targets were MISSED (see the tables above).');
+  if (!summary.pass) process.exitCode = 1;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}
