@@ -2,77 +2,83 @@
 // Pure and deterministic: times are plain epoch milliseconds handed in by the caller, so the same
 // functions run inside the workflow sandbox and in unit tests.
 //
-// Model: a permit granted at time t occupies one slot of the window until t + windowMs + marginMs.
-// The API measures its own window when our request arrives, a little after the grant; the margin
-// absorbs that delay, so the API never sees limit + 1 requests in any window of its own.
+// Model: every permit occupies one slot of the window until a "free-at" time. The API counts a request
+// when it arrives, which may be well after the grant (a busy worker, a retried connect). So a granted
+// permit holds its slot open-ended (a lease) until its user reports when the call was made; from then
+// it holds it until usedAt + window + margin. The report is an upper bound of the arrival time (made
+// after the call returned), so the API never sees limit + 1 of our requests in one of its windows;
+// the margin covers clock differences between Temporal and the API.
 
 export interface WindowLimit {
   /** Permits per window (the API's 100). */
   limit: number;
   /** Window length in ms (the API's hour). */
   windowMs: number;
-  /** Extra time a grant keeps its slot, covering grant-to-request latency. Default: defaultMarginMs(windowMs). */
+  /** Safety margin added to every window. Default: defaultMarginMs(windowMs). */
   marginMs?: number;
+  /** How long a grant whose use is never reported holds its slot. Default: defaultLeaseMs(windowMs). */
+  leaseMs?: number;
 }
 
-/**
- * Default safety margin: 5% of the window, at least 500 ms and at most 60 s. An hour's window loses
- * one minute (1.7%), a 10 s test window half a second.
- */
+/** 1% of the window, at least 250 ms and at most 30 s. */
 export function defaultMarginMs(windowMs: number): number {
-  return Math.min(60_000, Math.max(500, Math.round(windowMs * 0.05)));
+  return Math.min(30_000, Math.max(250, Math.round(windowMs * 0.01)));
 }
 
-function marginOf(limit: WindowLimit): number {
-  return limit.marginMs ?? defaultMarginMs(limit.windowMs);
+/** Two windows: a requester that vanished between grant and report cannot hold a slot for ever. */
+export function defaultLeaseMs(windowMs: number): number {
+  return 2 * windowMs;
 }
 
-/** When a grant made at grantedAtMs frees its slot. */
-export function slotFreeAt(grantedAtMs: number, limit: WindowLimit): number {
-  return grantedAtMs + limit.windowMs + marginOf(limit);
+const marginOf = (limit: WindowLimit): number => limit.marginMs ?? defaultMarginMs(limit.windowMs);
+
+/** Free-at of a slot just granted (its use not yet reported). */
+export function grantedSlotFreeAt(grantedAtMs: number, limit: WindowLimit): number {
+  return grantedAtMs + (limit.leaseMs ?? defaultLeaseMs(limit.windowMs)) + marginOf(limit);
 }
 
-/** The grant times that still occupy a slot at nowMs, oldest first (input order kept). */
-export function pruneGrants(grantTimesMs: readonly number[], nowMs: number, limit: WindowLimit): number[] {
-  return grantTimesMs.filter((t) => slotFreeAt(t, limit) > nowMs);
+/** Free-at of a slot whose request was made no later than usedAtMs. */
+export function usedSlotFreeAt(usedAtMs: number, limit: WindowLimit): number {
+  return usedAtMs + limit.windowMs + marginOf(limit);
+}
+
+/** The slots still occupied at nowMs (input order kept). */
+export function liveSlots(freeAtMs: readonly number[], nowMs: number): number[] {
+  return freeAtMs.filter((t) => t > nowMs);
 }
 
 /** How many permits may be granted at nowMs (0..limit). */
-export function availablePermits(grantTimesMs: readonly number[], nowMs: number, limit: WindowLimit): number {
-  return Math.max(0, limit.limit - pruneGrants(grantTimesMs, nowMs, limit).length);
+export function availablePermits(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit): number {
+  return Math.max(0, limit.limit - liveSlots(freeAtMs, nowMs).length);
 }
 
 /**
  * The earliest time at or after nowMs when one more permit may be granted: nowMs while under the
- * limit, otherwise when the oldest grant that keeps the window full frees its slot.
+ * limit, otherwise when enough occupied slots have freed.
  */
-export function nextFreeAt(grantTimesMs: readonly number[], nowMs: number, limit: WindowLimit): number {
-  const live = pruneGrants(grantTimesMs, nowMs, limit).sort((a, b) => a - b);
+export function nextFreeAt(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit): number {
+  const live = liveSlots(freeAtMs, nowMs).sort((a, b) => a - b);
   if (live.length < limit.limit) return nowMs;
-  // With n live grants and room for `limit`, the (n - limit + 1)-th oldest must leave first.
-  const blocking = live[live.length - limit.limit]!;
-  return Math.max(nowMs, slotFreeAt(blocking, limit));
+  // With n occupied slots and room for `limit`, the (n - limit + 1)-th to free makes room.
+  return live[live.length - limit.limit]!;
 }
 
 export interface GrantPlan {
   /** How many queued requests to grant now, FIFO. */
   grantNow: number;
-  /** When to look again if requests remain queued after this grant; null when none remain. */
+  /** When a slot frees if requests remain queued after this grant (a report may free one sooner); null when none remain. */
   wakeAtMs: number | null;
 }
 
-/**
- * What the limiter does at nowMs with `queued` waiting requests: grant as many as fit, and, if some
- * must still wait, when the next slot frees (accounting for the grants made now).
- */
-export function planGrants(grantTimesMs: readonly number[], queued: number, nowMs: number, limit: WindowLimit): GrantPlan {
-  const grantNow = Math.min(Math.max(0, queued), availablePermits(grantTimesMs, nowMs, limit));
+/** What the limiter does at nowMs with `queued` waiting requests: grant what fits, and when to look again. */
+export function planGrants(freeAtMs: readonly number[], queued: number, nowMs: number, limit: WindowLimit): GrantPlan {
+  const grantNow = Math.min(Math.max(0, queued), availablePermits(freeAtMs, nowMs, limit));
   if (grantNow >= queued) return { grantNow, wakeAtMs: null };
-  const after = [...grantTimesMs, ...Array.from({ length: grantNow }, () => nowMs)];
+  const after = [...freeAtMs, ...Array.from({ length: grantNow }, () => grantedSlotFreeAt(nowMs, limit))];
   return { grantNow, wakeAtMs: nextFreeAt(after, nowMs, limit) };
 }
 
-/** The least time in which `count` permits can be granted from an empty window: full windows after the first. */
+/** The least time in which `count` permits can be used from an empty window: full windows after the first. */
 export function theoreticalDrainMs(count: number, limit: Pick<WindowLimit, 'limit' | 'windowMs'>): number {
   if (count <= 0) return 0;
   return Math.floor((count - 1) / limit.limit) * limit.windowMs;

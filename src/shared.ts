@@ -275,10 +275,22 @@ export interface AgentJobOptions {
   carry?: AgentJobCarry;
 }
 
-/** A permit the limiter granted: when, and to whom (for de-duplication of retried requests). Plain JSON. */
+/** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
 export interface PermitGrant extends PermitRequest {
   atMs: number;
+  /** Lease end until the use is reported, then usedAt + window + margin. */
+  freeAtMs: number;
+  /** Workflow time by which the permitted call had been made (reported by the requester). */
+  usedAtMs?: number;
 }
+
+export interface PermitUse extends PermitRequest {
+  /** An upper bound of when the API received the call (reported after the call returned or failed). */
+  usedAtMs: number;
+}
+
+/** The requester tells the limiter when it used a permit, so the slot frees one window after the real call. */
+export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
 
 /** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
 export interface RateLimiterState {

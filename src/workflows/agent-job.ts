@@ -12,6 +12,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   proxyActivities,
@@ -34,6 +35,8 @@ import {
   agentStatusQuery,
   jobIdUpdate,
   permitGrantedSignal,
+  permitUsedSignal,
+  rateLimiterWorkflowId,
   sendMessageUpdate,
 } from '../shared';
 import { promptPreview, validateAgentJobInput, validatePrompt } from '../validation/agent';
@@ -162,15 +165,16 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
         const jobId = job.id;
         const attemptedAt = new Date().toISOString();
         messagesSent += 1;
-        await acquirePermit(`${info.runId}:message:${messagesSent}`);
-        phase = 'messaging';
-        publish();
         let refreshed: AgentJob;
         try {
-          refreshed = await api.sendAgentMessage.executeWithOptions(
-            { ...API_OPTIONS, summary: `send follow-up message to agent job ${jobId}` },
-            [{ projectId: input.projectId, jobId, prompt }],
-          );
+          refreshed = await withPermit(`${info.runId}:message:${messagesSent}`, () => {
+            phase = 'messaging';
+            publish();
+            return api.sendAgentMessage.executeWithOptions(
+              { ...API_OPTIONS, summary: `send follow-up message to agent job ${jobId}` },
+              [{ projectId: input.projectId, jobId, prompt }],
+            );
+          });
         } catch (err) {
           if (failureType(err) === 'OutcomeUnknown') {
             throw ApplicationFailure.create({
@@ -204,6 +208,28 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     },
   );
 
+  /** Reports of permit use still being delivered to the limiter (awaited before the run ends). */
+  const reports = new Set<Promise<void>>();
+
+  /**
+   * Runs one API call under a permit of the project's limiter, then tells the limiter when the call
+   * had been made (now, in workflow time: after the activity returned, so not earlier than the API
+   * saw it), so the slot frees one window after the real call.
+   */
+  async function withPermit<T>(requestKey: string, call: () => Promise<T>): Promise<T> {
+    await acquirePermit(requestKey);
+    try {
+      return await call();
+    } finally {
+      const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
+        .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
+        .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
+      reports.add(report);
+      void report.finally(() => reports.delete(report));
+    }
+  }
+  const reportsDelivered = () => Promise.all([...reports]);
+
   /** Takes a permit from the project's limiter: request (idempotent), then wait for the grant signal. */
   async function acquirePermit(requestKey: string): Promise<void> {
     let recheckMs = PERMIT_RECHECK_FIRST_MS;
@@ -226,6 +252,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     phase = 'failed';
     publish();
     await condition(allHandlersFinished);
+    await reportsDelivered();
     throw failure;
   };
 
@@ -236,15 +263,17 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   if (!job) {
     publish();
-    await acquirePermit(`${info.runId}:create`);
-    phase = 'creating';
-    publish();
-    const attemptedAt = new Date().toISOString();
+    let attemptedAt = new Date().toISOString();
     try {
-      const created = await api.createAgentJob.executeWithOptions(
-        { ...API_OPTIONS, summary: `create agent job for project ${input.projectId}` },
-        [{ projectId: input.projectId, prompt: input.prompt }],
-      );
+      const created = await withPermit(`${info.runId}:create`, () => {
+        phase = 'creating';
+        publish();
+        attemptedAt = new Date().toISOString();
+        return api.createAgentJob.executeWithOptions(
+          { ...API_OPTIONS, summary: `create agent job for project ${input.projectId}` },
+          [{ projectId: input.projectId, prompt: input.prompt }],
+        );
+      });
       observe(created, true);
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -291,6 +320,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   const final: AgentJob = job!;
   nextPollAt = null;
+  await reportsDelivered();
   if (final.status === 'failed') {
     phase = 'failed';
     publish();
@@ -320,6 +350,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
       const maxPolls = options.maxPollsPerRun;
       if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && pollsThisRun >= maxPolls)) {
         await condition(() => allHandlersFinished() && !messaging);
+        await reportsDelivered();
         const next: AgentJobCarry = { job: job!, observations: recentObservations(observations), polls, messagesSent, startedAtMs };
         await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
       }

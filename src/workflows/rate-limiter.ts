@@ -1,9 +1,11 @@
 // agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
 // creates and messages before they reach the API, for every worker process at once. Requests arrive
 // as requestPermitSignal (signal-with-start from the requestAgentPermit activity); permits go out FIFO
-// as permitGrantedSignal to the requesting workflow, at most `limit` per sliding window (plus a small
-// margin, src/rate-limit.ts). One limiter per project keeps projects independent: a burst in one
-// project never delays another's permits.
+// as permitGrantedSignal to the requesting workflow, at most `limit` slots occupied at once. A grant
+// holds its slot until the requester reports (permitUsedSignal) when it made the call, then for one
+// window (plus a small margin) after that: the window follows the API's own, measured at arrival,
+// however late a busy worker sends the request (src/rate-limit.ts). One limiter per project keeps
+// projects independent: a burst in one project never delays another's permits.
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
@@ -17,13 +19,14 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { type WindowLimit, nextFreeAt, planGrants, slotFreeAt } from '../rate-limit';
+import { type WindowLimit, grantedSlotFreeAt, nextFreeAt, planGrants, usedSlotFreeAt } from '../rate-limit';
 import {
   type AgentRateLimiterInput,
   type PermitGrant,
   type PermitRequest,
   type RateLimiterState,
   permitGrantedSignal,
+  permitUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
 } from '../shared';
@@ -40,6 +43,9 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   /** Requests already granted that asked again (a retried activity, or a requester that timed out waiting). */
   const regrants: PermitGrant[] = [];
   let granted = 0;
+  /** A report freed a slot sooner than the planned wake-up. */
+  let reported = false;
+  let plannedWakeAtMs = Number.POSITIVE_INFINITY;
   const inFlight = new Set<Promise<void>>();
 
   setHandler(requestPermitSignal, (request) => {
@@ -56,9 +62,18 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     state.queue.push({ requesterWorkflowId: request.requesterWorkflowId, requestKey: request.requestKey });
   });
 
+  setHandler(permitUsedSignal, (use) => {
+    const grant = state.grants.find((g) => sameRequest(g, use));
+    if (!grant || typeof use.usedAtMs !== 'number' || !Number.isFinite(use.usedAtMs)) return;
+    // Several reports (a retried call): the latest use decides.
+    grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
+    grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, limit);
+    if (grant.freeAtMs < plannedWakeAtMs) reported = true;
+  });
+
   setHandler(rateLimiterStatusQuery, () => {
     const now = Date.now();
-    const live = state.grants.filter((g) => slotFreeAt(g.atMs, limit) > now);
+    const live = state.grants.filter((g) => g.freeAtMs > now);
     return {
       projectId: input.projectId,
       limit: limit.limit,
@@ -66,7 +81,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       queued: state.queue.length,
       inWindow: live.length,
       granted,
-      nextFreeAt: state.queue.length > 0 ? new Date(nextFreeAt(live.map((g) => g.atMs), now, limit)).toISOString() : null,
+      nextFreeAt: state.queue.length > 0 ? new Date(nextFreeAt(live.map((g) => g.freeAtMs), now, limit)).toISOString() : null,
     };
   });
 
@@ -83,18 +98,19 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
   for (;;) {
     const now = Date.now();
-    state.grants = state.grants.filter((g) => slotFreeAt(g.atMs, limit) > now);
+    state.grants = state.grants.filter((g) => g.freeAtMs > now);
+    reported = false;
 
     for (const grant of regrants.splice(0)) notify(grant);
 
     const plan = planGrants(
-      state.grants.map((g) => g.atMs),
+      state.grants.map((g) => g.freeAtMs),
       state.queue.length,
       now,
       limit,
     );
     for (const request of state.queue.splice(0, plan.grantNow)) {
-      const grant: PermitGrant = { ...request, atMs: now };
+      const grant: PermitGrant = { ...request, atMs: now, freeAtMs: grantedSlotFreeAt(now, limit) };
       state.grants.push(grant);
       granted += 1;
       notify(grant);
@@ -107,16 +123,20 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     }
 
     if (plan.wakeAtMs !== null) {
-      // Window full: sleep until the next slot frees; re-requests of granted permits are answered meanwhile.
-      await condition(() => regrants.length > 0, Math.max(1, plan.wakeAtMs - now));
+      // Window full: sleep until the next slot frees, or a report frees one sooner; re-requests of
+      // granted permits are answered meanwhile.
+      plannedWakeAtMs = plan.wakeAtMs;
+      await condition(() => regrants.length > 0 || reported, Math.max(1, plan.wakeAtMs - now));
+      plannedWakeAtMs = Number.POSITIVE_INFINITY;
       continue;
     }
 
     // Nothing queued. Wait for work; once the window has emptied and nothing arrived, complete.
-    const lastFreesAt = Math.max(now, ...state.grants.map((g) => slotFreeAt(g.atMs, limit)));
+    const lastFreesAt = Math.max(now, ...state.grants.map((g) => g.freeAtMs));
     const idleMs = Math.max(1, lastFreesAt - now) + limit.windowMs;
     const gotWork = await condition(() => state.queue.length > 0 || regrants.length > 0, idleMs);
-    if (!gotWork && state.queue.length === 0 && regrants.length === 0) {
+    const windowEmpty = (): boolean => state.grants.every((g) => g.freeAtMs <= Date.now());
+    if (!gotWork && state.queue.length === 0 && regrants.length === 0 && windowEmpty()) {
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
       if (state.queue.length === 0 && regrants.length === 0) return;

@@ -18,6 +18,7 @@ import {
   agentStatusQuery,
   agentWorkflowId,
   jobIdUpdate,
+  rateLimiterWorkflowId,
   sendMessageUpdate,
 } from '../../src/shared';
 import { agentJob } from '../../src/workflows';
@@ -38,7 +39,12 @@ async function closedPort(): Promise<number> {
 }
 
 let seq = 0;
-const uniqueProject = (what: string): string => `e2e-${what}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
+const projects: string[] = [];
+const uniqueProject = (what: string): string => {
+  const projectId = `e2e-${what}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
+  projects.push(projectId);
+  return projectId;
+};
 
 describe('agentJob against the emulator', () => {
   let env: TestWorkflowEnvironment;
@@ -100,6 +106,15 @@ describe('agentJob against the emulator', () => {
   });
 
   after(async () => {
+    // Limiters would otherwise wait for this task queue for ever on a shared server (TEMPORAL_ADDRESS).
+    await Promise.all(
+      projects.map((p) =>
+        env.client.workflow
+          .getHandle(rateLimiterWorkflowId(p))
+          .terminate('test finished')
+          .catch(() => undefined),
+      ),
+    );
     worker?.shutdown();
     await running;
     await Promise.all(clients.map((c) => c.close()));
@@ -171,6 +186,29 @@ describe('agentJob against the emulator', () => {
       });
       await h2.result();
       assert.equal(emu.counters().agentMessages, messagesBefore);
+    } finally {
+      emu.configure({ agentActiveMs: 300 });
+    }
+  });
+
+  test('a long job continues as new with bounded history and keeps answering jobId and sendMessage', async () => {
+    const projectId = uniqueProject('can');
+    emu.configure({ agentActiveMs: 2_500 });
+    try {
+      const handle = await start({ projectId, prompt: 'Reorganize the navigation [no-change]' }, { ...FAST, maxPollsPerRun: 2 });
+      const jobId = await handle.executeUpdate(jobIdUpdate);
+      const firstRunId = (await handle.describe()).runId;
+      await waitFor(async () => (await handle.describe()).runId !== firstRunId, { timeoutMs: 15_000, what: 'continue-as-new' });
+      // The continued run still knows the job and accepts a follow-up.
+      assert.equal(await handle.executeUpdate(jobIdUpdate), jobId);
+      const refreshed = await handle.executeUpdate(sendMessageUpdate, { args: ['Keep the old URLs working'] });
+      assert.equal(refreshed.id, jobId);
+      const result = await handle.result();
+      assert.equal(result.jobId, jobId);
+      assert.match(result.prLink ?? '', /\/pull\/\d+$/);
+      assert.equal(jobsFor(projectId).length, 1);
+      const status = await handle.query(agentStatusQuery);
+      assert.ok(status.polls >= 2, `polls carried across runs: ${status.polls}`);
     } finally {
       emu.configure({ agentActiveMs: 300 });
     }

@@ -2,80 +2,99 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   availablePermits,
+  defaultLeaseMs,
   defaultMarginMs,
+  grantedSlotFreeAt,
+  liveSlots,
   nextFreeAt,
   planGrants,
-  pruneGrants,
-  slotFreeAt,
   theoreticalDrainMs,
+  usedSlotFreeAt,
   type WindowLimit,
 } from '../../src/rate-limit';
 
-const L: WindowLimit = { limit: 3, windowMs: 1_000, marginMs: 100 };
+const L: WindowLimit = { limit: 3, windowMs: 1_000, marginMs: 100, leaseMs: 5_000 };
 
 describe('rate-limit arithmetic', () => {
-  test('the default margin is 5% of the window, between 500 ms and 60 s', () => {
-    assert.equal(defaultMarginMs(10_000), 500);
-    assert.equal(defaultMarginMs(100_000), 5_000);
-    assert.equal(defaultMarginMs(3_600_000), 60_000);
-    assert.equal(slotFreeAt(0, { limit: 1, windowMs: 10_000 }), 10_500);
+  test('defaults: margin 1% of the window within 250 ms..30 s, lease two windows', () => {
+    assert.equal(defaultMarginMs(10_000), 250);
+    assert.equal(defaultMarginMs(100_000), 1_000);
+    assert.equal(defaultMarginMs(3_600_000), 30_000);
+    assert.equal(defaultLeaseMs(10_000), 20_000);
+    assert.equal(grantedSlotFreeAt(0, { limit: 1, windowMs: 10_000 }), 20_250);
+    assert.equal(usedSlotFreeAt(500, { limit: 1, windowMs: 10_000 }), 10_750);
   });
 
-  test('pruning keeps grants whose slot (window + margin) has not yet freed', () => {
-    assert.deepEqual(pruneGrants([0, 500, 1_000, 1_001, 2_000], 2_100, L), [1_001, 2_000]);
-    assert.deepEqual(pruneGrants([0], 1_099, L), [0]);
-    assert.deepEqual(pruneGrants([0], 1_100, L), []);
-    assert.deepEqual(pruneGrants([], 5, L), []);
+  test('a granted slot is held by its lease; a reported use frees it one window (+ margin) after the use', () => {
+    assert.equal(grantedSlotFreeAt(1_000, L), 6_100);
+    assert.equal(usedSlotFreeAt(1_300, L), 2_400);
+  });
+
+  test('live slots are those that free after now', () => {
+    assert.deepEqual(liveSlots([100, 2_000, 2_100, 5_000], 2_100), [5_000]);
+    assert.deepEqual(liveSlots([], 5), []);
   });
 
   test('available permits count down to zero, never below', () => {
     assert.equal(availablePermits([], 0, L), 3);
-    assert.equal(availablePermits([0, 10], 20, L), 1);
-    assert.equal(availablePermits([0, 10, 20, 30, 40], 50, L), 0);
-    assert.equal(availablePermits([0, 10, 20], 1_105, L), 1);
+    assert.equal(availablePermits([1_000, 1_010], 20, L), 1);
+    assert.equal(availablePermits([1_000, 1_010, 1_020, 1_030, 1_040], 50, L), 0);
+    assert.equal(availablePermits([1_000, 1_010, 1_020], 1_005, L), 1);
   });
 
-  test('the next free time is now while under the limit, else when the blocking grant frees', () => {
-    assert.equal(nextFreeAt([0, 10], 50, L), 50);
-    assert.equal(nextFreeAt([0, 10, 20], 50, L), 1_100);
-    // Unsorted input and more grants than the limit (e.g. a lowered limit after continue-as-new).
-    assert.equal(nextFreeAt([20, 0, 10, 30], 50, L), 1_110);
-    assert.equal(nextFreeAt([0, 10, 20], 5_000, L), 5_000);
+  test('the next free time is now while under the limit, else when enough slots free', () => {
+    assert.equal(nextFreeAt([1_000, 1_100], 50, L), 50);
+    assert.equal(nextFreeAt([1_100, 1_000, 1_200], 50, L), 1_000);
+    // More occupied slots than the limit (e.g. a lowered limit after continue-as-new): two must free.
+    assert.equal(nextFreeAt([1_300, 1_000, 1_100, 1_200], 50, L), 1_100);
+    assert.equal(nextFreeAt([1_000, 1_100, 1_200], 5_000, L), 5_000);
   });
 
-  test('planning grants what fits FIFO and says when to wake for the rest', () => {
+  test('planning grants what fits FIFO and says when a slot frees for the rest', () => {
     assert.deepEqual(planGrants([], 2, 0, L), { grantNow: 2, wakeAtMs: null });
-    assert.deepEqual(planGrants([], 5, 0, L), { grantNow: 3, wakeAtMs: 1_100 });
-    assert.deepEqual(planGrants([0, 200], 4, 300, L), { grantNow: 1, wakeAtMs: 1_100 });
-    assert.deepEqual(planGrants([0, 200, 300], 1, 400, L), { grantNow: 0, wakeAtMs: 1_100 });
-    assert.deepEqual(planGrants([0, 200, 300], 0, 400, L), { grantNow: 0, wakeAtMs: null });
+    // Three granted now, leases until 5 100: that is the wake-up unless a report comes first.
+    assert.deepEqual(planGrants([], 5, 0, L), { grantNow: 3, wakeAtMs: 5_100 });
+    assert.deepEqual(planGrants([1_100, 1_300], 4, 300, L), { grantNow: 1, wakeAtMs: 1_100 });
+    assert.deepEqual(planGrants([1_100, 1_300, 1_400], 1, 400, L), { grantNow: 0, wakeAtMs: 1_100 });
+    assert.deepEqual(planGrants([1_100, 1_300, 1_400], 0, 400, L), { grantNow: 0, wakeAtMs: null });
   });
 
-  test('a simulated burst never puts more than limit grants in any window', () => {
-    const limit: WindowLimit = { limit: 100, windowMs: 10_000, marginMs: 500 };
-    const grants: number[] = [];
+  test('a simulated burst with late requests never puts more than limit arrivals in any API window', () => {
+    const limit: WindowLimit = { limit: 100, windowMs: 10_000, marginMs: 250 };
+    // Each permit is used (arrives at the API) up to 3 s after its grant and reported 200 ms later.
+    const latency = (i: number) => (i * 7919) % 3_000;
+    const slots: number[] = [];
+    const arrivals: number[] = [];
     let queued = 300;
     let now = 0;
+    let n = 0;
+    const reports: { at: number; slot: number; usedAt: number }[] = [];
     while (queued > 0) {
-      const plan = planGrants(grants, queued, now, limit);
-      for (let i = 0; i < plan.grantNow; i++) grants.push(now);
+      for (const r of reports.filter((x) => x.at <= now)) slots[r.slot] = usedSlotFreeAt(r.usedAt, limit);
+      reports.splice(0, reports.length, ...reports.filter((x) => x.at > now));
+      const plan = planGrants(slots, queued, now, limit);
+      for (let i = 0; i < plan.grantNow; i++, n++) {
+        slots.push(grantedSlotFreeAt(now, limit));
+        const arrival = now + latency(n);
+        arrivals.push(arrival);
+        reports.push({ at: arrival + 200, slot: slots.length - 1, usedAt: arrival + 200 });
+      }
       queued -= plan.grantNow;
-      if (plan.wakeAtMs !== null) now = plan.wakeAtMs;
+      const nextReport = Math.min(...reports.map((r) => r.at));
+      if (queued > 0) now = Math.min(plan.wakeAtMs ?? Infinity, nextReport);
     }
-    assert.equal(grants.length, 300);
-    for (const t of grants) {
-      const inWindow = grants.filter((g) => g >= t && g < t + limit.windowMs).length;
-      assert.ok(inWindow <= 100, `window from ${t} holds ${inWindow}`);
+    assert.equal(arrivals.length, 300);
+    for (const t of arrivals) {
+      // The API's window at arrival t holds the arrivals in (t - window, t].
+      const inWindow = arrivals.filter((a) => a > t - limit.windowMs && a <= t).length;
+      assert.ok(inWindow <= 100, `window ending ${t} holds ${inWindow}`);
     }
-    // Drains in two windows plus two margins: the theoretical minimum is two windows.
-    assert.equal(now, 21_000);
-    assert.equal(theoreticalDrainMs(300, limit), 20_000);
   });
 
   test('theoretical drain time', () => {
     assert.equal(theoreticalDrainMs(0, L), 0);
     assert.equal(theoreticalDrainMs(3, L), 0);
     assert.equal(theoreticalDrainMs(4, L), 1_000);
-    assert.equal(theoreticalDrainMs(10, L), 3_000);
+    assert.equal(theoreticalDrainMs(300, { limit: 100, windowMs: 10_000 }), 20_000);
   });
 });

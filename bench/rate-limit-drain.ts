@@ -1,0 +1,206 @@
+// Rate-limit drain: a burst of agent jobs for one project plus a few for a second project, against the
+// emulator with its window scaled down (default 100 per 10 s), through the per-project limiter
+// workflow. Reports plain JSON: how many creates the API answered with 429, how long the burst took
+// to drain compared with the theoretical minimum, and how long the other project waited.
+//
+//   const figures = await runRateLimitDrain({ jobs: 300, otherJobs: 10 });
+//
+// Standalone: `npx tsx bench/rate-limit-drain.ts [--jobs N] [--other N]` prints the JSON. Uses the
+// server at TEMPORAL_ADDRESS when set, else starts a dev server for the run.
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../src/activities';
+import { AdminApiClient } from '../src/api/client';
+import { startEmulator } from '../src/emulator';
+import { noopMetrics } from '../src/metrics';
+import { defaultMarginMs, theoreticalDrainMs } from '../src/rate-limit';
+import { type AgentJobOptions, rateLimiterWorkflowId } from '../src/shared';
+import { agentJob } from '../src/workflows';
+import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
+
+export interface RateLimitDrainOptions {
+  /** Jobs of the bursting project. Default 300. */
+  jobs?: number;
+  /** Jobs of the second project, started right after the burst. Default 10. */
+  otherJobs?: number;
+  /** AGENT_RATE_LIMIT of the worker and the emulator's limit. Default 100 per 10 s. */
+  limit?: number;
+  windowMs?: number;
+  /** How long the emulator keeps a job active. Default 1000. */
+  agentActiveMs?: number;
+  /** Agent polling overrides (default: fast polling, so the figure measures admission, not polling). */
+  poll?: AgentJobOptions['poll'];
+  /** A Temporal environment to use (tests pass theirs); default createDevEnv(), torn down afterwards. */
+  env?: TestWorkflowEnvironment;
+  /** Progress lines; default stderr. */
+  log?: (line: string) => void;
+}
+
+export interface RateLimitDrainFigures {
+  jobs: number;
+  otherJobs: number;
+  limit: number;
+  windowMs: number;
+  marginMs: number;
+  agentActiveMs: number;
+  completed: number;
+  failed: number;
+  /** createAgentJob calls the emulator saw (every status). */
+  createCalls: number;
+  /** 429 answers to createAgentJob. */
+  rateLimited: number;
+  /** rateLimited / createCalls. */
+  rateLimitedShare: number;
+  /** Start of the burst to the last completion of the bursting project. */
+  drainMs: number;
+  /** Full windows the burst needs after the first one, plus one job's active time. */
+  theoreticalMinMs: number;
+  /** drainMs / theoreticalMinMs. */
+  drainRatio: number;
+  /** Start of the burst to the creation (= permit used) of the bursting project's last job. */
+  lastCreateMs: number;
+  /** Start of the burst to the bursting project's first create beyond one window's limit (its second window). */
+  secondWindowCreateMs: number | null;
+  other: {
+    /** Start of the burst to each of the second project's creates (its permit wait plus latency), sorted. */
+    createMs: number[];
+    /** Start of the burst to each of the second project's completions, sorted. */
+    completionMs: number[];
+    maxCreateMs: number;
+    maxCompletionMs: number;
+  };
+}
+
+const KEY = 'mint_bench_rate_limit_drain_key';
+
+export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Promise<RateLimitDrainFigures> {
+  const jobs = options.jobs ?? 300;
+  const otherJobs = options.otherJobs ?? 10;
+  const limit = options.limit ?? 100;
+  const windowMs = options.windowMs ?? 10_000;
+  const agentActiveMs = options.agentActiveMs ?? 1_000;
+  const poll = options.poll ?? { floorMs: 200, fraction: 0.5, capMs: 1_000 };
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+
+  const ownEnv = !options.env;
+  const env = options.env ?? (await createDevEnv());
+  const emu = await startEmulator({ agentActiveMs, rateLimit: { limit, windowMs } });
+  const api = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
+  const taskQueue = uniqueTaskQueue('rate-limit-drain');
+  const run = taskQueue.slice(-8);
+  const burstProject = `drain-burst-${run}`;
+  const otherProject = `drain-other-${run}`;
+
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    maxConcurrentActivityTaskExecutions: 400,
+    maxConcurrentWorkflowTaskExecutions: 100,
+    activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit, windowMs } }),
+  });
+  const running = worker.run();
+
+  try {
+    const startedAt = Date.now();
+    const startAll = (projectId: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          env.client.workflow.start(agentJob, {
+            taskQueue,
+            workflowId: `drain-${projectId}-${i}`,
+            args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }, { poll }],
+          }),
+        ),
+      );
+    const burstHandles = await startAll(burstProject, jobs);
+    const otherHandles = await startAll(otherProject, otherJobs);
+    log(`rate-limit-drain: started ${jobs} + ${otherJobs} jobs in ${Date.now() - startedAt} ms`);
+
+    let failed = 0;
+    const finish = (handles: typeof burstHandles) =>
+      Promise.all(
+        handles.map((h) =>
+          h.result().then(
+            () => Date.now() - startedAt,
+            () => {
+              failed += 1;
+              return Number.NaN;
+            },
+          ),
+        ),
+      );
+    const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
+
+    const counters = emu.counters();
+    const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((a, b) => a + b, 0);
+    const rateLimited = counters.calls.createAgentJob?.['429'] ?? 0;
+    const sinceStart = (iso: string) => Date.parse(iso) - startedAt;
+    const created = (projectId: string) =>
+      emu
+        .jobs()
+        .filter((j) => j.projectId === projectId)
+        .map((j) => sinceStart(j.createdAt))
+        .sort((a, b) => a - b);
+    const drainMs = Math.max(...burstDone.filter(Number.isFinite));
+    const theoreticalMinMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
+    const otherCreates = created(otherProject);
+    const otherCompletions = otherDone.filter(Number.isFinite).sort((a, b) => a - b);
+    return {
+      jobs,
+      otherJobs,
+      limit,
+      windowMs,
+      marginMs: defaultMarginMs(windowMs),
+      agentActiveMs,
+      completed: burstDone.filter(Number.isFinite).length + otherCompletions.length,
+      failed,
+      createCalls,
+      rateLimited,
+      rateLimitedShare: createCalls === 0 ? 0 : rateLimited / createCalls,
+      drainMs,
+      theoreticalMinMs,
+      drainRatio: Math.round((drainMs / theoreticalMinMs) * 1000) / 1000,
+      lastCreateMs: Math.max(...created(burstProject)),
+      secondWindowCreateMs: created(burstProject)[limit] ?? null,
+      other: {
+        createMs: otherCreates,
+        completionMs: otherCompletions,
+        maxCreateMs: Math.max(...otherCreates),
+        maxCompletionMs: Math.max(...otherCompletions),
+      },
+    };
+  } finally {
+    // The limiters would otherwise wait for this (now gone) task queue on a shared server.
+    await Promise.all(
+      [burstProject, otherProject].map((p) =>
+        env.client.workflow
+          .getHandle(rateLimiterWorkflowId(p))
+          .terminate('rate-limit-drain finished')
+          .catch(() => undefined),
+      ),
+    );
+    worker.shutdown();
+    await running;
+    await api.close();
+    await emu.close();
+    if (ownEnv) await env.teardown();
+  }
+}
+
+function argValue(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && process.argv[i + 1] !== undefined ? Number(process.argv[i + 1]) : undefined;
+}
+
+if (require.main === module) {
+  runRateLimitDrain({ jobs: argValue('--jobs'), otherJobs: argValue('--other') })
+    .then((figures) => {
+      process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`rate-limit-drain failed: ${(err as Error).stack ?? String(err)}\n`);
+      process.exitCode = 1;
+    });
+}
