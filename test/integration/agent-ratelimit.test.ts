@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
-import { createDevEnv } from '../helpers/temporal';
+import { rateLimiterStatusQuery, rateLimiterWorkflowId, requestPermitSignal } from '../../src/shared';
+import { agentRateLimiter } from '../../src/workflows';
+import { createDevEnv, runWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 describe('agent rate limiting', () => {
   let env: TestWorkflowEnvironment;
@@ -35,5 +37,38 @@ describe('agent rate limiting', () => {
       figures.other.maxCreateMs < figures.secondWindowCreateMs,
       `other project's last create at ${figures.other.maxCreateMs} ms, burst's second window at ${figures.secondWindowCreateMs} ms`,
     );
+  });
+
+  test('the limiter grants FIFO up to the limit and never takes two permits for a repeated request', async () => {
+    const taskQueue = uniqueTaskQueue('limiter');
+    const projectId = `limiter-${taskQueue.slice(-8)}`;
+    const workflowId = rateLimiterWorkflowId(projectId);
+    await runWorker(env, { taskQueue }, async () => {
+      const request = (requestKey: string) =>
+        env.client.workflow.signalWithStart(agentRateLimiter, {
+          taskQueue,
+          workflowId,
+          args: [{ projectId, limit: 2, windowMs: 60_000 }],
+          signal: requestPermitSignal,
+          // Requesters that do not exist: the limiter logs the undeliverable grant and carries on.
+          signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
+        });
+      const handle = await request('a');
+      await request('a'); // a retried activity
+      await request('b');
+      await request('a');
+      await request('c');
+      await request('c');
+      const status = await waitFor(
+        async () => {
+          const s = await handle.query(rateLimiterStatusQuery);
+          return s.granted === 2 && s.queued === 1 ? s : null;
+        },
+        { what: 'two grants and one queued request' },
+      );
+      assert.equal(status.inWindow, 2);
+      assert.ok(status.nextFreeAt !== null);
+      await handle.terminate('test finished');
+    });
   });
 });
