@@ -1,6 +1,9 @@
 // Worker and CLI configuration from the environment. Pure: takes an env object, returns a config or
 // every problem at once, each naming the variable (never echoing a secret's value).
+import { checkAdminApiKey, checkHttpUrl } from './api/credentials';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from './shared';
+
+export { checkAdminApiKey, checkHttpUrl } from './api/credentials';
 
 export interface RateLimit {
   limit: number;
@@ -57,26 +60,6 @@ export function parseRateLimit(text: string): RateLimit {
   if (limit < 1) throw new Error('the count must be at least 1');
   if (windowMs < 1) throw new Error('the window must be at least 1ms');
   return { limit, windowMs };
-}
-
-/** Admin keys begin with `mint_`. Returns a problem description that never contains the key. */
-export function checkAdminApiKey(key: string | undefined): string | null {
-  if (key === undefined || key === '') return 'ADMIN_API_KEY is not set';
-  if (!key.startsWith('mint_')) return 'ADMIN_API_KEY must begin with "mint_" (an admin key)';
-  if (key.length < 6 || /\s/.test(key)) return 'ADMIN_API_KEY is malformed (empty after "mint_" or contains whitespace)';
-  return null;
-}
-
-export function checkHttpUrl(name: string, value: string | undefined): string | null {
-  if (!value) return `${name} is not set`;
-  try {
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${name} must be an http(s) URL`;
-    if (url.username || url.password) return `${name} must not carry credentials`;
-    return null;
-  } catch {
-    return `${name} is not a valid URL`;
-  }
 }
 
 export function loadTemporalConfig(env: NodeJS.ProcessEnv): TemporalConfig {

@@ -21,7 +21,7 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { checkAdminApiKey, checkHttpUrl } from '../config';
+import { checkAdminApiKey, checkHttpUrl } from './credentials';
 import {
   type AdminApiError,
   MalformedResponseError,
