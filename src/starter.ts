@@ -393,7 +393,8 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
   idArgument(scheduleSub('describe').description('Show a schedule: timing, policy, next and recent runs.'))
     .option('--json', 'print one JSON object')
     .action(async (id: string | undefined, opts: { domain?: string; json?: boolean }) => {
-      const view = await describeDocsSchedule(await getClient(), resolveScheduleId(id, opts.domain));
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      const view = await describeDocsSchedule(await getClient(), scheduleId);
       if (opts.json) io.stdout.write(`${JSON.stringify(view)}\n`);
       else printView(io, view);
     });
@@ -443,15 +444,24 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
       io.stdout.write(`deleted ${scheduleId}\n`);
     });
 
-  program.hook('postAction', async () => {
-    await client?.connection.close();
-  });
   return program;
 }
 
-/** Runs the CLI on argv (without node and script); resolves with the exit code. */
-export async function runCli(argv: string[], io: CliIo, connect: () => Promise<Client> = () => connectClient(io.env)): Promise<number> {
-  const program = buildProgram(io, connect);
+/**
+ * Runs the CLI on argv (without node and script); resolves with the exit code. Without `connect` it
+ * connects from io.env when a command needs Temporal, and closes that connection at the end; a given
+ * `connect` (tests, embedding) keeps ownership of its client.
+ */
+export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<Client>): Promise<number> {
+  let owned: Client | undefined;
+  const program = buildProgram(
+    io,
+    connect ??
+      (async () => {
+        owned = await connectClient(io.env);
+        return owned;
+      }),
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
@@ -462,6 +472,8 @@ export async function runCli(argv: string[], io: CliIo, connect: () => Promise<C
     }
     io.stderr.write(`${errorLine(err)}\n`);
     return exitCodeOf(err);
+  } finally {
+    await owned?.connection.close();
   }
 }
 
