@@ -1,6 +1,7 @@
 // Test harness: a real Temporal server per test file (dev server or time-skipping), a unique task
 // queue per test, workflows bundled once per process, and workers that always shut down.
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -18,25 +19,54 @@ function quietRuntime(): void {
   Runtime.install({ logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
 }
 
+export interface DevEnvOptions {
+  /** Also serve the Web UI (on a free 127.0.0.1 port); its address is then in `env.uiUrl`. */
+  ui?: boolean;
+}
+
+/** A dev-server environment; `uiUrl` is set when it was created with `{ ui: true }`. */
+export type DevEnv = TestWorkflowEnvironment & { uiUrl?: string };
+
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /**
  * A real Temporal dev server: the one at TEMPORAL_ADDRESS when set (reused, left running), else the
  * built CLI's `start-dev` on a free 127.0.0.1 port with the project's search attributes, torn down by
- * env.teardown().
+ * env.teardown(). With `{ ui: true }` the Web UI runs too: on a free port for the server started
+ * here; for TEMPORAL_ADDRESS, at TEMPORAL_UI_URL or else the dev server's default (gRPC port + 1000).
  */
-export async function createDevEnv(): Promise<TestWorkflowEnvironment> {
+export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv> {
   quietRuntime();
   const address = process.env.TEMPORAL_ADDRESS;
   if (address) {
-    return TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+    const env: DevEnv = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+    if (options.ui) {
+      const [host = '127.0.0.1', port = '7233'] = address.split(':');
+      env.uiUrl = process.env.TEMPORAL_UI_URL || `http://${host}:${Number(port) + 1000}`;
+    }
+    return env;
   }
-  return TestWorkflowEnvironment.createLocal({
+  const uiPort = options.ui ? await freeLoopbackPort() : undefined;
+  const env: DevEnv = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: devServerExecutable(),
       ip: '127.0.0.1',
       searchAttributes: Object.values(SearchAttr),
       extraArgs: ['--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true', '--log-level', 'error'],
+      ...(uiPort ? { ui: true, uiPort } : {}),
     },
   });
+  if (uiPort) env.uiUrl = `http://127.0.0.1:${uiPort}`;
+  return env;
 }
 
 /** Temporal's time-skipping test server (Java), for workflows that sleep for hours or days. */
