@@ -13,7 +13,9 @@ const ROOT = path.resolve(__dirname, '../..');
 const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
 const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
 const dockerignore = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8');
-const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+};
 
 interface Healthcheck {
   test?: string[] | string;
@@ -135,7 +137,11 @@ describe('docker-compose.yml', () => {
     assert.ok(service('postgresql').expose?.includes('5432'));
     assert.equal(server.POSTGRES_USER, pg.POSTGRES_USER);
     assert.equal(server.POSTGRES_PWD, pg.POSTGRES_PASSWORD);
-    assert.match(pg.POSTGRES_PASSWORD ?? '', /^\$\{POSTGRES_PASSWORD:\?/, 'the database password comes from .env and is required');
+    assert.match(
+      pg.POSTGRES_PASSWORD ?? '',
+      /^\$\{POSTGRES_PASSWORD:\?/,
+      'the database password comes from .env and is required',
+    );
 
     const schema = env('temporal-schema');
     assert.equal(schema.SQL_PLUGIN, server.DB);
@@ -176,7 +182,11 @@ describe('docker-compose.yml', () => {
     const script = [service('temporal-setup').command ?? []].flat().join('\n');
     assert.match(script, /search-attribute create .*--type Keyword/);
     assert.match(script, /namespace create/);
-    assert.equal(setup.TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE, 'setup prepares the namespace the worker uses');
+    assert.equal(
+      setup.TEMPORAL_NAMESPACE,
+      env('worker').TEMPORAL_NAMESPACE,
+      'setup prepares the namespace the worker uses',
+    );
     assert.deepEqual(dependencies('temporal-setup').temporal, { condition: 'service_healthy' });
   });
 
@@ -184,7 +194,11 @@ describe('docker-compose.yml', () => {
     const worker = service('worker');
     assert.equal(worker.deploy?.replicas, 2);
     assert.equal(worker.build?.context, '.');
-    assert.match(dockerfile, new RegExp(`^FROM \\S+ AS ${worker.build?.target}$`, 'm'), 'the build target is a Dockerfile stage');
+    assert.match(
+      dockerfile,
+      new RegExp(`^FROM \\S+ AS ${worker.build?.target}$`, 'm'),
+      'the build target is a Dockerfile stage',
+    );
     assert.equal(worker.container_name, undefined, 'replicas cannot share a container name');
     assert.equal(worker.ports, undefined, 'replicas cannot share a published port');
 
@@ -200,7 +214,14 @@ describe('docker-compose.yml', () => {
 
   test('every contract variable reaches the worker, with the contract defaults', () => {
     const workerEnv = env('worker');
-    for (const name of ['ADMIN_API_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'AGENT_RATE_LIMIT', 'METRICS_PORT']) {
+    for (const name of [
+      'ADMIN_API_URL',
+      'TEMPORAL_ADDRESS',
+      'TEMPORAL_NAMESPACE',
+      'TEMPORAL_TASK_QUEUE',
+      'AGENT_RATE_LIMIT',
+      'METRICS_PORT',
+    ]) {
       assert.ok(workerEnv[name], `worker sets ${name}`);
     }
     assert.equal(defaultOf(workerEnv.TEMPORAL_NAMESPACE as string), DEFAULT_NAMESPACE);
@@ -233,7 +254,14 @@ describe('docker-compose.yml', () => {
       .filter(([, s]) => !s.profiles || s.profiles.length === 0)
       .map(([name]) => name)
       .sort();
-    assert.deepEqual(defaults, ['postgresql', 'temporal', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    assert.deepEqual(defaults, [
+      'postgresql',
+      'temporal',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+    ]);
     assert.deepEqual(service('emulator').profiles, ['emulator']);
     assert.deepEqual(service('cli').profiles, ['cli']);
   });
@@ -247,7 +275,10 @@ describe('docker-compose.yml', () => {
     const url = `http://emulator:${emulatorEnv.EMULATOR_PORT}`;
     assert.equal(emulatorEnv.EMULATOR_PUBLIC_URL, url, 'bundle links name a host the workers resolve');
     assert.ok(composeText.includes(`ADMIN_API_URL=${url}\n`), `the header tells users to set ADMIN_API_URL=${url}`);
-    assert.match(JSON.stringify(service('emulator').healthcheck?.test), new RegExp(`127\\.0\\.0\\.1:${emulatorEnv.EMULATOR_PORT}/`));
+    assert.match(
+      JSON.stringify(service('emulator').healthcheck?.test),
+      new RegExp(`127\\.0\\.0\\.1:${emulatorEnv.EMULATOR_PORT}/`),
+    );
     assert.deepEqual(service('emulator').command, ['node', compiled(scriptModule('emulator'))]);
   });
 
@@ -258,7 +289,10 @@ describe('docker-compose.yml', () => {
 });
 
 describe('Dockerfile', () => {
-  const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/gm)].map((m) => ({ image: m[1], name: m[2] }));
+  const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/gm)].map((m) => ({
+    image: m[1],
+    name: m[2],
+  }));
   const runtimeStart = dockerfile.lastIndexOf('\nFROM ');
   const runtime = dockerfile.slice(runtimeStart);
 

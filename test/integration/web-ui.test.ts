@@ -1,0 +1,270 @@
+// What a person sees in the Temporal Web UI: a finished export and a finished agent job, run by the
+// real worker against the emulator, then opened in headless Chromium. The list shows the project's
+// search attributes as columns (domain, project, job status, PR link); each workflow's pages show the
+// static summary and details, the current details, the activity summaries and the search attributes.
+// Screenshots go to test-artifacts/web-ui/ (git-ignored).
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
+import { loadWorkerConfig } from '../../src/config';
+import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { noopMetrics } from '../../src/metrics';
+import type { AgentJobResult, StaticExportResult } from '../../src/shared';
+import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
+import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/web-ui');
+const KEY = 'mint_web_ui_test_key_0123456789';
+const UI_TIMEOUT_MS = 15_000;
+const VIEWPORT = { width: 1920, height: 1000 };
+
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `Debian's chromium is not installed at ${CHROMIUM} (apt-get install -y chromium; .ci/run installs it), so the Web UI cannot be driven`;
+
+interface Run {
+  workflowId: string;
+  runId: string;
+}
+
+describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
+  let env: DevEnv;
+  let emu: EmulatorHandle;
+  let docsAdmin: DocsAdminWorker;
+  let running: Promise<void>;
+  let browser: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  const taskQueue = uniqueTaskQueue('web-ui');
+  const domain = `web-ui-${process.pid}.docs.example.com`;
+  const projectId = `web-ui-${process.pid}`;
+  const prompt = 'Document the new rate-limit headers on the API reference page';
+  let exportRun: Run;
+  let agentRun: Run;
+  let exportResult: StaticExportResult;
+  let agentResult: AgentJobResult;
+
+  const namespaceUrl = (): string => `${env.uiUrl}/namespaces/${env.namespace ?? 'default'}`;
+  const workflowUrl = (run: Run, tab: 'history' | 'user-metadata' | 'search-attributes'): string =>
+    `${namespaceUrl()}/workflows/${encodeURIComponent(run.workflowId)}/${run.runId}/${tab}`;
+
+  async function shot(name: string): Promise<void> {
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+  }
+
+  /**
+   * The text a person reads: the main area plus the frames the UI renders markdown in (summary,
+   * details and current details are each an iframe on /render).
+   */
+  async function visibleText(): Promise<string> {
+    const parts = [await page.locator('main').innerText()];
+    for (const frame of page.frames()) {
+      if (frame === page.mainFrame()) continue;
+      parts.push(
+        await frame
+          .locator('body')
+          .innerText({ timeout: 1_000 })
+          .catch(() => ''),
+      );
+    }
+    return parts.join('\n');
+  }
+
+  /** Waits until the page shows every text (the UI loads its panels asynchronously). */
+  async function expectTexts(texts: string[], what: string): Promise<string> {
+    let last = '';
+    try {
+      await waitFor(
+        async () => {
+          last = await visibleText();
+          return texts.every((t) => last.includes(t));
+        },
+        { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, what },
+      );
+    } catch (err) {
+      const missing = texts.filter((t) => !last.includes(t));
+      throw new Error(`${what}: missing ${JSON.stringify(missing)} in the page text:\n${last.slice(0, 3000)}`, {
+        cause: err,
+      });
+    }
+    return last;
+  }
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    env = await createDevEnv({ ui: true });
+    assert.ok(env.uiUrl, 'the dev server serves the Web UI');
+    emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
+    const config = loadWorkerConfig({
+      ADMIN_API_URL: emu.url,
+      ADMIN_API_KEY: KEY,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGENT_RATE_LIMIT: '100/10s',
+      METRICS_PORT: '0',
+    });
+    docsAdmin = await createDocsAdminWorker(config, {
+      connection: env.nativeConnection,
+      client: env.client,
+      workflowBundle: await workflowBundle(),
+      metrics: noopMetrics,
+      metricsListen: false,
+    });
+    running = docsAdmin.run();
+
+    userDataDir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-chromium-'));
+    browser = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: VIEWPORT,
+      timezoneId: 'UTC',
+    });
+    page = browser.pages()[0] ?? (await browser.newPage());
+    page.setDefaultTimeout(UI_TIMEOUT_MS);
+    const uiUrl = env.uiUrl;
+    await waitFor(
+      () =>
+        fetch(uiUrl).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      { timeoutMs: 20_000, intervalMs: 200, what: `the Web UI at ${uiUrl}` },
+    );
+  });
+
+  after(async () => {
+    await browser?.close();
+    await docsAdmin?.close();
+    await running?.catch(() => undefined);
+    await emu?.close();
+    await env?.teardown();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  test('the real worker finishes an export and an agent job against the emulator', async () => {
+    const exportHandle = await startExport(env.client, { domain }, { taskQueue });
+    const agent = await startAgentJob(env.client, { projectId, prompt }, { taskQueue });
+    [exportResult, agentResult] = await Promise.all([exportHandle.result(), agent.handle.result()]);
+    assert.equal(exportResult.domain, domain);
+    assert.match(agentResult.prLink ?? '', /^https:\/\/github\.com\/.+\/pull\/\d+$/);
+    exportRun = { workflowId: exportHandle.workflowId, runId: (await exportHandle.describe()).runId };
+    agentRun = { workflowId: agent.workflowId, runId: (await agent.handle.describe()).runId };
+  });
+
+  test('the workflow list shows domain, project, job status and PR link as columns', async () => {
+    assert.ok(exportRun && agentRun, 'the runs finished');
+    // Visibility is eventually consistent: wait until the server lists both runs, then open the list.
+    const query = `TaskQueue="${taskQueue}"`;
+    await waitFor(
+      async () => {
+        const listed: string[] = [];
+        for await (const execution of env.client.workflow.list({ query })) listed.push(execution.workflowId);
+        return listed.includes(exportRun.workflowId) && listed.includes(agentRun.workflowId);
+      },
+      { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, what: 'both runs in the visibility store' },
+    );
+    await page.goto(`${namespaceUrl()}/workflows?query=${encodeURIComponent(query)}`);
+    for (const run of [exportRun, agentRun])
+      await page.locator('table tbody tr', { hasText: run.workflowId }).waitFor();
+
+    // What an operator does once: add the project's search attributes as columns.
+    await page.getByTestId('workflows-summary-table-configuration-button').click();
+    for (const column of ['DocsDomain', 'DocsProjectId', 'DocsJobStatus', 'DocsPrLink']) {
+      await page.getByTestId(`orderable-list-item-${column}-add-button`).click();
+    }
+    // Room for them on one screen: run id and times are a click away on each workflow's page.
+    for (const column of ['Run ID', 'Start', 'End'])
+      await page.getByTestId(`orderable-list-item-${column}-remove-button`).click();
+    await page.getByTestId('drawer-close-button').click();
+    await page.getByRole('button', { name: 'Collapse saved views' }).click();
+
+    const headers = (await page.locator('table thead th').allInnerTexts()).map((h) => h.trim());
+    const cell = async (run: Run, column: string): Promise<string> => {
+      const index = headers.indexOf(column);
+      assert.ok(index >= 0, `column ${column} is shown (headers: ${headers.join(' | ')})`);
+      const row = page.locator('table tbody tr', { hasText: run.workflowId });
+      return (await row.locator('td').nth(index).innerText()).trim();
+    };
+    await waitFor(async () => (await cell(agentRun, 'DocsPrLink')) !== '', { what: 'the PR link cell' });
+    // The long workflow ids push the PR link column past 1920 px: a wider window for the picture.
+    await page.setViewportSize({ width: 2300, height: 700 });
+    await shot('list');
+    await page.setViewportSize(VIEWPORT);
+
+    assert.equal(await cell(exportRun, 'DocsDomain'), domain);
+    assert.equal(await cell(exportRun, 'DocsJobStatus'), 'completed');
+    assert.equal(await cell(agentRun, 'DocsProjectId'), projectId);
+    assert.equal(await cell(agentRun, 'DocsJobStatus'), 'completed');
+    assert.equal(await cell(agentRun, 'DocsPrLink'), agentResult.prLink);
+  });
+
+  test("the export's pages: result, activity summaries, static summary and details, current details, search attributes", async () => {
+    await page.goto(workflowUrl(exportRun, 'history'));
+    await expectTexts(
+      [exportResult.jobId, `Start static export of ${domain}`, `Generate bundle link for export ${exportResult.jobId}`],
+      'export history: result and activity summaries',
+    );
+    await shot('export-history');
+
+    await page.goto(workflowUrl(exportRun, 'user-metadata'));
+    const metadata = await expectTexts(
+      [exportSummary({ domain }), 'Current Details', `Static export · ${domain}`, exportResult.jobId, 'done'],
+      'export user metadata: summary, details and current details',
+    );
+    assert.match(metadata, new RegExp(`domain:?\\s*${domain.replace(/\./g, '\\.')}`), 'static details name the domain');
+    await shot('export-metadata');
+
+    await page.goto(workflowUrl(exportRun, 'search-attributes'));
+    await expectTexts(
+      ['DocsDomain', domain, 'DocsJobId', exportResult.jobId, 'DocsJobStatus', 'completed'],
+      'export search attributes',
+    );
+    await shot('export-search-attributes');
+  });
+
+  test("the agent job's pages: PR link, activity summaries, static summary and details, current details, search attributes", async () => {
+    const prLink = agentResult.prLink as string;
+    await page.goto(workflowUrl(agentRun, 'history'));
+    await expectTexts(
+      [prLink, `create agent job for project ${projectId}`, `poll agent job ${agentResult.jobId}`],
+      'agent history: result and activity summaries',
+    );
+    await shot('agent-history');
+
+    await page.goto(workflowUrl(agentRun, 'user-metadata'));
+    await expectTexts(
+      [
+        agentSummary({ projectId, prompt }),
+        `project: ${projectId}`,
+        'Current Details',
+        `Agent job for project ${projectId} — done`,
+        agentResult.jobId,
+        prLink,
+      ],
+      'agent user metadata: summary, details and current details',
+    );
+    await shot('agent-metadata');
+
+    await page.goto(workflowUrl(agentRun, 'search-attributes'));
+    await expectTexts(
+      ['DocsPrLink', prLink, 'DocsProjectId', projectId, 'DocsJobStatus', 'completed'],
+      'agent search attributes',
+    );
+    await shot('agent-search-attributes');
+  });
+});
