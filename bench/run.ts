@@ -28,6 +28,9 @@ export function renderThroughputMarkdown(r: ThroughputReport): string {
     `one worker process, against the emulator (agent active ${d.agentActiveMs / 1000} s, export ${d.exportQueuedMs / 1000} s queued + ${d.exportDurationMs / 1000} s running).`,
     'The baseline runs workflows of the same shape (the same polling policies, as many timers) with no activity and no HTTP,',
     `on its own worker process and task queue, in the same run. Machine: ${r.machine.cpus} CPU (${r.machine.cpuModel}), ${r.machine.memoryGiB} GiB, Node ${r.machine.node}.`,
+    r.server.startedHere
+      ? `Server: \`temporal server start-dev\` (in memory) started by the benchmark, ${r.server.partitions} task queue partition(s).`
+      : `Server: the one at ${r.server.address}.`,
     '',
     '| run | workflows | completed | failed | wall (s) | completed/s | worker peak RSS (MiB) | worker CPU (s) | worker CPU |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -210,13 +213,8 @@ async function main(argv: string[]): Promise<void> {
 
   if (only.has('throughput')) {
     console.log(`== (2) end-to-end throughput, ${size} lifecycles ==`);
-    const partitions = process.env.BENCH_PARTITIONS;
-    const report = await runThroughputBenchmark({
-      size,
-      ...(partitions
-        ? { dynamicConfig: { 'matching.numTaskqueueReadPartitions': Number(partitions), 'matching.numTaskqueueWritePartitions': Number(partitions) } }
-        : {}),
-    });
+    const partitions = Number(process.env.BENCH_PARTITIONS || 1);
+    const report = await runThroughputBenchmark({ size, partitions });
     await writeFile(path.join(out, 'throughput.json'), `${JSON.stringify(report, null, 2)}\n`);
     await writeFile(path.join(out, 'throughput.svg'), renderThroughputSvg(report));
     console.log(renderThroughputText(report), '\n');

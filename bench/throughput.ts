@@ -46,8 +46,12 @@ export interface ThroughputOptions {
   projects?: number;
   /** A running server to use; default TEMPORAL_ADDRESS, else a dev server started (and stopped) here. */
   temporalAddress?: string;
-  /** Dynamic config of the dev server started here (e.g. task queue partitions). */
-  dynamicConfig?: Record<string, string | number | boolean>;
+  /**
+   * Task queue partitions of the dev server started here. Default 1: with the server's default of 4,
+   * a single worker's few activity pollers leave tasks waiting in a partition nobody polls until a
+   * long poll expires (~60 s), which measures the setup, not the code (BENCH_PARTITIONS=4 shows it).
+   */
+  partitions?: number;
   /** Progress lines. Default: stderr. */
   log?: (line: string) => void;
 }
@@ -90,6 +94,8 @@ export interface ThroughputReport {
   size: number;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; platform: string };
   durations: { agentActiveMs: number; exportQueuedMs: number; exportDurationMs: number; longFactor: number };
+  /** The server: address, whether started here, task queue partitions (when started here). */
+  server: { address: string; startedHere: boolean; partitions: number | null };
   baseline: RunFigures & { timersPerWorkflow: { export: number; agent: number } };
   docsAdmin: RunFigures & {
     apiCallsPerJob: { export: number; agent: number; byRoute: Record<string, number> };
@@ -191,6 +197,11 @@ function perJob(byRoute: Record<string, number>, exports: number, agents: number
   };
 }
 
+/** Dynamic config for a dev server with `n` task queue partitions. */
+export function partitionConfig(n: number): Record<string, number> {
+  return { 'matching.numTaskqueueReadPartitions': n, 'matching.numTaskqueueWritePartitions': n };
+}
+
 const sample = <T>(items: T[], n: number): T[] => {
   if (items.length <= n) return items;
   const step = items.length / n;
@@ -211,9 +222,10 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
   const historySample = opts.historySample ?? 20;
   const projects = opts.projects ?? 20;
   const tag = `b${Date.now().toString(36)}`;
+  const partitions = opts.partitions ?? 1;
 
   const address = opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
-  const server = address ? undefined : await DevServer.start({ dynamicConfig: opts.dynamicConfig ?? {} });
+  const server = address ? undefined : await DevServer.start({ dynamicConfig: partitionConfig(partitions) });
   const temporalAddress = address ?? server!.address;
   const { client, close: closeClient } = await connect(temporalAddress);
   let emulator: EmulatorHandle | undefined;
@@ -370,6 +382,7 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
         platform: `${os.platform()} ${os.release()}`,
       },
       durations: { agentActiveMs, exportQueuedMs, exportDurationMs, longFactor },
+      server: { address: temporalAddress, startedHere: Boolean(server), partitions: server ? partitions : null },
       baseline,
       docsAdmin,
       long: {
