@@ -41,7 +41,7 @@ import {
   type StaticExportResult,
 } from './shared';
 import { promptPreview, validateAgentJobInput, validatePrompt } from './validation/agent';
-import { deploymentProblems } from './validation/deployment';
+import { deploymentProblems, sinkProblems } from './validation/deployment';
 import { exportInputProblems, hostnameProblem, normalizeExportInput } from './validation/export';
 
 // Workflow signatures, by type name: the client never imports workflow code.
@@ -331,33 +331,6 @@ export async function sendAgentMessage(client: Client, workflowId: string, promp
 
 // ---- bundleKeeper -------------------------------------------------------------------------------------
 
-/** Every problem with a sink, each naming the field. */
-export function sinkProblems(sink: unknown): string[] {
-  if (typeof sink !== 'object' || sink === null) return ['a sink is required: a config file, a webhook, a command or a mirror'];
-  const s = sink as Partial<Record<string, unknown>>;
-  const nonEmpty = (field: string, label: string) => (typeof s[field] === 'string' && (s[field] as string).trim() !== '' ? [] : [`${label} must not be empty`]);
-  const httpUrl = (field: string, label: string) => {
-    try {
-      const url = new URL(String(s[field]));
-      return url.protocol === 'http:' || url.protocol === 'https:' ? [] : [`${label} must be an http(s) URL`];
-    } catch {
-      return [`${label} must be an http(s) URL`];
-    }
-  };
-  switch (s.type) {
-    case 'file':
-      return nonEmpty('path', 'the config file path');
-    case 'webhook':
-      return httpUrl('url', 'the webhook URL');
-    case 'command':
-      return nonEmpty('command', 'the command');
-    case 'mirror':
-      return [...nonEmpty('dir', 'the mirror directory'), ...httpUrl('urlPrefix', 'the mirror URL prefix')];
-    default:
-      return ['sink type must be file, webhook, command or mirror'];
-  }
-}
-
 export function keeperInputProblems(input: BundleKeeperInput): string[] {
   const domainProblem = hostnameProblem(input.domain);
   const sink = sinkProblems(input.sink);
@@ -408,20 +381,29 @@ export async function ensureKeeper(
   });
 }
 
-/** Tells the domain's keeper that new content is published (it re-exports). Throws if no keeper runs. */
+/**
+ * Tells the domain's keeper that new content is published (it re-exports). The keeper is
+ * keeperWorkflowId(domain) or, when a keeper schedule started it (the server suffixes scheduled
+ * workflow ids with the time), the running bundleKeeper whose DocsDomain is the domain. Throws if none runs.
+ */
 export async function publish(client: Client, domain: string): Promise<{ workflowId: string }> {
   const problem = hostnameProblem(domain);
   if (problem) throw new InvalidInputError([problem]);
   const workflowId = keeperWorkflowId(domain);
   try {
     await client.workflow.getHandle(workflowId).signal(publishSignal);
+    return { workflowId };
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      throw new Error(`no bundle keeper is running for ${domain} (start one with: keep --domain ${domain} ...)`, { cause: err });
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    const query =
+      `WorkflowType = '${WorkflowType.bundleKeeper}' AND ExecutionStatus = 'Running' AND ` +
+      `${SearchAttr.domain.name} = '${domain.replace(/'/g, '')}'`;
+    for await (const execution of client.workflow.list({ query })) {
+      await client.workflow.getHandle(execution.workflowId, execution.runId).signal(publishSignal);
+      return { workflowId: execution.workflowId };
     }
-    throw err;
+    throw new Error(`no bundle keeper is running for ${domain} (start one with: keep --domain ${domain} ...)`, { cause: err });
   }
-  return { workflowId };
 }
 
 export async function keeperStatus(client: Client, domain: string): Promise<KeeperStatus> {
