@@ -20,17 +20,23 @@ export function refreshMarginProblems(margin: RefreshMargin | undefined): string
   return problems;
 }
 
-/** How long before expiry to refresh a link that lives `lifetimeMs`: fraction x lifetime, at least minMs. */
+/**
+ * How long before expiry to refresh a link that lives `lifetimeMs`: fraction x lifetime, at least minMs.
+ * The minMs floor never pushes the refresh before the middle of the lifetime: with links shorter-lived
+ * than twice minMs the keeper refreshes at half-life instead of continuously (still well before expiry).
+ */
 export function refreshMarginMs(lifetimeMs: number, margin: RefreshMargin = {}): number {
   const fraction = margin.fraction ?? DEFAULT_REFRESH_FRACTION;
   const minMs = margin.minMs ?? DEFAULT_REFRESH_MIN_MS;
-  return Math.max(minMs, fraction * Math.max(0, lifetimeMs));
+  const lifetime = Math.max(0, lifetimeMs);
+  const proportional = fraction * lifetime;
+  return Math.min(Math.max(minMs, proportional), Math.max(proportional, lifetime / 2));
 }
 
 /**
  * The moment (ms) to generate a fresh link for a link issued at `issuedAtMs` that expires at
- * `expiresAtMs`: expiry minus the margin, but never before the link was issued (a link shorter-lived
- * than the margin is refreshed at once).
+ * `expiresAtMs`: expiry minus the margin, but never before the link was issued (an already expired
+ * link is refreshed at once).
  */
 export function refreshAtMs(issuedAtMs: number, expiresAtMs: number, margin: RefreshMargin = {}): number {
   const marginMs = refreshMarginMs(expiresAtMs - issuedAtMs, margin);

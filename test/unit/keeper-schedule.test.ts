@@ -13,8 +13,16 @@ describe('refreshMarginMs', () => {
 
   test('is at least one minute by default', () => {
     assert.equal(refreshMarginMs(5 * MIN), MIN);
-    assert.equal(refreshMarginMs(0), MIN);
-    assert.equal(refreshMarginMs(-5), MIN);
+    assert.equal(refreshMarginMs(2 * MIN), MIN);
+  });
+
+  test('the one-minute floor stops at half the lifetime (short links: refresh at half-life, not continuously)', () => {
+    assert.equal(refreshMarginMs(30_000), 15_000);
+    assert.equal(refreshMarginMs(90_000), 45_000);
+    assert.equal(refreshMarginMs(0), 0);
+    assert.equal(refreshMarginMs(-5), 0);
+    // An explicit fraction is honoured even above one half.
+    assert.equal(refreshMarginMs(HOUR, { fraction: 0.75 }), 45 * MIN);
   });
 
   test('honours a configured fraction and minimum', () => {
@@ -39,8 +47,8 @@ describe('refreshAtMs', () => {
     }
   });
 
-  test('never before the link was issued (short-lived or already expired link: refresh at once)', () => {
-    assert.equal(refreshAtMs(1_000, 1_000 + 30_000), 1_000);
+  test('a link shorter-lived than the margin is refreshed at half-life; an expired one at once', () => {
+    assert.equal(refreshAtMs(1_000, 1_000 + 30_000), 16_000);
     assert.equal(refreshAtMs(10_000, 5_000), 10_000);
   });
 });
