@@ -176,6 +176,7 @@ describe('static export against the emulator', () => {
         `(${upserts} search-attribute upserts, one per status change)`,
     );
     assert.ok(perPoll >= 8 && perPoll <= 14, `${perPoll} events per poll`);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 
   test('a keeper with the file sink writes a config whose link downloads, refreshes it before expiry, and attaches on a second start', async () => {
@@ -211,6 +212,17 @@ describe('static export against the emulator', () => {
     assert.equal(description.typedSearchAttributes.get(SearchAttr.domain), 'keeper.example.com');
     assert.equal(description.typedSearchAttributes.get(SearchAttr.jobId), refreshed.jobId);
     assert.equal(emu.counters().downloadsDenied, 0, 'no expired link was ever fetched');
+
+    // History cost of one refresh cycle: events between two consecutive refresh generateBundle calls.
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const generates = events.flatMap((e, i) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'generateBundle' ? [i] : []));
+    assert.ok(generates.length >= 2);
+    const perRefresh = generates[generates.length - 1]! - generates[generates.length - 2]!;
+    console.log(`bundleKeeper: ${perRefresh} history events per refresh cycle (timer, generate, verify, apply)`);
+    assert.ok(perRefresh >= 15 && perRefresh <= 30, `${perRefresh} events per refresh`);
+    // The keeper's code replays deterministically against its own history.
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
   });
 
   test('the mirror sink copies a checksummed archive and points the deployment at its stable URL', async () => {
