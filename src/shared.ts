@@ -271,6 +271,11 @@ export interface AgentJobOptions {
    * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
    */
   maxPollsPerRun?: number;
+  /**
+   * Start-to-close of one create or message attempt (default 60 s). An attempt that runs past it
+   * (its worker died mid-request) is never retried: it ends as OutcomeUnknown.
+   */
+  nonIdempotentCallTimeoutMs?: number;
   /** State from the previous run (set by the workflow itself when it continues as new). */
   carry?: AgentJobCarry;
 }

@@ -18,6 +18,8 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
+  TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
@@ -53,8 +55,43 @@ const PERMIT_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
 };
 
+/**
+ * Create and message are not idempotent: Temporal must never re-run an attempt that may have sent
+ * its request (a worker killed mid-call times out, and a retry would create a second job). One
+ * attempt per activity; callOnceSafely retries only what the client marks retryable for these calls
+ * (nothing was sent, or 429), and turns a timed-out attempt into OutcomeUnknown.
+ */
+const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } };
+const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
+
 const api = proxyActivities<Activities>(API_OPTIONS);
 const permits = proxyActivities<Activities>(PERMIT_OPTIONS);
+
+async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
+        // Retry-After travels in the failure's details (nextRetryDelay is not decoded in workflows).
+        const retryAfterMs = (cause.details?.[0] as { retryAfterMs?: number } | undefined)?.retryAfterMs;
+        const backoffMs = Math.min(SAFE_RETRY.maxMs, SAFE_RETRY.initialMs * 2 ** (attempt - 1));
+        await sleep(retryAfterMs ?? backoffMs);
+        continue;
+      }
+      if (cause instanceof TimeoutFailure) {
+        throw ApplicationFailure.create({
+          type: 'OutcomeUnknown',
+          nonRetryable: true,
+          message: 'the attempt timed out (its worker may have stopped mid-request)',
+          cause: err as Error,
+        });
+      }
+      throw err;
+    }
+  }
+}
 
 /**
  * How long to wait for a permit before asking again (the request is idempotent: the limiter ignores a
@@ -79,6 +116,10 @@ function invalidInput(problems: string[]): ApplicationFailure {
 export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
   const info = workflowInfo();
   const carry: AgentJobCarry | undefined = options.carry;
+  const nonIdempotentOptions: ActivityOptions = {
+    ...NON_IDEMPOTENT_OPTIONS,
+    ...(options.nonIdempotentCallTimeoutMs ? { startToCloseTimeout: options.nonIdempotentCallTimeoutMs } : {}),
+  };
 
   let job: AgentJob | null = carry?.job ?? null;
   let observations: AgentObservation[] = carry?.observations.map((o) => ({ ...o })) ?? [];
@@ -170,9 +211,11 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
           refreshed = await withPermit(`${info.runId}:message:${messagesSent}`, () => {
             phase = 'messaging';
             publish();
-            return api.sendAgentMessage.executeWithOptions(
-              { ...API_OPTIONS, summary: `send follow-up message to agent job ${jobId}` },
-              [{ projectId: input.projectId, jobId, prompt }],
+            return callOnceSafely(() =>
+              api.sendAgentMessage.executeWithOptions(
+                { ...nonIdempotentOptions, summary: `send follow-up message to agent job ${jobId}` },
+                [{ projectId: input.projectId, jobId, prompt }],
+              ),
             );
           });
         } catch (err) {
@@ -269,9 +312,11 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
         phase = 'creating';
         publish();
         attemptedAt = new Date().toISOString();
-        return api.createAgentJob.executeWithOptions(
-          { ...API_OPTIONS, summary: `create agent job for project ${input.projectId}` },
-          [{ projectId: input.projectId, prompt: input.prompt }],
+        return callOnceSafely(() =>
+          api.createAgentJob.executeWithOptions(
+            { ...nonIdempotentOptions, summary: `create agent job for project ${input.projectId}` },
+            [{ projectId: input.projectId, prompt: input.prompt }],
+          ),
         );
       });
       observe(created, true);

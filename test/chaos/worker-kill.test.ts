@@ -63,17 +63,24 @@ test(`SIGKILL of the worker with ${LIFECYCLES} lifecycles in flight: nothing los
   const second = await WorkerProcess.start({ env });
   workers.push(second);
   const settled = await settle(conn.client, [...lifecycles.exportIds, ...lifecycles.agents.map((a) => a.workflowId)]);
-  const outcome = checkOutcomes(lifecycles, settled, emulator.jobs());
+  // A create in flight when the worker died may or may not have reached the API: by policy its workflow
+  // ends with OutcomeUnknown (never a silent retry and so never a duplicate). Everything else completes.
+  const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
   const counters = emulator.counters();
   console.log(
     `killed after ${Object.values(atKill.agentJobsCreated).reduce((a, b) => a + b, 0)} agent creates and ${atKill.exportsStarted} export starts; ` +
-      `finally ${outcome.exportsCompleted}/${half} exports and ${outcome.agentsCompleted}/${LIFECYCLES - half} agent jobs completed, ` +
+      `finally ${outcome.exportsCompleted}/${half} exports and ${outcome.agentsCompleted}/${LIFECYCLES - half} agent jobs completed ` +
+      `(${outcome.agentsOutcomeUnknown} OutcomeUnknown), ` +
       `${emulator.jobs().length} agent jobs at the emulator, ${counters.exportsStarted} exports started`,
   );
   assert.deepEqual(outcome.problems, []);
+  assert.equal(outcome.duplicates, 0);
   assert.equal(outcome.exportsCompleted, half);
-  assert.equal(outcome.agentsCompleted, LIFECYCLES - half);
-  assert.equal(emulator.jobs().length, LIFECYCLES - half, 'exactly one agent job per agent workflow');
+  assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, LIFECYCLES - half);
+  // Only creates that were in flight at the kill can be unknown: a handful, never a wave.
+  assert.ok(outcome.agentsOutcomeUnknown <= 10, `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown`);
+  const jobs = emulator.jobs().length;
+  assert.ok(jobs >= outcome.agentsCompleted && jobs <= LIFECYCLES - half, `${jobs} agent jobs: at most one per agent workflow`);
 
   await second.kill('SIGTERM');
   const scan = await scanForSecret({

@@ -280,6 +280,26 @@ describe('agentJob against the emulator', () => {
     });
   }
 
+  test('a create attempt that outlives its timeout (its worker died mid-request) ends OutcomeUnknown, never re-sent', async () => {
+    const projectId = uniqueProject('attempt-timeout');
+    const prompt = 'Reorganize the API reference (attempt timeout)';
+    const slowBefore = emu.counters().faultsInjected.slow ?? 0;
+    const createdBefore = calls('createAgentJob', '201');
+    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: 5_000 }]);
+    try {
+      const handle = await start({ projectId, prompt }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+      const failure = await failureOf(handle.result());
+      assert.equal(failure.type, 'OutcomeUnknown');
+      assert.ok(failure.message.includes(projectId), failure.message);
+      assert.equal((emu.counters().faultsInjected.slow ?? 0) - slowBefore, 1, 'the slow attempt reached the emulator');
+      // The slow request does land: the job exists once, and no second attempt ever created another.
+      await waitFor(() => calls('createAgentJob', '201') > createdBefore, { timeoutMs: 15_000, what: 'the slow create to land' });
+      assert.equal(jobsFor(projectId).length, 1);
+    } finally {
+      emu.setFaults([]);
+    }
+  });
+
   test('connection refused and 429 on create are retried and end with exactly one job', async () => {
     const refusedProject = uniqueProject('refused');
     refuseOnce.add(refusedProject);
