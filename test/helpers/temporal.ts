@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { SearchAttr } from '../../src/shared';
@@ -72,7 +73,16 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
 /** Temporal's time-skipping test server (Java), for workflows that sleep for hours or days. */
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: testServerExecutable() } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: testServerExecutable() } });
+  // The dev server gets the search attributes on its command line; this one must be told, or every
+  // upsert fails the workflow task.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      Object.values(SearchAttr).map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
+  });
+  return env;
 }
 
 export function uniqueTaskQueue(prefix = 'test'): string {

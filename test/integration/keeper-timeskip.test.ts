@@ -9,7 +9,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ApplyBundleRequest, ApplyBundleResult, BundleCheck, ExportActivities } from '../../src/activities/export';
 import type { Bundle, StaticExportJob } from '../../src/api/types';
 import {
-  SearchAttr,
   type BundleKeeperInput,
   type KeeperStatus,
   type StaticExportInput,
@@ -118,22 +117,9 @@ function expiredGaps(applied: Applied[], endMs: number): { fromMs: number; toMs:
   return gaps;
 }
 
-/** temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (@temporalio/proto is not a direct dependency). */
-const INDEXED_VALUE_TYPE_KEYWORD = 2;
-
 let env: TestWorkflowEnvironment;
 before(async () => {
   env = await createTimeSkippingEnv();
-  // The time-skipping server knows no custom search attributes until told (the dev server gets them on
-  // its command line); without them every upsert fails the workflow task.
-  await env.connection.withDeadline(Date.now() + 10_000, () =>
-    env.connection.operatorService.addSearchAttributes({
-      namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(
-        Object.values(SearchAttr).map((key) => [key.name, INDEXED_VALUE_TYPE_KEYWORD]),
-      ),
-    }),
-  );
 });
 after(async () => {
   await env?.teardown();
