@@ -13,6 +13,18 @@ export const ADDRESS = `${HOST}:${PORT}`;
 export const UI_URL = `http://${HOST}:${UI_PORT}`;
 export const LOG_FILE = path.join(DATA_DIR, 'temporal.log');
 
+/**
+ * Dynamic config of every dev server the project starts (npm run server, npm start, tests).
+ * Update-with-start (early agent job id) needs multi-operation on some server versions. A single-node
+ * dev server gains nothing from task-queue partitions, and with the default four a worker's few
+ * pollers can leave a task in an unpolled partition until a long poll expires (~60 s).
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = [
+  'frontend.enableExecuteMultiOperation=true',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 function cli(temporal: string, args: string[]) {
   return spawnSync(temporal, args, { encoding: 'utf8', timeout: 15_000 });
 }
@@ -51,8 +63,7 @@ export async function startDevServer(temporal: string, { detached }: { detached:
     '--ip', HOST, '--port', String(PORT), '--ui-ip', HOST, '--ui-port', String(UI_PORT),
     '--db-filename', path.join(DATA_DIR, 'temporal.db'),
     '--log-level', 'warn',
-    // Update-with-start (early agent job id) needs multi-operation enabled on some server versions.
-    '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+    ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
     ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
   ];
   const log = openSync(LOG_FILE, 'a');

@@ -197,6 +197,10 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
       activities,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+      // Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
+      // pollers leave tasks in an unpolled partition until a long poll expires (~60 s stalls).
+      workflowTaskPollerBehavior: { type: 'autoscaling' },
+      activityTaskPollerBehavior: { type: 'autoscaling' },
       interceptors: {
         // One place counts retries for every activity: attempt > 1 means Temporal is retrying it.
         activity: [

@@ -7,6 +7,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { SearchAttr } from '../../src/shared';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 
 const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
@@ -62,7 +63,10 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
       executable: devServerExecutable(),
       ip: '127.0.0.1',
       searchAttributes: Object.values(SearchAttr),
-      extraArgs: ['--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true', '--log-level', 'error'],
+      extraArgs: [
+        '--log-level', 'error',
+        ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
+      ],
       ...(uiPort ? { ui: true, uiPort } : {}),
     },
   });
