@@ -185,6 +185,7 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
       let result;
       try {
         result = await awaitExport(c, handle.workflowId, { onProgress: (s) => reporter.update(s) });
+        reporter.update({ phase: 'done', jobId: result.jobId, status: 'completed', progress: 100, pageCount: result.pageCount, polls: 0, lastPollAt: null, nextPollAt: null });
       } finally {
         reporter.stop();
       }
@@ -231,7 +232,15 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
       const reporter = agentReporter(io.stderr, started.jobId);
       let result;
       try {
-        result = await awaitAgentJob(c, started.workflowId, { onProgress: (s) => reporter.update(s), progressIntervalMs: 1_000 });
+        let polls = 0;
+        result = await awaitAgentJob(c, started.workflowId, {
+          onProgress: (s) => {
+            polls = s.polls;
+            reporter.update(s);
+          },
+          progressIntervalMs: 1_000,
+        });
+        reporter.update({ phase: 'done', jobId: result.jobId, status: result.status, prLink: result.prLink, polls, lastPollAt: null, nextPollAt: null });
       } finally {
         reporter.stop();
       }

@@ -86,6 +86,8 @@ describe('metrics endpoint', () => {
     try {
       void worker.run();
       assert.ok(worker.metricsUrl?.startsWith('http://127.0.0.1:'), `bound to loopback: ${worker.metricsUrl}`);
+      // Two export status polls answered 503: Temporal retries each once (Retry-After 1 s).
+      emu.setFaults([{ route: 'getExport', kind: '503', count: 2, retryAfterSeconds: 1 }]);
       const project = `metrics-${run}`;
       const [exported, first, second] = await Promise.all([
         runExport(env.client, { domain: `metrics-${run}.example.com` }, { taskQueue }),
@@ -109,13 +111,20 @@ describe('metrics endpoint', () => {
       assert.ok(limited >= 1, 'the emulator answered 429 at least once');
       assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="createAgentJob",status="429"}'), limited);
       assert.equal(sample(samples, 'docs_admin_api_rate_limited_total{operation="createAgentJob"}'), limited);
-      // Each 429 was retried by Temporal exactly once, and counted exactly once.
-      assert.equal(sample(samples, 'docs_admin_activity_retries_total{activity_type="createAgentJob"}'), limited);
-      assert.equal(sample(samples, 'docs_admin_polls_total{kind="export"}'), seen('getExport', '200'));
+      // Each 503 made Temporal retry the poll activity once, and each retry is counted exactly once.
+      assert.equal(seen('getExport', '503'), 2);
+      assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="getExport",status="503"}'), 2);
+      assert.equal(sample(samples, 'docs_admin_activity_retries_total{activity_type="getExportStatus"}'), 2);
+      // A 429 on create is retried by the agentJob workflow itself (one attempt per create activity,
+      // so that a create is never re-sent by Temporal): no activity retry to count there.
+      assert.equal(sample(samples, 'docs_admin_activity_retries_total{activity_type="createAgentJob"}'), 0);
+      // Every poll attempt counts, answered or not.
+      assert.equal(sample(samples, 'docs_admin_polls_total{kind="export"}'), seen('getExport', '200') + seen('getExport', '503'));
       assert.equal(sample(samples, 'docs_admin_polls_total{kind="agent"}'), seen('getAgentJob', '200'));
       assert.ok(sample(samples, 'docs_admin_api_call_duration_seconds_count{operation="startExport"}') === 1);
       assert.ok(sample(samples, 'process_resident_memory_bytes') > 0, 'Node process metrics are there too');
     } finally {
+      emu.setFaults([]);
       await worker.close();
     }
     await assert.rejects(fetch(worker.metricsUrl!), 'the endpoint is closed with the worker');
