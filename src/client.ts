@@ -169,13 +169,18 @@ export function exportSummary(input: StaticExportInput): string {
   return `Export ${input.domain}${input.version ? ` (version ${input.version})` : ''}`;
 }
 
+/** Static details as a Markdown list: the Web UI runs plain lines together into one paragraph. */
+function markdownList(items: [label: string, value: string][]): string {
+  return items.map(([label, value]) => `- **${label}**: ${value}`).join('\n');
+}
+
 function exportDetails(input: StaticExportInput, requestId: string): string {
-  return [
-    `**domain**: ${input.domain}`,
-    `**version**: ${input.version ?? 'latest published'}`,
-    `**paths**: ${input.paths ? input.paths.join(', ') : 'all pages'}`,
-    `**request id**: ${requestId}`,
-  ].join('\n');
+  return markdownList([
+    ['domain', input.domain],
+    ['version', input.version ?? 'latest published'],
+    ['paths', input.paths ? input.paths.join(', ') : 'all pages'],
+    ['request id', requestId],
+  ]);
 }
 
 /**
@@ -295,7 +300,11 @@ export async function startAgentJob(client: Client, input: AgentJobInput, option
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     staticSummary: agentSummary(withId),
-    staticDetails: [`**project**: ${withId.projectId}`, `**request id**: ${requestId}`, `**prompt**: ${promptPreview(withId.prompt, 200)}`].join('\n'),
+    staticDetails: markdownList([
+      ['project', withId.projectId],
+      ['request id', requestId],
+      ['prompt', promptPreview(withId.prompt, 200)],
+    ]),
     typedSearchAttributes: [{ key: SearchAttr.projectId, value: withId.projectId }],
   });
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
@@ -371,12 +380,12 @@ export async function ensureKeeper(
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     staticSummary: `Bundle keeper for ${input.domain} (${input.kind ?? 'client-hosted'}, ${input.sink.type} sink)`,
-    staticDetails: [
-      `**domain**: ${input.domain}`,
-      `**kind**: ${input.kind ?? 'client-hosted'}`,
-      `**sink**: ${describeSink(input.sink)}`,
-      `**version**: ${input.version ?? 'latest published'}`,
-    ].join('\n'),
+    staticDetails: markdownList([
+      ['domain', input.domain],
+      ['kind', input.kind ?? 'client-hosted'],
+      ['sink', describeSink(input.sink)],
+      ['version', input.version ?? 'latest published'],
+    ]),
     typedSearchAttributes: [{ key: SearchAttr.domain, value: input.domain }],
   });
 }

@@ -156,7 +156,8 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   let shownStatus: string | null = null;
   let shownPrLink: string | null = null;
   const publish = (): void => {
-    const lines = [`**Agent job** for project \`${input.projectId}\` — ${phase}`];
+    // A blank line after the heading, or the Web UI renders the list as one paragraph.
+    const lines = [`**Agent job** for project \`${input.projectId}\` — ${phase}`, ''];
     if (job) {
       lines.push(`- Job: \`${job.id}\`, status **${job.status}**`);
       lines.push(`- Pull request: ${job.prLink ? `[${job.prLink}](${job.prLink})` : isTerminal(job.status) ? 'none (no changes)' : 'not yet'}`);

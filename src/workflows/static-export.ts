@@ -104,8 +104,6 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
         ['polls', status.polls],
         ['last poll', status.lastPollAt],
         ['next poll', status.nextPollAt],
-        ['version', request.version ?? 'latest'],
-        ['run', carry ? `continued (${carry.polls} polls before this run)` : 'first'],
       ]),
     );
   show();
