@@ -140,25 +140,23 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
   let client: Client | undefined;
   const getClient = async () => (client ??= await connect());
 
-  const program = new Command('docs-admin')
-    .description('Start, await, inspect and schedule the docs-admin workflows (static export, bundle keeper, agent jobs).')
-    .showSuggestionAfterError(true)
-    .configureOutput({
-      writeOut: (s) => void io.stdout.write(s),
-      writeErr: (s) => void io.stderr.write(s),
-      outputError: (s, write) => write(`${s.trim().split('\n')[0]}\n`),
-    })
-    .exitOverride();
-
-  const subcommand = (name: string) =>
-    program
-      .command(name)
+  // Every command writes through io, reports errors on one line, and throws instead of exiting.
+  const wired = (command: Command): Command =>
+    command
       .configureOutput({
         writeOut: (s) => void io.stdout.write(s),
         writeErr: (s) => void io.stderr.write(s),
         outputError: (s, write) => write(`${s.trim().split('\n')[0]}\n`),
       })
       .exitOverride();
+
+  const program = wired(
+    new Command('docs-admin')
+      .description('Start, await, inspect and schedule the docs-admin workflows (static export, bundle keeper, agent jobs).')
+      .showSuggestionAfterError(true),
+  );
+
+  const subcommand = (name: string) => wired(program.command(name));
 
   // ---- export ----
   subcommand('export')
@@ -303,15 +301,7 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
 
   // ---- schedule ----
   const schedule = subcommand('schedule').description('Manage Temporal Schedules for exports and keepers.');
-  const scheduleSub = (name: string) =>
-    schedule
-      .command(name)
-      .configureOutput({
-        writeOut: (s) => void io.stdout.write(s),
-        writeErr: (s) => void io.stderr.write(s),
-        outputError: (s, write) => write(`${s.trim().split('\n')[0]}\n`),
-      })
-      .exitOverride();
+  const scheduleSub = (name: string) => wired(schedule.command(name));
   const overlapOption = (dflt?: string) => {
     const option = new Option('--overlap <policy>', 'what to do when the previous run is still going').choices(OVERLAP_POLICIES as unknown as string[]);
     return dflt ? option.default(dflt) : option;

@@ -1,17 +1,9 @@
 // Seedable pseudo-random numbers for the simulations (mulberry32): same seed, same run.
 
-export type Random = () => number;
+import { type Random, seededRandom } from '../../src/seeded-random';
 
-export function mulberry32(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
-}
+export type { Random };
+export const mulberry32 = seededRandom;
 
 /** An independent stream derived from a seed and a label (e.g. a scenario or a job index). */
 export function deriveSeed(seed: number, ...labels: (string | number)[]): number {

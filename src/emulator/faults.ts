@@ -1,6 +1,7 @@
 // Fault injection: rules per route, fired for the next N matching calls or with a probability drawn
 // from a seeded RNG (reproducible runs).
 import type { AdminApiOperation } from '../api/types';
+import { seededRandom } from '../seeded-random';
 
 export type EmulatorRoute = AdminApiOperation | 'downloadBundle';
 
@@ -26,18 +27,6 @@ export interface FaultRule {
   delayMs?: number;
   /** '503' and '429': Retry-After seconds (default 1). */
   retryAfterSeconds?: number;
-}
-
-/** mulberry32: small, fast, good enough for reproducible fault schedules. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class FaultInjector {
