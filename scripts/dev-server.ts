@@ -14,6 +14,20 @@ export const UI_URL = `http://${HOST}:${UI_PORT}`;
 export const LOG_FILE = path.join(DATA_DIR, 'temporal.log');
 
 /**
+ * Server settings the worker's latency under bursts relies on (the README's operator notes give the
+ * production equivalents). Eager activity execution: a workflow task that schedules an activity gets
+ * the activity task back in its completion response, without a trip through matching. Fairness (which
+ * implies the priority-aware matcher): backlogged tasks are dispatched by priority key, then in
+ * proportion across fairness keys, so one project's burst of agent jobs (fairness key = project id)
+ * does not hold another project's jobs behind it on the shared task queue.
+ */
+export const PERFORMANCE_DYNAMIC_CONFIG = [
+  'system.enableActivityEagerExecution=true',
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+];
+
+/**
  * Dynamic config of every dev server the project starts (npm run server, npm start, tests).
  * Update-with-start (early agent job id) needs multi-operation on some server versions. A single-node
  * dev server gains nothing from task-queue partitions, and with the default four a worker's few
@@ -23,6 +37,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG = [
   'frontend.enableExecuteMultiOperation=true',
   'matching.numTaskqueueReadPartitions=1',
   'matching.numTaskqueueWritePartitions=1',
+  ...PERFORMANCE_DYNAMIC_CONFIG,
 ];
 
 function cli(temporal: string, args: string[]) {

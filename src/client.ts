@@ -28,6 +28,7 @@ import {
   jobIdUpdate,
   keeperStatusQuery,
   keeperWorkflowId,
+  projectFairnessKey,
   publishSignal,
   sendMessageUpdate,
   type AgentJobInput,
@@ -306,6 +307,8 @@ export async function startAgentJob(client: Client, input: AgentJobInput, option
       ['prompt', promptPreview(withId.prompt, 200)],
     ]),
     typedSearchAttributes: [{ key: SearchAttr.projectId, value: withId.projectId }],
+    // Its workflow and activity tasks share the task queue fairly with other projects' (server fairness).
+    priority: { fairnessKey: projectFairnessKey(withId.projectId) },
   });
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
   try {

@@ -3,7 +3,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
-import { type AgentRateLimiterInput, type PermitRequest, WorkflowType, rateLimiterWorkflowId, requestPermitSignal } from '../shared';
+import {
+  type AgentRateLimiterInput,
+  type PermitRequest,
+  WorkflowType,
+  projectFairnessKey,
+  rateLimiterWorkflowId,
+  requestPermitSignal,
+} from '../shared';
 import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
@@ -21,6 +28,9 @@ export interface GetAgentJobInput {
 export interface SendAgentMessageInput extends GetAgentJobInput {
   prompt: string;
 }
+
+/** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
+export const LIMITER_PRIORITY_KEY = 1;
 
 export interface RequestAgentPermitInput extends PermitRequest {
   projectId: string;
@@ -88,6 +98,8 @@ export function createAgentActivities(deps: ActivityDeps) {
         signal: requestPermitSignal,
         signalArgs: [{ requesterWorkflowId, requestKey }],
         staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
+        // Every permit of the project passes through this one workflow: its tasks go first.
+        priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
       });
     },
   };
