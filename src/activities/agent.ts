@@ -1,12 +1,13 @@
 // Agent job activities: thin calls of the admin API (through callAdminApi, which maps errors to
 // Temporal failures) and the permit request to the per-project rate limiter workflow.
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
 import {
   type AgentRateLimiterInput,
   type PermitRequest,
   WorkflowType,
+  permitUsedSignal,
   projectFairnessKey,
   rateLimiterWorkflowId,
   requestPermitSignal,
@@ -15,9 +16,19 @@ import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 
+/**
+ * The permit a create or message runs under. With it, the activity itself reports to the project's
+ * limiter when the request was made (permitUsedSignal, usedAtMs = this worker's clock once the call
+ * has returned or failed: never earlier than the API saw it), sooner and tighter than the workflow could.
+ */
+export interface PermitUse {
+  requestKey: string;
+}
+
 export interface CreateAgentJobInput {
   projectId: string;
   prompt: string;
+  permit?: PermitUse;
 }
 
 export interface GetAgentJobInput {
@@ -27,6 +38,7 @@ export interface GetAgentJobInput {
 
 export interface SendAgentMessageInput extends GetAgentJobInput {
   prompt: string;
+  permit?: PermitUse;
 }
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
@@ -57,12 +69,36 @@ function noteRetry(deps: ActivityDeps): void {
 }
 
 export function createAgentActivities(deps: ActivityDeps) {
+  /** Runs a rate-limited call, then reports its use to the limiter (best effort: an unreported permit holds its slot for its lease). */
+  async function reportingUse<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<T> {
+    if (!permit) return call();
+    try {
+      return await call();
+    } finally {
+      const usedAtMs = Date.now();
+      let requesterWorkflowId: string | undefined;
+      try {
+        requesterWorkflowId = Context.current().info.workflowExecution?.workflowId;
+      } catch {
+        // Not inside an activity: no requester to report for.
+      }
+      if (requesterWorkflowId) {
+        await deps.temporal.workflow
+          .getHandle(rateLimiterWorkflowId(projectId))
+          .signal(permitUsedSignal, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs })
+          .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
+      }
+    }
+  }
+
   return {
     /** POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable). */
-    async createAgentJob({ projectId, prompt }: CreateAgentJobInput): Promise<AgentJob> {
+    async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
       noteRetry(deps);
-      return callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal }));
+      return reportingUse(projectId, permit, () =>
+        callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+      );
     },
 
     /** GET /v2/agent/{projectId}/job/{id}: one status poll. */
@@ -73,14 +109,16 @@ export function createAgentActivities(deps: ActivityDeps) {
     },
 
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
-    async sendAgentMessage({ projectId, jobId, prompt }: SendAgentMessageInput): Promise<AgentJob> {
+    async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
       noteRetry(deps);
-      return callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }));
+      return reportingUse(projectId, permit, () =>
+        callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
+      );
     },
 
     /**
-     * Asks the project's limiter workflow for a permit (signal-with-start: the first request starts it,
+     * Asks the project's limiter workflow for a permit (signal-with-start; run as a local activity): the first request starts it,
      * on this activity's task queue, with this worker's AGENT_RATE_LIMIT). The grant arrives later as
      * permitGrantedSignal on the requester; the limiter ignores a repeated requestKey, so retries of
      * this activity never take two permits.

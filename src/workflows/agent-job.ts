@@ -16,6 +16,7 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -23,8 +24,10 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import {
   type AgentJobCarry,
@@ -49,8 +52,12 @@ const API_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
-/** Signal-with-start of the limiter: only Temporal itself is involved, so short and persistent. */
-const PERMIT_OPTIONS: ActivityOptions = {
+/**
+ * Signal-with-start of the limiter: only Temporal itself is involved, so short and persistent. A local
+ * activity: it runs inside the workflow task that asks for it, with no activity task round trip
+ * (the permit request is on every job's critical path, and bursts are where it counts).
+ */
+const PERMIT_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
 };
@@ -65,7 +72,7 @@ const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: '60s', re
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
 const api = proxyActivities<Activities>(API_OPTIONS);
-const permits = proxyActivities<Activities>(PERMIT_OPTIONS);
+const permits = proxyLocalActivities<Activities>(PERMIT_OPTIONS);
 
 async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -209,13 +216,13 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
         messagesSent += 1;
         let refreshed: AgentJob;
         try {
-          refreshed = await withPermit(`${info.runId}:message:${messagesSent}`, () => {
+          refreshed = await withPermit(`${info.runId}:message:${messagesSent}`, (permit) => {
             phase = 'messaging';
             publish();
             return callOnceSafely(() =>
               api.sendAgentMessage.executeWithOptions(
                 { ...nonIdempotentOptions, summary: `send follow-up message to agent job ${jobId}` },
-                [{ projectId: input.projectId, jobId, prompt }],
+                [{ projectId: input.projectId, jobId, prompt, permit }],
               ),
             );
           });
@@ -256,20 +263,29 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   const reports = new Set<Promise<void>>();
 
   /**
-   * Runs one API call under a permit of the project's limiter, then tells the limiter when the call
-   * had been made (now, in workflow time: after the activity returned, so not earlier than the API
-   * saw it), so the slot frees one window after the real call.
+   * Runs one API call under a permit of the project's limiter. The activity reports the use to the
+   * limiter itself (its clock once the call returned or failed: not earlier than the API saw it), so
+   * the slot frees one window after the real call. Only when no activity finished (a timed-out or
+   * cancelled attempt, whose report may be missing) does the workflow report, with its own time now.
    */
-  async function withPermit<T>(requestKey: string, call: () => Promise<T>): Promise<T> {
+  async function withPermit<T>(requestKey: string, call: (permit: PermitUse) => Promise<T>): Promise<T> {
     await acquirePermit(requestKey);
+    let reportedByActivity = false;
     try {
-      return await call();
+      const result = await call({ requestKey });
+      reportedByActivity = true;
+      return result;
+    } catch (err) {
+      reportedByActivity = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
+      throw err;
     } finally {
-      const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
-        .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
-        .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
-      reports.add(report);
-      void report.finally(() => reports.delete(report));
+      if (!reportedByActivity) {
+        const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
+          .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
+          .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
+        reports.add(report);
+        void report.finally(() => reports.delete(report));
+      }
     }
   }
   const reportsDelivered = () => Promise.all([...reports]);
@@ -309,14 +325,14 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     publish();
     let attemptedAt = new Date().toISOString();
     try {
-      const created = await withPermit(`${info.runId}:create`, () => {
+      const created = await withPermit(`${info.runId}:create`, (permit) => {
         phase = 'creating';
         publish();
         attemptedAt = new Date().toISOString();
         return callOnceSafely(() =>
           api.createAgentJob.executeWithOptions(
             { ...nonIdempotentOptions, summary: `create agent job for project ${input.projectId}` },
-            [{ projectId: input.projectId, prompt: input.prompt }],
+            [{ projectId: input.projectId, prompt: input.prompt, permit }],
           ),
         );
       });
