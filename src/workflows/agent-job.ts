@@ -72,6 +72,11 @@ const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: '60s', re
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
 const api = proxyActivities<Activities>(API_OPTIONS);
+/**
+ * Status polls (GET, idempotent, short) as local activities: run inside the workflow task the poll
+ * timer wakes, one marker event per poll. Same retry policy; Core honours nextRetryDelay (Retry-After).
+ */
+const pollApi = proxyLocalActivities<Activities>({ startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry });
 const permits = proxyLocalActivities<Activities>(PERMIT_OPTIONS);
 
 async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
@@ -426,8 +431,8 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
       if (messaging || wake) continue;
 
       const seen = generation;
-      const polled = await api.getAgentJob.executeWithOptions(
-        { ...API_OPTIONS, summary: `poll agent job ${job!.id}` },
+      const polled = await pollApi.getAgentJob.executeWithOptions(
+        { startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry, summary: `poll agent job ${job!.id}` },
         [{ projectId: input.projectId, jobId: job!.id }],
       );
       polls += 1;

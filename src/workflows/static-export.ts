@@ -2,13 +2,13 @@
 // when), generate the bundle link, return it. Live state through the `status` query, the Web UI's
 // current details and the DocsDomain / DocsJobId / DocsJobStatus search attributes.
 //
-// History stays bounded whatever the job's duration. One poll costs 11 history events: TimerStarted +
-// TimerFired (2), a workflow task (3: scheduled, started, completed), the getExportStatus activity (3:
-// scheduled, started, completed) and the workflow task that handles its result (3); a status change
-// adds 1 (UpsertWorkflowSearchAttributes, written with that task's completion). Measured on the dev
-// server by test/integration/export-e2e.test.ts (it prints the figure). The run continues as new when
-// the server suggests it (workflowInfo().continueAsNewSuggested: by default near 4 Ki events, i.e.
-// roughly 370 polls, hours of polling at the policy's 60 s ceiling), carrying the job id, the last
+// History stays bounded whatever the job's duration. One poll costs 6 history events: TimerStarted +
+// TimerFired (2), the workflow task the timer wakes (3: scheduled, started, completed), which runs
+// the getExportStatus local activity and records its result as one MarkerRecorded event (1); a status
+// change adds 1 (UpsertWorkflowSearchAttributes, written with that task's completion). Measured on the
+// dev server by test/integration/export-e2e.test.ts (it prints the figure). The run continues as new
+// when the server suggests it (workflowInfo().continueAsNewSuggested: by default near 4 Ki events, i.e.
+// roughly 680 polls, hours of polling at the policy's 60 s ceiling), carrying the job id, the last
 // maxObservationsNeeded (20) observations and the poll count: the policy only looks at the recent
 // suffix, so nothing it needs is lost, and the carried state is a few KB of plain JSON.
 // `maxPollsPerRun` (second argument) forces it sooner; tests use it.
@@ -18,6 +18,7 @@ import {
   condition,
   continueAsNew,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -54,10 +55,15 @@ export interface ExportFailedDetails {
 
 // API calls: short, retried by Temporal with backoff. Non-retryable failures (PlanRequired, NotFound,
 // Unauthorized, InvalidRequest) are marked so by callAdminApi and are not retried.
-const api = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const API_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
+const api = proxyActivities<ExportActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
+/**
+ * Status polls: a short idempotent GET, run as a local activity inside the workflow task that the
+ * poll timer wakes (no activity task round trip, one marker event instead of three activity events
+ * and a second workflow task). Same retry policy; Core honours nextRetryDelay (Retry-After) for local
+ * activities too, and a back-off beyond the local retry threshold (1 minute) becomes a durable timer.
+ */
+const pollApi = proxyLocalActivities<ExportActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (EXPORT_TERMINAL_STATUSES as readonly string[]).includes(status.trim().toLowerCase());
@@ -168,7 +174,7 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     status.nextPollAt = iso(Date.now() + delayMs);
     show();
     await sleep(delayMs);
-    last = await api.getExportStatus.executeWithOptions({ summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` }, [jobId]);
+    last = await pollApi.getExportStatus.executeWithOptions({ summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` }, [jobId]);
     pollsThisRun++;
     observations = recentObservations([...observations, observe(last, Date.now())]);
     Object.assign(status, {

@@ -175,7 +175,7 @@ describe('static export against the emulator', () => {
       `staticExport: ${exportStatus.polls} polls, ${events.length} history events in all, ${perPoll.toFixed(1)} events per poll ` +
         `(${upserts} search-attribute upserts, one per status change)`,
     );
-    assert.ok(perPoll >= 8 && perPoll <= 14, `${perPoll} events per poll`);
+    assert.ok(perPoll >= 5 && perPoll <= 8, `${perPoll} events per poll`);
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
   });
 

@@ -52,10 +52,15 @@ class FakeExport {
     return Context.current().info.currentAttemptScheduledTimestampMs;
   }
 
-  private view(jobId: string): StaticExportJob {
+  /** Status polls run as local activities, whose scheduled time is the worker's clock: ask the server. */
+  static async pollNow(): Promise<number> {
+    return Context.current().info.isLocal ? env.currentTimeMs() : FakeExport.now();
+  }
+
+  private view(jobId: string, nowMs = FakeExport.now()): StaticExportJob {
     const job = this.jobs.get(jobId);
     if (!job) throw ApplicationFailure.create({ type: 'NotFound', message: `job ${jobId} not found`, nonRetryable: true });
-    const elapsed = FakeExport.now() - job.startedAtMs;
+    const elapsed = nowMs - job.startedAtMs;
     const fraction = Math.min(1, Math.max(0, elapsed / this.exportDurationMs));
     const failing = job.input.domain.startsWith('fail-');
     const status = fraction < 1 ? (elapsed < MIN ? 'queued' : 'running') : failing ? 'failed' : 'completed';
@@ -65,7 +70,7 @@ class FakeExport {
       progress: Math.round(fraction * 100),
       pageCount: Math.round(fraction * 40),
       createdAt: new Date(job.startedAtMs).toISOString(),
-      updatedAt: new Date(FakeExport.now()).toISOString(),
+      updatedAt: new Date(nowMs).toISOString(),
       ...(status === 'failed' ? { error: 'render failed: page /index threw ReferenceError' } : {}),
     };
   }
@@ -81,7 +86,7 @@ class FakeExport {
         this.jobs.set(jobId, { input, startedAtMs: FakeExport.now() });
         return this.view(jobId);
       },
-      getExportStatus: async (jobId: string) => this.view(jobId),
+      getExportStatus: async (jobId: string) => this.view(jobId, await FakeExport.pollNow()),
       generateBundle: async (jobId: string): Promise<Bundle> => {
         if (this.view(jobId).status !== 'completed') throw ApplicationFailure.create({ type: 'Conflict', message: 'not completed' });
         this.links++;
