@@ -14,6 +14,7 @@ import { findTemporalCli, ROOT } from '../../scripts/tools';
 import { startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../src/emulator';
 import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 
 const run = promisify(execFile);
 
@@ -103,7 +104,8 @@ export class DevServer {
       'server', 'start-dev', '--headless',
       '--ip', '127.0.0.1', '--port', String(this.port),
       '--log-level', 'error',
-      '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+      // The project's dev-server settings, then this server's own (a later value wins).
+      ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
       ...Object.entries(this.dynamicConfig).flatMap(([name, value]) => ['--dynamic-config-value', `${name}=${JSON.stringify(value)}`]),
       ...(this.dbFile ? ['--db-filename', this.dbFile] : []),
       ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
