@@ -45,6 +45,7 @@ import {
   sendMessageUpdate,
 } from '../shared';
 import { promptPreview, validateAgentJobInput, validatePrompt } from '../validation/agent';
+import { failureType } from './details';
 import { agentPollDelay, recentObservations } from './polling';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
@@ -114,12 +115,6 @@ const PERMIT_RECHECK_MAX_MS = 10 * 60_000;
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
-
-function failureType(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause.type ?? undefined;
-  if (err instanceof ApplicationFailure) return err.type ?? undefined;
-  return undefined;
-}
 
 function invalidInput(problems: string[]): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidInput', message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
