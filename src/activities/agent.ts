@@ -8,6 +8,7 @@ import {
   type PermitRequest,
   WorkflowType,
   permitUsedSignal,
+  SearchAttr,
   projectFairnessKey,
   rateLimiterWorkflowId,
   requestPermitSignal,
@@ -138,6 +139,8 @@ export function createAgentActivities(deps: ActivityDeps) {
         staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
         // Every permit of the project passes through this one workflow: its tasks go first.
         priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
+        // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
+        typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
       });
     },
   };
