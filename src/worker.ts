@@ -7,7 +7,6 @@
 // from Core's Prometheus exporter, bound by installRuntime to a private loopback port and appended to
 // each scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
-import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type Logger, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from './activities';
@@ -18,6 +17,7 @@ import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } f
 import type { MetricsRecorder } from './metrics';
 import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
 import { temporalConnectionOptions, unreachableMessage } from './client';
+import { freeLoopbackPort } from './free-port';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
@@ -63,17 +63,6 @@ export function createLogger(options: Omit<InstallRuntimeOptions, 'sdkMetrics'> 
         ? safeJson({ time, level: entry.level, msg: entry.message, ...meta })
         : `${time} ${entry.level.padEnd(5)} ${entry.message}${meta ? ` ${safeJson(meta)}` : ''}`;
     write(`${redact(line, secrets)}\n`);
-  });
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
   });
 }
 

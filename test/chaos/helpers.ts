@@ -5,7 +5,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
@@ -15,19 +14,12 @@ import { startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../src/emulator';
 import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
+import { freeLoopbackPort } from '../../src/free-port';
 
 const run = promisify(execFile);
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free 127.0.0.1 port (re-exported for the chaos tests). */
+export const freePort = freeLoopbackPort;
 
 /** Polls predicate until truthy or the deadline passes (no fixed sleeps to wait for state). */
 export async function until<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 100): Promise<NonNullable<T>> {

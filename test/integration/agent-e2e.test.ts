@@ -1,6 +1,5 @@
 // agentJob end to end: a real dev server, a real worker, the admin API emulator over HTTP.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -23,20 +22,12 @@ import {
 } from '../../src/shared';
 import { agentJob } from '../../src/workflows';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { freeLoopbackPort } from '../../src/free-port';
 
 const KEY = 'mint_e2e_test_key_0123456789';
 const REVOKED_KEY = 'mint_revoked_key_9876543210';
 /** Fast polling: jobs in the emulator are active for a few hundred ms. */
 const FAST: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
-
-/** A port nothing listens on: connecting is refused before any byte is sent. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let seq = 0;
 const projects: string[] = [];
@@ -80,7 +71,7 @@ describe('agentJob against the emulator', () => {
     emu = await startEmulator({ agentActiveMs: 300, revokedKeys: [REVOKED_KEY] });
     const good = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
     const revoked = new AdminApiClient({ baseUrl: emu.url, apiKey: REVOKED_KEY });
-    const refused = new AdminApiClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: KEY });
+    const refused = new AdminApiClient({ baseUrl: `http://127.0.0.1:${await freeLoopbackPort()}`, apiKey: KEY });
     clients.push(good, revoked, refused);
     const api: AdminApi = {
       createAgentJob: (projectId, prompt, o) => {

@@ -3,7 +3,6 @@
 // the SDK's temporal_* metrics on the same endpoint, logs JSON without the key, and drains on SIGTERM.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -12,6 +11,7 @@ import type { WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { freeLoopbackPort } from '../../src/free-port';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_metrics_test_key_0123456789';
@@ -35,14 +35,6 @@ async function scrape(url: string): Promise<{ text: string; samples: Map<string,
   assert.equal(response.status, 200);
   const text = await response.text();
   return { text, samples: parseSamples(text), contentType: response.headers.get('content-type') };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('metrics endpoint', () => {
@@ -138,7 +130,7 @@ describe('metrics endpoint', () => {
     const taskQueue = uniqueTaskQueue('metrics-proc');
 
     before(async () => {
-      metricsPort = await freePort();
+      metricsPort = await freeLoopbackPort();
       child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
         cwd: ROOT,
         env: {
