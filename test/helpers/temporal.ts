@@ -110,16 +110,39 @@ export interface RunWorkerOptions extends Partial<Omit<WorkerOptions, 'connectio
   workflowsPath?: string;
 }
 
-/** Runs a worker on env for the duration of fn, then shuts it down, whatever fn does. */
-export async function runWorker<T>(env: TestWorkflowEnvironment, options: RunWorkerOptions, fn: (worker: Worker) => Promise<T>): Promise<T> {
+async function createWorker(env: TestWorkflowEnvironment, options: RunWorkerOptions): Promise<Worker> {
   const { workflowsPath, ...workerOptions } = options;
-  const worker = await Worker.create({
+  return Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     workflowBundle: await workflowBundle(workflowsPath),
     ...workerOptions,
   });
+}
+
+/** Runs a worker on env for the duration of fn, then shuts it down, whatever fn does. */
+export async function runWorker<T>(env: TestWorkflowEnvironment, options: RunWorkerOptions, fn: (worker: Worker) => Promise<T>): Promise<T> {
+  const worker = await createWorker(env, options);
   return worker.runUntil(() => fn(worker));
+}
+
+export interface StartedWorker {
+  worker: Worker;
+  /** Shuts the worker down (if still running) and waits until it has stopped. */
+  stop(): Promise<void>;
+}
+
+/** A worker that stays up across a file's tests (start it in before(), stop it in after()). */
+export async function startWorker(env: TestWorkflowEnvironment, options: RunWorkerOptions): Promise<StartedWorker> {
+  const worker = await createWorker(env, options);
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
 }
 
 /** Polls predicate until it returns a truthy value or the deadline passes. No fixed sleeps. */

@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
@@ -21,7 +20,7 @@ import {
   sendMessageUpdate,
 } from '../../src/shared';
 import { agentJob } from '../../src/workflows';
-import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/free-port';
 
 const KEY = 'mint_e2e_test_key_0123456789';
@@ -40,8 +39,7 @@ const uniqueProject = (what: string): string => {
 describe('agentJob against the emulator', () => {
   let env: TestWorkflowEnvironment;
   let emu: EmulatorHandle;
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: StartedWorker | undefined;
   let taskQueue: string;
   const clients: AdminApiClient[] = [];
   /** Projects whose next create goes to a closed port first (connection refused), then to the emulator. */
@@ -86,14 +84,10 @@ describe('agentJob against the emulator', () => {
       generateBundle: (...args) => good.generateBundle(...args),
     };
     taskQueue = uniqueTaskQueue('agent-e2e');
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+    worker = await startWorker(env, {
       taskQueue,
-      workflowBundle: await workflowBundle(),
       activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } }),
     });
-    running = worker.run();
   });
 
   after(async () => {
@@ -106,8 +100,7 @@ describe('agentJob against the emulator', () => {
           .catch(() => undefined),
       ),
     );
-    worker?.shutdown();
-    await running;
+    await worker?.stop();
     await Promise.all(clients.map((c) => c.close()));
     await emu?.close();
     await env?.teardown();

@@ -27,7 +27,7 @@ import {
   keeperWorkflowId,
 } from '../../src/shared';
 import { bundleKeeper, staticExport } from '../../src/workflows';
-import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 
 const KEY = 'mint_export_e2e_key_0123456789';
 const NOPLAN_KEY = 'mint_no_enterprise_plan_0123456';
@@ -62,8 +62,7 @@ async function serveDir(dir: string): Promise<{ url: string; server: Server }> {
 describe('static export against the emulator', () => {
   let env: TestWorkflowEnvironment;
   let emu: EmulatorHandle;
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: StartedWorker | undefined;
   let taskQueue: string;
   let dir: string;
   let mirror: { url: string; server: Server };
@@ -115,20 +114,15 @@ describe('static export against the emulator', () => {
     mirror = await serveDir(path.join(dir, 'mirror'));
     await fsp.mkdir(path.join(dir, 'mirror'));
     taskQueue = uniqueTaskQueue('export-e2e');
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+    worker = await startWorker(env, {
       taskQueue,
-      workflowBundle: await workflowBundle(),
       activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } }),
     });
-    running = worker.run();
   });
 
   after(async () => {
     await Promise.all(keepers.map((h) => h.terminate('test finished').catch(() => undefined)));
-    worker?.shutdown();
-    await running;
+    await worker?.stop();
     await Promise.all(clients.map((c) => c.close()));
     await emu?.close();
     await new Promise<void>((resolve) => (mirror ? mirror.server.close(() => resolve()) : resolve()));
