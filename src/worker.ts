@@ -168,17 +168,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       api = owned;
     }
 
-    // Retries are counted once, for every activity, by the interceptor below; an activity's own
-    // activityRetry call is ignored here so that none is counted twice.
-    const recorder = metrics;
-    const activityMetrics: MetricsRecorder = {
-      apiCall: (operation, status, durationMs) => recorder.apiCall(operation, status, durationMs),
-      poll: (kind) => recorder.poll(kind),
-      activityRetry: () => undefined,
-      bundleRefresh: () => recorder.bundleRefresh(),
-      bundleApplied: (sink) => recorder.bundleApplied(sink),
-    };
-    const activities = createActivities({ api, metrics: activityMetrics, temporal: client, agentRateLimit: config.agentRateLimit });
+    const activities = createActivities({ api, metrics, temporal: client, agentRateLimit: config.agentRateLimit });
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,

@@ -60,15 +60,6 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
   }
 }
 
-function noteRetry(deps: ActivityDeps): void {
-  try {
-    const info = Context.current().info;
-    if (info.attempt > 1) deps.metrics.activityRetry(info.activityType);
-  } catch {
-    // Not inside an activity (direct call from a script or unit test).
-  }
-}
-
 export function createAgentActivities(deps: ActivityDeps) {
   /** Runs a rate-limited call, then reports its use to the limiter (best effort: an unreported permit holds its slot for its lease). */
   async function reportingUse<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<T> {
@@ -96,7 +87,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable). */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
-      noteRetry(deps);
       return reportingUse(projectId, permit, () =>
         callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
       );
@@ -104,7 +94,6 @@ export function createAgentActivities(deps: ActivityDeps) {
 
     /** GET /v2/agent/{projectId}/job/{id}: one status poll. */
     async getAgentJob({ projectId, jobId }: GetAgentJobInput): Promise<AgentJob> {
-      noteRetry(deps);
       deps.metrics.poll('agent');
       return callAdminApi('getAgentJob', (signal) => deps.api.getAgentJob(projectId, jobId, { signal }));
     },
@@ -112,7 +101,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
-      noteRetry(deps);
       return reportingUse(projectId, permit, () =>
         callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
       );
