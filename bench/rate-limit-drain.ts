@@ -6,16 +6,15 @@
 //   const figures = await runRateLimitDrain({ jobs: 300, otherJobs: 10 });
 //
 // Standalone: `npx tsx bench/rate-limit-drain.ts [--jobs N] [--other N]` prints the JSON. Uses the
-// server at TEMPORAL_ADDRESS when set, else starts a dev server for the run. DRAIN_DEBUG=1 also prints the
-// event timeline (ms since the burst started) of two burst jobs, one other job and the burst limiter.
+// server at TEMPORAL_ADDRESS when set, else starts a dev server for the run. DRAIN_DEBUG=1 also prints where the
+// burst jobs' time went before their creates, window by window.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createActivities } from '../src/activities';
 import { AdminApiClient } from '../src/api/client';
 import { startEmulator } from '../src/emulator';
 import { noopMetrics } from '../src/metrics';
 import { defaultMarginMs, theoreticalDrainMs } from '../src/rate-limit';
 import { type AgentJobOptions, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
+import { createDocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';
 import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
 
@@ -94,17 +93,19 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   const burstProject = `drain-burst-${run}`;
   const otherProject = `drain-other-${run}`;
 
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-    maxConcurrentActivityTaskExecutions: 400,
-    // Few workflow task slots: the server, not a deep local queue, orders a backlog (limiter first, then
-    // fairly across projects); 20 measured best here (100: 1.79x, 40: 1.76x, 20: 1.57x, 8: 1.81x).
-    maxConcurrentWorkflowTaskExecutions: 20,
-    activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit, windowMs } }),
-  });
+  // The worker users run (createDocsAdminWorker: its pollers, slots and interceptors), on this run's task queue.
+  const worker = await createDocsAdminWorker(
+    {
+      address: env.address,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      adminApiUrl: emu.url,
+      adminApiKey: KEY,
+      agentRateLimit: { limit, windowMs },
+      metricsPort: 0,
+    },
+    { connection: env.nativeConnection, client: env.client, api, metrics: noopMetrics, workflowBundle: await workflowBundle(), metricsListen: false },
+  );
   const running = worker.run();
 
   try {
@@ -139,16 +140,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
       );
     const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
 
-    if (process.env.DRAIN_DEBUG) {
-      for (const id of [`drain-${burstProject}-0`, `drain-${burstProject}-150`, `drain-${otherProject}-0`, rateLimiterWorkflowId(burstProject)]) {
-        const history = await env.client.workflow.getHandle(id).fetchHistory();
-        const lines = (history.events ?? []).slice(0, 40).map((e) => {
-          const t = Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6) - startedAt;
-          return `${t} ${Object.keys(e).find((k) => k.endsWith('Attributes'))}`;
-        });
-        log(`${id}:\n  ${lines.join('\n  ')}`);
-      }
-    }
+    if (process.env.DRAIN_DEBUG) log(await milestoneSummary(env, burstHandles.map((h) => h.workflowId), startedAt, limit));
     const counters = emu.counters();
     const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((a, b) => a + b, 0);
     const rateLimited = counters.calls.createAgentJob?.['429'] ?? 0;
@@ -198,12 +190,48 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
           .catch(() => undefined),
       ),
     );
-    worker.shutdown();
+    await worker.close();
     await running;
     await api.close();
     await emu.close();
     if (ownEnv) await env.teardown();
   }
+}
+
+/**
+ * DRAIN_DEBUG: where a burst job's time goes before its create, window by window (ms since the burst
+ * started, min / median / max over the jobs created in that window), from the jobs' histories.
+ */
+async function milestoneSummary(env: TestWorkflowEnvironment, workflowIds: string[], startedAt: number, limit: number): Promise<string> {
+  const names = ['first task started', 'permit requested', 'grant received', 'create scheduled', 'create started', 'create completed'] as const;
+  const rows: number[][] = [];
+  for (const id of workflowIds) {
+    const events = (await env.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const at = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6) - startedAt;
+    const first = (pred: (e: (typeof events)[number]) => boolean) => {
+      const e = events.find(pred);
+      return e ? at(e) : Number.NaN;
+    };
+    rows.push([
+      first((e) => !!e.workflowTaskStartedEventAttributes),
+      first((e) => !!e.markerRecordedEventAttributes),
+      first((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted'),
+      first((e) => !!e.activityTaskScheduledEventAttributes),
+      first((e) => !!e.activityTaskStartedEventAttributes),
+      first((e) => !!e.activityTaskCompletedEventAttributes),
+    ]);
+  }
+  rows.sort((x, y) => x[5]! - y[5]!);
+  const lines: string[] = [];
+  for (let w = 0; w * limit < rows.length; w++) {
+    const windowRows = rows.slice(w * limit, (w + 1) * limit);
+    lines.push(`window ${w + 1} (${windowRows.length} jobs):`);
+    names.forEach((name, i) => {
+      const v = windowRows.map((r) => r[i]!).filter(Number.isFinite).sort((x, y) => x - y);
+      lines.push(`  ${name.padEnd(18)} ${v[0]} / ${v[Math.floor(v.length / 2)]} / ${v[v.length - 1]}`);
+    });
+  }
+  return lines.join('\n');
 }
 
 function argValue(name: string): number | undefined {

@@ -262,6 +262,8 @@ export interface PermitRequest {
 }
 
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
+/** Several requests in one signal: a worker coalesces a burst's requests for one project (FIFO order kept). */
+export const requestPermitsSignal = defineSignal<[PermitRequest[]]>('requestPermits');
 export const permitGrantedSignal = defineSignal<[requestKey: string]>('permitGranted');
 
 /** The status-poll history the agent polling policy needs (see src/workflows/polling.ts). Plain JSON. */
@@ -314,6 +316,8 @@ export interface PermitUse extends PermitRequest {
 
 /** The requester tells the limiter when it used a permit, so the slot frees one window after the real call. */
 export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
+/** Several reports in one signal (coalesced by the worker, like requestPermitsSignal). */
+export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
 
 /** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
 export interface RateLimiterState {

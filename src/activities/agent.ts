@@ -6,16 +6,19 @@ import type { AgentJob } from '../api/types';
 import {
   type AgentRateLimiterInput,
   type PermitRequest,
+  type PermitUse as LimiterPermitUse,
   WorkflowType,
-  permitUsedSignal,
+  permitsUsedSignal,
   SearchAttr,
   projectFairnessKey,
   rateLimiterWorkflowId,
-  requestPermitSignal,
+  requestPermitsSignal,
 } from '../shared';
 import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
+import { KeyedBatcher } from './keyed-batcher';
+import { withSendCheckpoints } from './send-checkpoint';
 
 /**
  * The permit a create or message runs under. With it, the activity itself reports to the project's
@@ -60,7 +63,40 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
   }
 }
 
+interface QueuedPermitRequest {
+  request: PermitRequest;
+  projectId: string;
+  taskQueue: string;
+}
+
 export function createAgentActivities(deps: ActivityDeps) {
+  const limiterInputOf = (projectId: string): AgentRateLimiterInput => ({
+    projectId,
+    limit: deps.agentRateLimit.limit,
+    windowMs: deps.agentRateLimit.windowMs,
+  });
+
+  // One batcher per signal: a burst's requests (and use reports) for one project travel together.
+  const permitRequests = new KeyedBatcher<QueuedPermitRequest>(async (_key, queued) => {
+    const { projectId, taskQueue } = queued[0]!;
+    const limiterInput = limiterInputOf(projectId);
+    await deps.temporal.workflow.signalWithStart(WorkflowType.agentRateLimiter, {
+      workflowId: rateLimiterWorkflowId(projectId),
+      taskQueue,
+      args: [limiterInput],
+      signal: requestPermitsSignal,
+      signalArgs: [queued.map((q) => q.request)],
+      staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
+      // Every permit of the project passes through this one workflow: its tasks go first.
+      priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
+      // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
+      typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+    });
+  });
+  const permitUses = new KeyedBatcher<LimiterPermitUse>((projectId, uses) =>
+    deps.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
+  );
+
   /** Runs a rate-limited call, then reports its use to the limiter (best effort: an unreported permit holds its slot for its lease). */
   async function reportingUse<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<T> {
     if (!permit) return call();
@@ -75,20 +111,24 @@ export function createAgentActivities(deps: ActivityDeps) {
         // Not inside an activity: no requester to report for.
       }
       if (requesterWorkflowId) {
-        await deps.temporal.workflow
-          .getHandle(rateLimiterWorkflowId(projectId))
-          .signal(permitUsedSignal, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs })
+        await permitUses
+          .add(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs })
           .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
       }
     }
   }
 
   return {
-    /** POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable). */
+    /**
+     * POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable); a
+     * worker that dies mid-attempt leaves send checkpoints for the workflow (./send-checkpoint.ts).
+     */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
       return reportingUse(projectId, permit, () =>
-        callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+        withSendCheckpoints(deps.temporal, 'createAgentJob', () =>
+          callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+        ),
       );
     },
 
@@ -102,34 +142,22 @@ export function createAgentActivities(deps: ActivityDeps) {
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<AgentJob> {
       assertValid(projectId, prompt, deps);
       return reportingUse(projectId, permit, () =>
-        callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
+        withSendCheckpoints(deps.temporal, 'sendAgentMessage', () =>
+          callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
+        ),
       );
     },
 
     /**
-     * Asks the project's limiter workflow for a permit (signal-with-start; run as a local activity): the first request starts it,
-     * on this activity's task queue, with this worker's AGENT_RATE_LIMIT). The grant arrives later as
-     * permitGrantedSignal on the requester; the limiter ignores a repeated requestKey, so retries of
-     * this activity never take two permits.
+     * Asks the project's limiter workflow for a permit (run as a local activity). Signal-with-start: the
+     * first request starts the limiter, on this activity's task queue, with this worker's
+     * AGENT_RATE_LIMIT. Requests made while another is in flight for the project go together in the
+     * next signal. The grant arrives later as permitGrantedSignal on the requester; the limiter ignores
+     * a repeated requestKey, so retries of this activity never take two permits.
      */
     async requestAgentPermit({ projectId, requesterWorkflowId, requestKey }: RequestAgentPermitInput): Promise<void> {
-      const limiterInput: AgentRateLimiterInput = {
-        projectId,
-        limit: deps.agentRateLimit.limit,
-        windowMs: deps.agentRateLimit.windowMs,
-      };
-      await deps.temporal.workflow.signalWithStart(WorkflowType.agentRateLimiter, {
-        workflowId: rateLimiterWorkflowId(projectId),
-        taskQueue: Context.current().info.taskQueue,
-        args: [limiterInput],
-        signal: requestPermitSignal,
-        signalArgs: [{ requesterWorkflowId, requestKey }],
-        staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
-        // Every permit of the project passes through this one workflow: its tasks go first.
-        priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
-        // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
-        typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
-      });
+      const { taskQueue } = Context.current().info;
+      await permitRequests.add(`${taskQueue}\n${projectId}`, { request: { requesterWorkflowId, requestKey }, projectId, taskQueue });
     },
   };
 }

@@ -1,6 +1,7 @@
 // agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
 // creates and messages before they reach the API, for every worker process at once. Requests arrive
-// as requestPermitSignal (signal-with-start from the requestAgentPermit activity); permits go out FIFO
+// as requestPermitsSignal (signal-with-start from requestAgentPermit, coalesced per worker process:
+// a burst costs a few signals, not one per job); permits go out FIFO
 // as permitGrantedSignal to the requesting workflow, at most `limit` slots occupied at once. A grant
 // holds its slot until the requester reports (permitUsedSignal) when it made the call, then for one
 // window (plus a small margin) after that: the window follows the API's own, measured at arrival,
@@ -26,9 +27,12 @@ import {
   type PermitRequest,
   type RateLimiterState,
   permitGrantedSignal,
+  type PermitUse,
   permitUsedSignal,
+  permitsUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
+  requestPermitsSignal,
 } from '../shared';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
@@ -48,7 +52,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   let plannedWakeAtMs = Number.POSITIVE_INFINITY;
   const inFlight = new Set<Promise<void>>();
 
-  setHandler(requestPermitSignal, (request) => {
+  const enqueue = (request: PermitRequest): void => {
     if (!request || typeof request.requesterWorkflowId !== 'string' || typeof request.requestKey !== 'string') {
       log.warn('agentRateLimiter: ignoring a malformed permit request');
       return;
@@ -60,15 +64,23 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       return;
     }
     state.queue.push({ requesterWorkflowId: request.requesterWorkflowId, requestKey: request.requestKey });
+  };
+  setHandler(requestPermitSignal, enqueue);
+  setHandler(requestPermitsSignal, (requests) => {
+    if (Array.isArray(requests)) requests.forEach(enqueue);
   });
 
-  setHandler(permitUsedSignal, (use) => {
-    const grant = state.grants.find((g) => sameRequest(g, use));
+  const recordUse = (use: PermitUse): void => {
+    const grant = use && state.grants.find((g) => sameRequest(g, use));
     if (!grant || typeof use.usedAtMs !== 'number' || !Number.isFinite(use.usedAtMs)) return;
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
     grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, limit);
     if (grant.freeAtMs < plannedWakeAtMs) reported = true;
+  };
+  setHandler(permitUsedSignal, recordUse);
+  setHandler(permitsUsedSignal, (uses) => {
+    if (Array.isArray(uses)) uses.forEach(recordUse);
   });
 
   setHandler(rateLimiterStatusQuery, () => {
