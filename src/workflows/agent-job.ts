@@ -29,6 +29,7 @@ import {
 import type { Activities } from '../activities';
 import type { PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
+import { readSendCheckpoint } from '../checkpoint';
 import {
   type AgentJobCarry,
   type AgentJobInput,
@@ -67,7 +68,8 @@ const PERMIT_OPTIONS: LocalActivityOptions = {
  * Create and message are not idempotent: Temporal must never re-run an attempt that may have sent
  * its request (a worker killed mid-call times out, and a retry would create a second job). One
  * attempt per activity; callOnceSafely retries only what the client marks retryable for these calls
- * (nothing was sent, or 429), and turns a timed-out attempt into OutcomeUnknown.
+ * (nothing was sent, or 429), and settles a timed-out attempt by its send checkpoints: never sent
+ * (retry), answered (the result), or sent without an answer (OutcomeUnknown).
  */
 const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } };
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
@@ -82,27 +84,32 @@ const permits = proxyLocalActivities<Activities>(PERMIT_OPTIONS);
 
 async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    let retryAfterMs: number | undefined;
     try {
       return await call();
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
         // Retry-After travels in the failure's details (nextRetryDelay is not decoded in workflows).
-        const retryAfterMs = (cause.details?.[0] as { retryAfterMs?: number } | undefined)?.retryAfterMs;
-        const backoffMs = Math.min(SAFE_RETRY.maxMs, SAFE_RETRY.initialMs * 2 ** (attempt - 1));
-        await sleep(retryAfterMs ?? backoffMs);
-        continue;
+        retryAfterMs = (cause.details?.[0] as { retryAfterMs?: number } | undefined)?.retryAfterMs;
+      } else if (cause instanceof TimeoutFailure) {
+        // The attempt's worker vanished: its send checkpoints say how far it got.
+        const checkpoint = readSendCheckpoint<T>(cause.lastHeartbeatDetails);
+        if (checkpoint?.phase === 'answered') return checkpoint.result;
+        if (checkpoint?.phase === 'sending') {
+          throw ApplicationFailure.create({
+            type: 'OutcomeUnknown',
+            nonRetryable: true,
+            message: 'the attempt timed out after sending its request (its worker may have stopped mid-request)',
+            cause: err as Error,
+          });
+        }
+        // No checkpoint: the request was never sent, so trying again cannot duplicate it.
+      } else {
+        throw err;
       }
-      if (cause instanceof TimeoutFailure) {
-        throw ApplicationFailure.create({
-          type: 'OutcomeUnknown',
-          nonRetryable: true,
-          message: 'the attempt timed out (its worker may have stopped mid-request)',
-          cause: err as Error,
-        });
-      }
-      throw err;
     }
+    await sleep(retryAfterMs ?? Math.min(SAFE_RETRY.maxMs, SAFE_RETRY.initialMs * 2 ** (attempt - 1)));
   }
 }
 

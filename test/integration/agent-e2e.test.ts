@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
@@ -44,6 +45,8 @@ describe('agentJob against the emulator', () => {
   const clients: AdminApiClient[] = [];
   /** Projects whose next create goes to a closed port first (connection refused), then to the emulator. */
   const refuseOnce = new Set<string>();
+  /** Projects whose first create attempt loses its worker, before sending or after the API answered. */
+  const dies = new Map<string, 'before-send' | 'after-answer'>();
 
   const totalCalls = (): number =>
     Object.values(emu.counters().calls).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
@@ -84,9 +87,22 @@ describe('agentJob against the emulator', () => {
       generateBundle: (...args) => good.generateBundle(...args),
     };
     taskQueue = uniqueTaskQueue('agent-e2e');
+    const real = createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } });
     worker = await startWorker(env, {
       taskQueue,
-      activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } }),
+      activities: {
+        ...real,
+        // A worker that dies mid-attempt, simulated: the attempt stops answering (and so times out) either
+        // before sending, or after the API answered and the real activity recorded its checkpoints.
+        async createAgentJob(input: Parameters<typeof real.createAgentJob>[0]) {
+          const death = dies.get(input.projectId);
+          if (!death) return real.createAgentJob(input);
+          dies.delete(input.projectId);
+          if (death === 'after-answer') await real.createAgentJob(input);
+          await Context.current().sleep(30_000);
+          throw new Error('the simulated dead worker woke up');
+        },
+      },
     });
   });
 
@@ -282,6 +298,35 @@ describe('agentJob against the emulator', () => {
     } finally {
       emu.setFaults([]);
     }
+  });
+
+  test('an attempt whose worker died before sending is sent again: exactly one job', async () => {
+    const projectId = uniqueProject('dies-before-send');
+    dies.set(projectId, 'before-send');
+    const createdBefore = calls('createAgentJob', '201');
+    const handle = await start({ projectId, prompt: 'Add a quickstart (first worker dies)' }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    assert.equal(dies.has(projectId), false, 'the first attempt ran and stalled');
+    assert.equal(jobsFor(projectId).length, 1);
+    assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
+    const attempts = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob');
+    assert.equal(attempts?.length, 2, 'one stalled attempt, one that sent');
+  });
+
+  test('an attempt whose worker died after the API answered: the recorded answer is the result, nothing re-sent', async () => {
+    const projectId = uniqueProject('dies-after-answer');
+    dies.set(projectId, 'after-answer');
+    const createdBefore = calls('createAgentJob', '201');
+    const handle = await start({ projectId, prompt: 'Add a changelog (worker dies after the answer)' }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    const [job] = jobsFor(projectId);
+    assert.equal(jobsFor(projectId).length, 1);
+    assert.equal(result.jobId, job?.id);
+    assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
+    const attempts = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob');
+    assert.equal(attempts?.length, 1, 'the timed-out attempt was not repeated');
   });
 
   test('connection refused and 429 on create are retried and end with exactly one job', async () => {

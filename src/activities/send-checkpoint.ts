@@ -1,0 +1,33 @@
+// Durable checkpoints around a non-idempotent request (agent create and message), so that a worker
+// killed mid-attempt leaves behind exactly what the workflow needs to decide without guessing.
+//
+// Before sending, the attempt records {phase: 'sending'} as its heartbeat details, and waits until
+// Temporal has stored it; after the API answered, it records {phase: 'answered', result}. When the
+// attempt then times out (its worker vanished), the workflow reads the last details from the timeout:
+//   - none: the request was never sent, so sending it now cannot duplicate anything;
+//   - 'answered': the API's answer survived the worker, and is the result;
+//   - 'sending': the request may have reached the API: OutcomeUnknown, as before.
+// Heartbeat details live in the workflow's mutable state (persisted, never in history events), so this
+// costs two short calls to Temporal per create or message and no workflow task.
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { SendCheckpoint } from '../checkpoint';
+
+export async function withSendCheckpoints<T>(temporal: Client, operation: string, send: () => Promise<T>): Promise<T> {
+  const { taskToken } = Context.current().info;
+  try {
+    await temporal.activity.heartbeat(taskToken, { phase: 'sending' } satisfies SendCheckpoint<T>);
+  } catch (err) {
+    // Nothing was sent: safe for the workflow to try again.
+    throw ApplicationFailure.create({
+      type: 'NetworkError',
+      message: `${operation} was not sent: Temporal did not record the attempt first (${(err as Error).message})`,
+      nonRetryable: false,
+    });
+  }
+  const result = await send();
+  // Best effort: if this is lost, the completion below still carries the result.
+  await temporal.activity.heartbeat(taskToken, { phase: 'answered', result } satisfies SendCheckpoint<T>).catch(() => undefined);
+  return result;
+}
