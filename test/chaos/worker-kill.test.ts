@@ -63,8 +63,10 @@ test(`SIGKILL of the worker with ${LIFECYCLES} lifecycles in flight: nothing los
   const second = await WorkerProcess.start({ env });
   workers.push(second);
   const settled = await settle(conn.client, [...lifecycles.exportIds, ...lifecycles.agents.map((a) => a.workflowId)]);
-  // A create in flight when the worker died may or may not have reached the API: by policy its workflow
-  // ends with OutcomeUnknown (never a silent retry and so never a duplicate). Everything else completes.
+  // A create whose request was on the wire when the worker died may or may not have reached the API: by
+  // policy its workflow ends with OutcomeUnknown (never a silent retry, so never a duplicate). An attempt
+  // that died before sending is sent again, and one that died after the answer keeps it (send
+  // checkpoints): everything else completes.
   const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
   const counters = emulator.counters();
   console.log(
@@ -77,8 +79,15 @@ test(`SIGKILL of the worker with ${LIFECYCLES} lifecycles in flight: nothing los
   assert.equal(outcome.duplicates, 0);
   assert.equal(outcome.exportsCompleted, half);
   assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, LIFECYCLES - half);
-  // Only creates that were in flight at the kill can be unknown: a handful, never a wave.
+  // Only creates whose request was on the wire at the kill can be unknown: their checkpoint says 'sending'.
   assert.ok(outcome.agentsOutcomeUnknown <= 10, `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown`);
+  for (const s of settled.filter((x) => x.failureType === 'OutcomeUnknown')) {
+    const events = (await conn.client.workflow.getHandle(s.workflowId).fetchHistory()).events ?? [];
+    const timedOut = events.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
+    const details = timedOut?.failure?.timeoutFailureInfo?.lastHeartbeatDetails?.payloads?.[0]?.data;
+    assert.ok(details, `${s.workflowId}: OutcomeUnknown without a send checkpoint`);
+    assert.equal(JSON.parse(Buffer.from(details).toString()).phase, 'sending', `${s.workflowId}: OutcomeUnknown although the attempt recorded an answer`);
+  }
   const jobs = emulator.jobs().length;
   assert.ok(jobs >= outcome.agentsCompleted && jobs <= LIFECYCLES - half, `${jobs} agent jobs: at most one per agent workflow`);
 
