@@ -197,6 +197,12 @@ function perJob(byRoute: Record<string, number>, exports: number, agents: number
   };
 }
 
+/**
+ * BENCH_WORKER_NODE_ARGS (space-separated), Node options for both worker processes: e.g. `--cpu-prof
+ * --cpu-prof-dir=/tmp/prof` profiles them (each writes its profile when it exits on SIGTERM).
+ */
+const workerNodeArgs = (): string[] => (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+
 /** Dynamic config for a dev server with `n` task queue partitions. */
 export function partitionConfig(n: number): Record<string, number> {
   return { 'matching.numTaskqueueReadPartitions': n, 'matching.numTaskqueueWritePartitions': n };
@@ -239,6 +245,7 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
       script: path.join(ROOT, 'bench', 'throughput.ts'),
       args: ['--baseline-worker'],
       env: { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: baselineQueue },
+      nodeArgs: workerNodeArgs(),
       readyLine: 'baseline worker started',
     });
     workers.push(baselineWorker);
@@ -292,6 +299,7 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
         ADMIN_API_KEY: secretKey('bench'),
         AGENT_RATE_LIMIT: '100000/1h',
       },
+      nodeArgs: workerNodeArgs(),
     });
     workers.push(worker);
     sampler = new UsageSampler(worker.pid);

@@ -226,6 +226,8 @@ export interface WorkerProcessOptions {
   script?: string;
   /** Extra arguments after the script. */
   args?: string[];
+  /** Extra Node options before the script (e.g. --cpu-prof, which NODE_OPTIONS does not accept). */
+  nodeArgs?: string[];
   /** Log line that says the worker polls (default: the docs-admin worker's start line). */
   readyLine?: string;
   readyTimeoutMs?: number;
@@ -254,7 +256,7 @@ export class WorkerProcess {
 
   static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
     const script = options.script ?? path.join(ROOT, 'src', 'worker.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...(options.args ?? [])], {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
