@@ -1,59 +1,73 @@
-// Baseline workflows for the end-to-end throughput benchmark (bench/throughput.ts): the same shape as
-// agentJob and staticExport (start, then wait by the same polling policy until the job is done) but
-// with no activity and no HTTP. The "job" is simulated from workflow time, so the only work is
-// timers and workflow tasks: the figure tells what this server and this machine can do, and the real
-// workflows' throughput is reported as a ratio to it.
-import { sleep } from '@temporalio/workflow';
+// Baseline workflows for the end-to-end throughput benchmark (bench/throughput.ts): the same sequence of
+// Temporal commands as staticExport and agentJob, with the same activity options, but the activities
+// answer from an in-memory simulation (bench/baseline-activities.ts) instead of HTTP to the emulator.
+//   export: startExport activity, then status polls as local activities at exportPollDelay timers until
+//           the job is terminal, then the generateBundle activity;
+//   agent:  createAgentJob activity, then status polls as local activities at agentPollDelay timers.
+// Left out on purpose, being the product's own work and not the job's shape: search attributes, current
+// details, activity summaries, the status query, input validation, the per-project rate limiter's
+// permits. The real workflows' throughput is reported as a ratio to this one, so the ratio is the cost
+// of the product over the bare job shape on this server and machine.
+import { ApplicationFailure, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { AGENT_TERMINAL_STATUSES, EXPORT_TERMINAL_STATUSES } from '../src/api/types';
 import { agentPollDelay, exportPollDelay, recentObservations, type Observation } from '../src/workflows/polling';
+import type { BaselineActivities } from './baseline-activities';
 
-export interface BaselineAgentInput {
-  /** How long the simulated agent job stays active (the emulator's agentActiveMs). */
-  activeMs: number;
-}
+// The real workflows' options (src/workflows/static-export.ts and src/workflows/agent-job.ts).
+const API_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
+/** staticExport's startExport / generateBundle, and its status polls (local). */
+const exportApi = proxyActivities<BaselineActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
+const exportPolls = proxyLocalActivities<BaselineActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
+/** agentJob's createAgentJob: one attempt (not idempotent). */
+const agentCreate = proxyActivities<BaselineActivities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } });
+/** agentJob's status polls (local). */
+const agentPolls = proxyLocalActivities<BaselineActivities>({ startToCloseTimeout: '60s', retry: API_RETRY });
 
 export interface BaselineExportInput {
-  /** Time queued before running (the emulator's exportQueuedMs). */
-  queuedMs: number;
-  /** Running time, linear progress (the emulator's exportDurationMs). */
-  durationMs: number;
+  domain: string;
+}
+
+export interface BaselineAgentInput {
+  projectId: string;
+  prompt: string;
 }
 
 export interface BaselineResult {
-  /** Timer waits, as many as the real workflow's status polls. */
+  jobId: string;
+  /** Status polls (local activities), each after one timer. */
   polls: number;
 }
 
-/** agentJob without HTTP: agentPollDelay timers until the simulated job is no longer active. */
-export async function baselineAgent(input: BaselineAgentInput): Promise<BaselineResult> {
-  const startedAt = Date.now();
-  let observations: Observation[] = [{ atMs: startedAt, status: 'active' }];
+const terminal = (statuses: readonly string[], status: string): boolean => statuses.includes(status);
+
+/** staticExport's shape: start, poll until terminal, bundle. */
+export async function baselineExport(input: BaselineExportInput): Promise<BaselineResult> {
+  let job = await exportApi.startExport({ domain: input.domain });
+  const observe = (): Observation => ({ atMs: Date.now(), status: job.status, progress: job.progress, pageCount: job.pageCount });
+  let observations = [observe()];
   let polls = 0;
-  for (;;) {
-    await sleep(agentPollDelay(observations, Date.now()));
+  while (!terminal(EXPORT_TERMINAL_STATUSES, job.status)) {
+    await sleep(exportPollDelay(observations, Date.now()));
+    job = await exportPolls.getExportStatus(job.jobId);
     polls += 1;
-    const now = Date.now();
-    const status = now - startedAt >= input.activeMs ? 'completed' : 'active';
-    if (status === 'completed') return { polls };
-    observations = recentObservations([...observations, { atMs: now, status }]);
+    observations = recentObservations([...observations, observe()]);
   }
+  if (job.status === 'failed') throw ApplicationFailure.nonRetryable(`export ${job.jobId} failed`, 'ExportFailed');
+  await exportApi.generateBundle(job.jobId);
+  return { jobId: job.jobId, polls };
 }
 
-/** staticExport without HTTP: exportPollDelay timers until the simulated export completes. */
-export async function baselineExport(input: BaselineExportInput): Promise<BaselineResult> {
-  const startedAt = Date.now();
-  const view = (now: number): Observation => {
-    const elapsed = now - startedAt;
-    if (elapsed < input.queuedMs) return { atMs: now, status: 'queued', progress: 0 };
-    const progress = Math.min(100, Math.floor(((elapsed - input.queuedMs) / Math.max(1, input.durationMs)) * 100));
-    return { atMs: now, status: progress >= 100 ? 'completed' : 'running', progress };
-  };
-  let observations: Observation[] = [view(startedAt)];
+/** agentJob's shape: create, poll until terminal. */
+export async function baselineAgent(input: BaselineAgentInput): Promise<BaselineResult> {
+  let job = await agentCreate.createAgentJob({ projectId: input.projectId, prompt: input.prompt });
+  let observations: Observation[] = [{ atMs: Date.now(), status: job.status }];
   let polls = 0;
-  for (;;) {
-    await sleep(exportPollDelay(observations, Date.now()));
+  while (!terminal(AGENT_TERMINAL_STATUSES, job.status)) {
+    await sleep(agentPollDelay(observations, Date.now()));
+    job = await agentPolls.getAgentJob({ projectId: input.projectId, jobId: job.id });
     polls += 1;
-    const observation = view(Date.now());
-    if (observation.status === 'completed') return { polls };
-    observations = recentObservations([...observations, observation]);
+    observations = recentObservations([...observations, { atMs: Date.now(), status: job.status }]);
   }
+  if (job.status === 'failed') throw ApplicationFailure.nonRetryable(`agent job ${job.id} failed`, 'AgentJobFailed');
+  return { jobId: job.id, polls };
 }

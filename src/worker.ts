@@ -8,7 +8,16 @@
 // each scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type Logger, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogEntry,
+  type Logger,
+  type WorkerOptions,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import { createActivities } from './activities';
 import { AdminApiClient } from './api/client';
 import { redact } from './api/redact';
@@ -20,6 +29,16 @@ import { temporalConnectionOptions, unreachableMessage } from './client';
 import { freeLoopbackPort } from './free-port';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
+
+/**
+ * Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
+ * pollers leave tasks in an unpolled partition until a long poll expires (~60 s stalls). Exported for
+ * the throughput benchmark's baseline worker, which polls the same way.
+ */
+export const WORKER_POLLERS = {
+  workflowTaskPollerBehavior: { type: 'autoscaling' },
+  activityTaskPollerBehavior: { type: 'autoscaling' },
+} as const satisfies Pick<WorkerOptions, 'workflowTaskPollerBehavior' | 'activityTaskPollerBehavior'>;
 
 // ---- runtime: logger + Core's metrics exporter ----------------------------------------------------
 
@@ -176,10 +195,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
       activities,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-      // Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
-      // pollers leave tasks in an unpolled partition until a long poll expires (~60 s stalls).
-      workflowTaskPollerBehavior: { type: 'autoscaling' },
-      activityTaskPollerBehavior: { type: 'autoscaling' },
+      ...WORKER_POLLERS,
       interceptors: {
         // One place counts retries for every activity: attempt > 1 means Temporal is retrying it.
         activity: [
