@@ -203,25 +203,23 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
  * started, min / median / max over the jobs created in that window), from the jobs' histories.
  */
 async function milestoneSummary(env: TestWorkflowEnvironment, workflowIds: string[], startedAt: number, limit: number): Promise<string> {
-  const names = ['first task started', 'permit requested', 'grant received', 'create scheduled', 'create started', 'create completed'] as const;
+  const names = ['first task started', 'first attempt started', 'grant received', 'sending attempt started', 'sending attempt done'] as const;
   const rows: number[][] = [];
   for (const id of workflowIds) {
     const events = (await env.client.workflow.getHandle(id).fetchHistory()).events ?? [];
     const at = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6) - startedAt;
-    const first = (pred: (e: (typeof events)[number]) => boolean) => {
-      const e = events.find(pred);
-      return e ? at(e) : Number.NaN;
-    };
+    const times = (pred: (e: (typeof events)[number]) => boolean) => events.filter(pred).map(at);
+    const attempts = times((e) => !!e.activityTaskStartedEventAttributes);
+    const done = times((e) => !!e.activityTaskCompletedEventAttributes);
     rows.push([
-      first((e) => !!e.workflowTaskStartedEventAttributes),
-      first((e) => !!e.markerRecordedEventAttributes),
-      first((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted'),
-      first((e) => !!e.activityTaskScheduledEventAttributes),
-      first((e) => !!e.activityTaskStartedEventAttributes),
-      first((e) => !!e.activityTaskCompletedEventAttributes),
+      times((e) => !!e.workflowTaskStartedEventAttributes)[0] ?? Number.NaN,
+      attempts[0] ?? Number.NaN,
+      times((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted')[0] ?? Number.NaN,
+      attempts[attempts.length - 1] ?? Number.NaN,
+      done[done.length - 1] ?? Number.NaN,
     ]);
   }
-  rows.sort((x, y) => x[5]! - y[5]!);
+  rows.sort((x, y) => x[4]! - y[4]!);
   const lines: string[] = [];
   for (let w = 0; w * limit < rows.length; w++) {
     const windowRows = rows.slice(w * limit, (w + 1) * limit);

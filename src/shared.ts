@@ -262,9 +262,19 @@ export interface PermitRequest {
 }
 
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
-/** Several requests in one signal: a worker coalesces a burst's requests for one project (FIFO order kept). */
-export const requestPermitsSignal = defineSignal<[PermitRequest[]]>('requestPermits');
 export const permitGrantedSignal = defineSignal<[requestKey: string]>('permitGranted');
+
+/** The limiter's answer to one request of admitPermitsUpdate. */
+export interface PermitAdmission {
+  requestKey: string;
+  /** true: granted now (no signal follows); false: queued, permitGrantedSignal follows when a slot frees. */
+  granted: boolean;
+}
+/**
+ * Several requests answered at once (update-with-start from the activity about to make the call, so a
+ * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept.
+ */
+export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[]]>('admitPermits');
 
 /** The status-poll history the agent polling policy needs (see src/workflows/polling.ts). Plain JSON. */
 export interface AgentObservation {
@@ -316,7 +326,7 @@ export interface PermitUse extends PermitRequest {
 
 /** The requester tells the limiter when it used a permit, so the slot frees one window after the real call. */
 export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
-/** Several reports in one signal (coalesced by the worker, like requestPermitsSignal). */
+/** Several use reports in one signal (coalesced per project by each worker process). */
 export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
 
 /** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */

@@ -1,18 +1,20 @@
 // Agent job activities: thin calls of the admin API (through callAdminApi, which maps errors to
 // Temporal failures) and the permit request to the per-project rate limiter workflow.
 import { Context, log } from '@temporalio/activity';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
 import {
   type AgentRateLimiterInput,
+  type PermitAdmission,
   type PermitRequest,
   type PermitUse as LimiterPermitUse,
   WorkflowType,
+  admitPermitsUpdate,
   permitsUsedSignal,
   SearchAttr,
   projectFairnessKey,
   rateLimiterWorkflowId,
-  requestPermitsSignal,
 } from '../shared';
 import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
@@ -27,7 +29,15 @@ import { withSendCheckpoints } from './send-checkpoint';
  */
 export interface PermitUse {
   requestKey: string;
+  /** Granted already (permitGrantedSignal reached the workflow); otherwise the activity asks the limiter first. */
+  granted?: boolean;
 }
+
+/**
+ * A rate-limited call's outcome: the API's answer, or "queued": no permit is free now, nothing was
+ * sent, and the limiter will grant one by permitGrantedSignal to the workflow.
+ */
+export type Admitted<T> = { admitted: true; value: T } | { admitted: false };
 
 export interface CreateAgentJobInput {
   projectId: string;
@@ -47,10 +57,6 @@ export interface SendAgentMessageInput extends GetAgentJobInput {
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
 export const LIMITER_PRIORITY_KEY = 1;
-
-export interface RequestAgentPermitInput extends PermitRequest {
-  projectId: string;
-}
 
 /** Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. */
 function assertValid(projectId: string, prompt: string | undefined, deps: ActivityDeps): void {
@@ -76,45 +82,51 @@ export function createAgentActivities(deps: ActivityDeps) {
     windowMs: deps.agentRateLimit.windowMs,
   });
 
-  // One batcher per signal: a burst's requests (and use reports) for one project travel together.
-  const permitRequests = new KeyedBatcher<QueuedPermitRequest>(async (_key, queued) => {
+  // A burst's permit requests (and use reports) for one project travel together: a few calls, not one per job.
+  const admissions = new KeyedBatcher<QueuedPermitRequest, PermitAdmission>((_key, queued) => {
     const { projectId, taskQueue } = queued[0]!;
     const limiterInput = limiterInputOf(projectId);
-    await deps.temporal.workflow.signalWithStart(WorkflowType.agentRateLimiter, {
-      workflowId: rateLimiterWorkflowId(projectId),
-      taskQueue,
-      args: [limiterInput],
-      signal: requestPermitsSignal,
-      signalArgs: [queued.map((q) => q.request)],
-      staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
-      // Every permit of the project passes through this one workflow: its tasks go first.
-      priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
-      // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
-      typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+    return deps.temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+      args: [queued.map((q) => q.request)],
+      startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+        workflowId: rateLimiterWorkflowId(projectId),
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        // The first request starts the limiter, on this worker's task queue, with its AGENT_RATE_LIMIT.
+        taskQueue,
+        args: [limiterInput],
+        staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
+        // Every permit of the project passes through this one workflow: its tasks go first.
+        priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
+        // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
+        typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+      }),
     });
   });
   const permitUses = new KeyedBatcher<LimiterPermitUse>((projectId, uses) =>
     deps.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
   );
 
-  /** Runs a rate-limited call, then reports its use to the limiter (best effort: an unreported permit holds its slot for its lease). */
-  async function reportingUse<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<T> {
-    if (!permit) return call();
+  /**
+   * Runs a rate-limited call under its permit: asks the project's limiter first unless the permit was
+   * granted already, then, after the call, reports when it was made (best effort: an unreported permit
+   * holds its slot for its lease). The limiter ignores a repeated requestKey, so a retried attempt
+   * never takes two permits.
+   */
+  async function permitted<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
+    if (!permit) return { admitted: true, value: await call() };
+    const { workflowExecution, taskQueue } = Context.current().info;
+    const requesterWorkflowId = workflowExecution!.workflowId;
+    if (!permit.granted) {
+      const request = { requesterWorkflowId, requestKey: permit.requestKey };
+      const answer = await admissions.add(`${taskQueue}\n${projectId}`, { request, projectId, taskQueue });
+      if (!answer?.granted) return { admitted: false };
+    }
     try {
-      return await call();
+      return { admitted: true, value: await call() };
     } finally {
-      const usedAtMs = Date.now();
-      let requesterWorkflowId: string | undefined;
-      try {
-        requesterWorkflowId = Context.current().info.workflowExecution?.workflowId;
-      } catch {
-        // Not inside an activity: no requester to report for.
-      }
-      if (requesterWorkflowId) {
-        await permitUses
-          .add(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs })
-          .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
-      }
+      await permitUses
+        .add(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() })
+        .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
     }
   }
 
@@ -123,9 +135,9 @@ export function createAgentActivities(deps: ActivityDeps) {
      * POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable); a
      * worker that dies mid-attempt leaves send checkpoints for the workflow (./send-checkpoint.ts).
      */
-    async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<AgentJob> {
+    async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return reportingUse(projectId, permit, () =>
+      return permitted(projectId, permit, () =>
         withSendCheckpoints(deps.temporal, 'createAgentJob', () =>
           callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
         ),
@@ -139,25 +151,13 @@ export function createAgentActivities(deps: ActivityDeps) {
     },
 
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
-    async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<AgentJob> {
+    async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return reportingUse(projectId, permit, () =>
+      return permitted(projectId, permit, () =>
         withSendCheckpoints(deps.temporal, 'sendAgentMessage', () =>
           callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
         ),
       );
-    },
-
-    /**
-     * Asks the project's limiter workflow for a permit (run as a local activity). Signal-with-start: the
-     * first request starts the limiter, on this activity's task queue, with this worker's
-     * AGENT_RATE_LIMIT. Requests made while another is in flight for the project go together in the
-     * next signal. The grant arrives later as permitGrantedSignal on the requester; the limiter ignores
-     * a repeated requestKey, so retries of this activity never take two permits.
-     */
-    async requestAgentPermit({ projectId, requesterWorkflowId, requestKey }: RequestAgentPermitInput): Promise<void> {
-      const { taskQueue } = Context.current().info;
-      await permitRequests.add(`${taskQueue}\n${projectId}`, { request: { requesterWorkflowId, requestKey }, projectId, taskQueue });
     },
   };
 }

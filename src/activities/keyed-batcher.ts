@@ -4,19 +4,22 @@
 //
 // Used for the rate limiter's signals: a burst of 300 agent jobs of one project would otherwise send
 // 300 signal-with-starts to one workflow, which the server applies one at a time.
-export class KeyedBatcher<T> {
-  private readonly pending = new Map<string, { items: T[]; waiters: { resolve: () => void; reject: (err: unknown) => void }[] }>();
+export class KeyedBatcher<T, R = void> {
+  private readonly pending = new Map<string, { items: T[]; waiters: { resolve: (answer: R) => void; reject: (err: unknown) => void }[] }>();
   private readonly sending = new Set<string>();
 
-  /** `maxBatch` bounds one send (a signal payload stays small). */
+  /**
+   * `send` delivers one batch and answers each item (same order), or nothing when items need no answer.
+   * `maxBatch` bounds one send (a payload stays small).
+   */
   constructor(
-    private readonly send: (key: string, items: T[]) => Promise<void>,
+    private readonly send: (key: string, items: T[]) => Promise<R[] | void>,
     private readonly maxBatch = 200,
   ) {}
 
-  /** Resolves once a send carrying `item` succeeded; rejects with that send's error. */
-  add(key: string, item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /** Resolves with the item's answer once a send carrying it succeeded; rejects with that send's error. */
+  add(key: string, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       let batch = this.pending.get(key);
       if (!batch) {
         batch = { items: [], waiters: [] };
@@ -38,8 +41,8 @@ export class KeyedBatcher<T> {
         const waiters = batch.waiters.splice(0, items.length);
         if (batch.items.length === 0) this.pending.delete(key);
         try {
-          await this.send(key, items);
-          for (const w of waiters) w.resolve();
+          const answers = await this.send(key, items);
+          waiters.forEach((w, i) => w.resolve((answers ? answers[i] : undefined) as R));
         } catch (err) {
           for (const w of waiters) w.reject(err);
         }

@@ -24,10 +24,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
-  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { PermitUse } from '../activities/agent';
+import type { Admitted, PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import { readSendCheckpoint } from '../checkpoint';
 import {
@@ -55,16 +54,6 @@ const API_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
 /**
- * Signal-with-start of the limiter: only Temporal itself is involved, so short and persistent. A local
- * activity: it runs inside the workflow task that asks for it, with no activity task round trip
- * (the permit request is on every job's critical path, and bursts are where it counts).
- */
-const PERMIT_OPTIONS: LocalActivityOptions = {
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-};
-
-/**
  * Create and message are not idempotent: Temporal must never re-run an attempt that may have sent
  * its request (a worker killed mid-call times out, and a retry would create a second job). One
  * attempt per activity; callOnceSafely retries only what the client marks retryable for these calls
@@ -80,9 +69,11 @@ const api = proxyActivities<Activities>(API_OPTIONS);
  * timer wakes, one marker event per poll. Same retry policy; Core honours nextRetryDelay (Retry-After).
  */
 const pollApi = proxyLocalActivities<Activities>({ startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry });
-const permits = proxyLocalActivities<Activities>(PERMIT_OPTIONS);
 
-async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
+/** An admitted call's value recovered from its send checkpoint: its activity died before reporting the permit use. */
+type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
+
+async function callOnceSafely<T>(call: () => Promise<Admitted<T>>): Promise<Settled<T>> {
   for (let attempt = 1; ; attempt++) {
     let retryAfterMs: number | undefined;
     try {
@@ -95,7 +86,7 @@ async function callOnceSafely<T>(call: () => Promise<T>): Promise<T> {
       } else if (cause instanceof TimeoutFailure) {
         // The attempt's worker vanished: its send checkpoints say how far it got.
         const checkpoint = readSendCheckpoint<T>(cause.lastHeartbeatDetails);
-        if (checkpoint?.phase === 'answered') return checkpoint.result;
+        if (checkpoint?.phase === 'answered') return { admitted: true, value: checkpoint.result, fromCheckpoint: true };
         if (checkpoint?.phase === 'sending') {
           throw ApplicationFailure.create({
             type: 'OutcomeUnknown',
@@ -270,49 +261,50 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   const reports = new Set<Promise<void>>();
 
   /**
-   * Runs one API call under a permit of the project's limiter. The activity reports the use to the
-   * limiter itself (its clock once the call returned or failed: not earlier than the API saw it), so
-   * the slot frees one window after the real call. Only when no activity finished (a timed-out or
-   * cancelled attempt, whose report may be missing) does the workflow report, with its own time now.
+   * Runs one API call under a permit of the project's limiter. The activity asks the limiter itself and
+   * makes the call at once when a permit is free; otherwise it answers "queued" (nothing sent) and the
+   * grant arrives here as permitGrantedSignal, after which the call runs with the permit. The activity
+   * reports the use to the limiter (its clock once the call returned or failed: not earlier than the
+   * API saw it). Only when no activity finished (a timed-out or cancelled attempt, whose report may be
+   * missing) does the workflow report, with its own time now.
    */
-  async function withPermit<T>(requestKey: string, call: (permit: PermitUse) => Promise<T>): Promise<T> {
-    await acquirePermit(requestKey);
-    let reportedByActivity = false;
-    try {
-      const result = await call({ requestKey });
-      reportedByActivity = true;
-      return result;
-    } catch (err) {
-      reportedByActivity = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure;
-      throw err;
-    } finally {
-      if (!reportedByActivity) {
-        const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
-          .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
-          .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
-        reports.add(report);
-        void report.finally(() => reports.delete(report));
-      }
-    }
-  }
-  const reportsDelivered = () => Promise.all([...reports]);
-
-  /** Takes a permit from the project's limiter: request (idempotent), then wait for the grant signal. */
-  async function acquirePermit(requestKey: string): Promise<void> {
+  async function withPermit<T>(requestKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+    let granted = false;
     let recheckMs = PERMIT_RECHECK_FIRST_MS;
     for (;;) {
-      await permits.requestAgentPermit.executeWithOptions(
-        { ...PERMIT_OPTIONS, summary: `request a rate-limit permit for project ${input.projectId}` },
-        [{ projectId: input.projectId, requesterWorkflowId: info.workflowId, requestKey }],
-      );
+      let outcome: Settled<T>;
+      try {
+        outcome = await call({ requestKey, granted });
+      } catch (err) {
+        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) reportUse(requestKey);
+        throw err;
+      }
+      if (outcome.admitted) {
+        if (outcome.fromCheckpoint) reportUse(requestKey);
+        return outcome.value;
+      }
+      phase = 'waiting-for-permit';
+      publish();
+      // Queued at the limiter. Ask again if no grant arrives (a limiter that ended or was reset): the
+      // request is idempotent, the limiter answers a known key from its records.
       if (await condition(() => grantedKeys.includes(requestKey), recheckMs)) {
         grantedKeys.splice(grantedKeys.indexOf(requestKey), 1);
-        return;
+        granted = true;
+      } else {
+        log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
+        recheckMs = Math.min(recheckMs * 2, PERMIT_RECHECK_MAX_MS);
       }
-      log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
-      recheckMs = Math.min(recheckMs * 2, PERMIT_RECHECK_MAX_MS);
     }
   }
+
+  function reportUse(requestKey: string): void {
+    const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
+      .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
+      .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
+    reports.add(report);
+    void report.finally(() => reports.delete(report));
+  }
+  const reportsDelivered = () => Promise.all([...reports]);
 
   const fail = async (failure: ApplicationFailure): Promise<never> => {
     startFailure = startFailure ?? failure;
@@ -413,7 +405,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   async function pollUntilTerminal(): Promise<void> {
     for (;;) {
-      await condition(() => !messaging);
+      if (messaging) await condition(() => !messaging);
       if (isTerminal(job!.status)) return;
 
       const maxPolls = options.maxPollsPerRun;

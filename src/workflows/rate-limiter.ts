@@ -1,16 +1,18 @@
 // agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
 // creates and messages before they reach the API, for every worker process at once. Requests arrive
-// as requestPermitsSignal (signal-with-start from requestAgentPermit, coalesced per worker process:
-// a burst costs a few signals, not one per job); permits go out FIFO
-// as permitGrantedSignal to the requesting workflow, at most `limit` slots occupied at once. A grant
-// holds its slot until the requester reports (permitUsedSignal) when it made the call, then for one
-// window (plus a small margin) after that: the window follows the API's own, measured at arrival,
-// however late a busy worker sends the request (src/rate-limit.ts). One limiter per project keeps
-// projects independent: a burst in one project never delays another's permits.
+// as admitPermitsUpdate (update-with-start from the activity about to make the call, coalesced per
+// worker process: a burst costs a few updates, not one per job). What fits in the window is granted in
+// the update's answer; the rest queues FIFO and is granted later by permitGrantedSignal to the
+// requesting workflow. At most `limit` slots are occupied at once. A grant holds its slot until the
+// requester reports (permitsUsedSignal) when it made the call, then for one window (plus a small
+// margin) after that: the window follows the API's own, measured at arrival, however late a busy
+// worker sends the request (src/rate-limit.ts). One limiter per project keeps projects independent: a
+// burst in one project never delays another's permits.
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
-// limiter (nothing queued, window empty) completes, and the next request starts a fresh one.
+// limiter (nothing queued, window empty) completes, and the next request starts a fresh one. A request
+// may also come as requestPermitSignal (its grant then always comes by signal).
 import {
   allHandlersFinished,
   condition,
@@ -20,7 +22,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { type WindowLimit, grantedSlotFreeAt, nextFreeAt, planGrants, usedSlotFreeAt } from '../rate-limit';
+import { type GrantPlan, type WindowLimit, grantedSlotFreeAt, nextFreeAt, planGrants, usedSlotFreeAt } from '../rate-limit';
 import {
   type AgentRateLimiterInput,
   type PermitGrant,
@@ -28,11 +30,11 @@ import {
   type RateLimiterState,
   permitGrantedSignal,
   type PermitUse,
+  admitPermitsUpdate,
   permitUsedSignal,
   permitsUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
-  requestPermitsSignal,
 } from '../shared';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
@@ -52,23 +54,23 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   let plannedWakeAtMs = Number.POSITIVE_INFINITY;
   const inFlight = new Set<Promise<void>>();
 
-  const enqueue = (request: PermitRequest): void => {
+  /** Queues a new request; a repeated one stays where it is (queued, or granted: then it is answered again). */
+  const enqueue = (request: PermitRequest): PermitGrant | null => {
     if (!request || typeof request.requesterWorkflowId !== 'string' || typeof request.requestKey !== 'string') {
       log.warn('agentRateLimiter: ignoring a malformed permit request');
-      return;
+      return null;
     }
-    if (state.queue.some((q) => sameRequest(q, request))) return;
+    if (state.queue.some((q) => sameRequest(q, request))) return null;
     const previous = state.grants.find((g) => sameRequest(g, request));
-    if (previous) {
-      regrants.push(previous);
-      return;
-    }
+    if (previous) return previous;
     state.queue.push({ requesterWorkflowId: request.requesterWorkflowId, requestKey: request.requestKey });
+    return null;
   };
-  setHandler(requestPermitSignal, enqueue);
-  setHandler(requestPermitsSignal, (requests) => {
-    if (Array.isArray(requests)) requests.forEach(enqueue);
-  });
+  const enqueueSignalled = (request: PermitRequest): void => {
+    const previous = enqueue(request);
+    if (previous) regrants.push(previous);
+  };
+  setHandler(requestPermitSignal, enqueueSignalled);
 
   const recordUse = (use: PermitUse): void => {
     const grant = use && state.grants.find((g) => sameRequest(g, use));
@@ -108,13 +110,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     void sent.finally(() => inFlight.delete(sent));
   };
 
-  for (;;) {
-    const now = Date.now();
+  /**
+   * Grants what fits now, FIFO. Grants to `answering` (the requests of an update being handled) are
+   * returned by the update; every other grant is signalled to its requester.
+   */
+  const grantWhatFits = (now: number, answering: readonly PermitRequest[] = []): GrantPlan => {
     state.grants = state.grants.filter((g) => g.freeAtMs > now);
-    reported = false;
-
-    for (const grant of regrants.splice(0)) notify(grant);
-
     const plan = planGrants(
       state.grants.map((g) => g.freeAtMs),
       state.queue.length,
@@ -125,8 +126,25 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       const grant: PermitGrant = { ...request, atMs: now, freeAtMs: grantedSlotFreeAt(now, limit) };
       state.grants.push(grant);
       granted += 1;
-      notify(grant);
+      if (!answering.some((a) => sameRequest(a, request))) notify(grant);
     }
+    return plan;
+  };
+  // Registered after grantWhatFits exists: an update-with-start is handled as soon as this runs.
+  setHandler(admitPermitsUpdate, (requests) => {
+    const asked = Array.isArray(requests) ? requests : [];
+    asked.forEach(enqueue);
+    grantWhatFits(Date.now(), asked);
+    return asked.map((r) => ({ requestKey: r?.requestKey, granted: state.grants.some((g) => sameRequest(g, r)) }));
+  });
+
+  for (;;) {
+    const now = Date.now();
+    reported = false;
+
+    for (const grant of regrants.splice(0)) notify(grant);
+
+    const plan = grantWhatFits(now);
 
     if (workflowInfo().continueAsNewSuggested) {
       await Promise.all([...inFlight]);
