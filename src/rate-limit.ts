@@ -78,6 +78,42 @@ export function planGrants(freeAtMs: readonly number[], queued: number, nowMs: n
   return { grantNow, wakeAtMs: nextFreeAt(after, nowMs, limit) };
 }
 
+/**
+ * How long before a slot frees it may be handed on to a queued request (granted now, to be used not
+ * before the slot frees): half a window, at most 30 s. The requester's call is then ready to go at the
+ * exact moment, instead of starting its way through Temporal only after it.
+ */
+export function defaultHandoverMs(windowMs: number): number {
+  return Math.min(30_000, Math.round(windowMs / 2));
+}
+
+export interface HandoverSlot {
+  freeAtMs: number;
+  /** The use was reported, so freeAtMs is exact (a lease's end is not: a report may come sooner). */
+  reported: boolean;
+}
+
+export interface HandoverPlan {
+  /** Indices of the slots to hand on now, earliest free first, at most one per queued request. */
+  slots: number[];
+  /** When the next reported slot comes within reach, if requests remain queued; else null. */
+  wakeAtMs: number | null;
+}
+
+/** Which occupied slots to hand on ahead of time to `queued` waiting requests at nowMs. */
+export function planHandovers(slots: readonly HandoverSlot[], queued: number, nowMs: number, handoverMs: number): HandoverPlan {
+  const candidates = slots
+    .map((slot, index) => ({ ...slot, index }))
+    .filter((slot) => slot.reported && slot.freeAtMs > nowMs)
+    .sort((a, b) => a.freeAtMs - b.freeAtMs);
+  const now = candidates.filter((slot) => slot.freeAtMs - handoverMs <= nowMs).slice(0, Math.max(0, queued));
+  const later = candidates.find((slot) => slot.freeAtMs - handoverMs > nowMs);
+  return {
+    slots: now.map((slot) => slot.index),
+    wakeAtMs: queued > now.length && later ? later.freeAtMs - handoverMs : null,
+  };
+}
+
 /** The least time in which `count` permits can be used from an empty window: full windows after the first. */
 export function theoreticalDrainMs(count: number, limit: Pick<WindowLimit, 'limit' | 'windowMs'>): number {
   if (count <= 0) return 0;

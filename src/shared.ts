@@ -262,7 +262,8 @@ export interface PermitRequest {
 }
 
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
-export const permitGrantedSignal = defineSignal<[requestKey: string]>('permitGranted');
+/** A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that. */
+export const permitGrantedSignal = defineSignal<[requestKey: string, notBeforeMs?: number]>('permitGranted');
 
 /** The limiter's answer to one request of admitPermitsUpdate. */
 export interface PermitAdmission {
@@ -313,6 +314,10 @@ export interface AgentJobOptions {
 /** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
 export interface PermitGrant extends PermitRequest {
   atMs: number;
+  /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
+  notBeforeMs?: number;
+  /** This grant's slot went on to a queued request ahead of time: it no longer counts, kept only to recognise repeats. */
+  handedOver?: boolean;
   /** Lease end until the use is reported, then usedAt + window + margin. */
   freeAtMs: number;
   /** Workflow time by which the permitted call had been made (reported by the requester). */

@@ -31,6 +31,8 @@ export interface PermitUse {
   requestKey: string;
   /** Granted already (permitGrantedSignal reached the workflow); otherwise the activity asks the limiter first. */
   granted?: boolean;
+  /** A permit handed on ahead of time: the call waits until then (epoch ms), before anything is recorded or sent. */
+  notBeforeMs?: number;
 }
 
 /**
@@ -121,6 +123,9 @@ export function createAgentActivities(deps: ActivityDeps) {
       const answer = await admissions.add(`${taskQueue}\n${projectId}`, { request, projectId, taskQueue });
       if (!answer?.granted) return { admitted: false };
     }
+    // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
+    const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
+    if (waitMs > 0) await Context.current().sleep(waitMs);
     try {
       return { admitted: true, value: await call() };
     } finally {

@@ -60,7 +60,8 @@ const API_OPTIONS: ActivityOptions = {
  * (nothing was sent, or 429), and settles a timed-out attempt by its send checkpoints: never sent
  * (retry), answered (the result), or sent without an answer (OutcomeUnknown).
  */
-const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } };
+const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
+const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: NON_IDEMPOTENT_TIMEOUT_MS, retry: { maximumAttempts: 1 } };
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
 const api = proxyActivities<Activities>(API_OPTIONS);
@@ -121,10 +122,11 @@ function invalidInput(problems: string[]): ApplicationFailure {
 export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
   const info = workflowInfo();
   const carry: AgentJobCarry | undefined = options.carry;
-  const nonIdempotentOptions: ActivityOptions = {
+  /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
+  const nonIdempotentOptions = (permit: PermitUse): ActivityOptions => ({
     ...NON_IDEMPOTENT_OPTIONS,
-    ...(options.nonIdempotentCallTimeoutMs ? { startToCloseTimeout: options.nonIdempotentCallTimeoutMs } : {}),
-  };
+    startToCloseTimeout: (options.nonIdempotentCallTimeoutMs ?? NON_IDEMPOTENT_TIMEOUT_MS) + Math.max(0, (permit.notBeforeMs ?? 0) - Date.now()),
+  });
 
   let job: AgentJob | null = carry?.job ?? null;
   let observations: AgentObservation[] = carry?.observations.map((o) => ({ ...o })) ?? [];
@@ -144,7 +146,8 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   let generation = 0;
   /** Wakes the poll loop early (after a message). */
   let wake = false;
-  const grantedKeys: string[] = [];
+  /** Grants received, by request key: the time not to call before (a permit handed on ahead), or null. */
+  const grants = new Map<string, number | null>();
   const startedAtMs = carry?.startedAtMs ?? Date.now();
 
   // ---- surfaces -----------------------------------------------------------------------------------
@@ -192,8 +195,8 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   // ---- handlers (registered first: update-with-start delivers jobId in the first task) ------------
   setHandler(agentStatusQuery, status);
-  setHandler(permitGrantedSignal, (key) => {
-    if (!grantedKeys.includes(key)) grantedKeys.push(key);
+  setHandler(permitGrantedSignal, (key, notBeforeMs) => {
+    grants.set(key, typeof notBeforeMs === 'number' && Number.isFinite(notBeforeMs) ? notBeforeMs : null);
   });
   setHandler(jobIdUpdate, async () => {
     await condition(() => job !== null || startFailure !== null);
@@ -219,7 +222,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
             publish();
             return callOnceSafely(() =>
               api.sendAgentMessage.executeWithOptions(
-                { ...nonIdempotentOptions, summary: `send follow-up message to agent job ${jobId}` },
+                { ...nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
                 [{ projectId: input.projectId, jobId, prompt, permit }],
               ),
             );
@@ -269,12 +272,12 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
    * missing) does the workflow report, with its own time now.
    */
   async function withPermit<T>(requestKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
-    let granted = false;
+    let permit: PermitUse = { requestKey };
     let recheckMs = PERMIT_RECHECK_FIRST_MS;
     for (;;) {
       let outcome: Settled<T>;
       try {
-        outcome = await call({ requestKey, granted });
+        outcome = await call(permit);
       } catch (err) {
         if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) reportUse(requestKey);
         throw err;
@@ -287,9 +290,9 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
       publish();
       // Queued at the limiter. Ask again if no grant arrives (a limiter that ended or was reset): the
       // request is idempotent, the limiter answers a known key from its records.
-      if (await condition(() => grantedKeys.includes(requestKey), recheckMs)) {
-        grantedKeys.splice(grantedKeys.indexOf(requestKey), 1);
-        granted = true;
+      if (await condition(() => grants.has(requestKey), recheckMs)) {
+        permit = { requestKey, granted: true, notBeforeMs: grants.get(requestKey) ?? undefined };
+        grants.delete(requestKey);
       } else {
         log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
         recheckMs = Math.min(recheckMs * 2, PERMIT_RECHECK_MAX_MS);
@@ -330,7 +333,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
         attemptedAt = new Date().toISOString();
         return callOnceSafely(() =>
           api.createAgentJob.executeWithOptions(
-            { ...nonIdempotentOptions, summary: `create agent job for project ${input.projectId}` },
+            { ...nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
             [{ projectId: input.projectId, prompt: input.prompt, permit }],
           ),
         );

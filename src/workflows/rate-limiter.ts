@@ -22,7 +22,16 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { type GrantPlan, type WindowLimit, grantedSlotFreeAt, nextFreeAt, planGrants, usedSlotFreeAt } from '../rate-limit';
+import {
+  type GrantPlan,
+  type WindowLimit,
+  defaultHandoverMs,
+  grantedSlotFreeAt,
+  nextFreeAt,
+  planGrants,
+  planHandovers,
+  usedSlotFreeAt,
+} from '../rate-limit';
 import {
   type AgentRateLimiterInput,
   type PermitGrant,
@@ -49,7 +58,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   /** Requests already granted that asked again (a retried activity, or a requester that timed out waiting). */
   const regrants: PermitGrant[] = [];
   let granted = 0;
-  /** A report freed a slot sooner than the planned wake-up. */
+  const handoverMs = defaultHandoverMs(limit.windowMs);
+  /** Grants whose slot is still counted (a handed-on one counts through its successor). */
+  const counted = (): PermitGrant[] => state.grants.filter((g) => !g.handedOver);
+  /** A report freed a slot (or brought one within hand-over reach) sooner than the planned wake-up. */
   let reported = false;
   let plannedWakeAtMs = Number.POSITIVE_INFINITY;
   const inFlight = new Set<Promise<void>>();
@@ -78,7 +90,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
     grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, limit);
-    if (grant.freeAtMs < plannedWakeAtMs) reported = true;
+    if (grant.freeAtMs - handoverMs < plannedWakeAtMs) reported = true;
   };
   setHandler(permitUsedSignal, recordUse);
   setHandler(permitsUsedSignal, (uses) => {
@@ -87,7 +99,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
   setHandler(rateLimiterStatusQuery, () => {
     const now = Date.now();
-    const live = state.grants.filter((g) => g.freeAtMs > now);
+    const live = counted().filter((g) => g.freeAtMs > now);
     return {
       projectId: input.projectId,
       limit: limit.limit,
@@ -101,7 +113,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
   const notify = (grant: PermitGrant): void => {
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey)
+      .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs)
       .catch((err: unknown) => {
         // The requester is gone (completed, terminated): its permit stays spent, which only errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', { requester: grant.requesterWorkflowId, error: String(err) });
@@ -117,7 +129,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   const grantWhatFits = (now: number, answering: readonly PermitRequest[] = []): GrantPlan => {
     state.grants = state.grants.filter((g) => g.freeAtMs > now);
     const plan = planGrants(
-      state.grants.map((g) => g.freeAtMs),
+      counted().map((g) => g.freeAtMs),
       state.queue.length,
       now,
       limit,
@@ -129,6 +141,30 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       if (!answering.some((a) => sameRequest(a, request))) notify(grant);
     }
     return plan;
+  };
+
+  /**
+   * Hands slots whose use was reported, and which free within reach, on to the queue ahead of time:
+   * each successor is granted now, not to call before the slot frees. Returns when to look again.
+   */
+  const handOverAhead = (now: number): number | null => {
+    const slots = counted();
+    const plan = planHandovers(
+      slots.map((g) => ({ freeAtMs: g.freeAtMs, reported: g.usedAtMs !== undefined })),
+      state.queue.length,
+      now,
+      handoverMs,
+    );
+    const requests = state.queue.splice(0, plan.slots.length);
+    plan.slots.forEach((index, i) => {
+      const previous = slots[index]!;
+      previous.handedOver = true;
+      const grant: PermitGrant = { ...requests[i]!, atMs: now, notBeforeMs: previous.freeAtMs, freeAtMs: grantedSlotFreeAt(previous.freeAtMs, limit) };
+      state.grants.push(grant);
+      granted += 1;
+      notify(grant);
+    });
+    return plan.wakeAtMs;
   };
   // Registered after grantWhatFits exists: an update-with-start is handled as soon as this runs.
   setHandler(admitPermitsUpdate, (requests) => {
@@ -153,16 +189,21 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     }
 
     if (plan.wakeAtMs !== null) {
-      // Window full: sleep until the next slot frees, or a report frees one sooner; re-requests of
-      // granted permits are answered meanwhile.
-      plannedWakeAtMs = plan.wakeAtMs;
-      await condition(() => regrants.length > 0 || reported, Math.max(1, plan.wakeAtMs - now));
-      plannedWakeAtMs = Number.POSITIVE_INFINITY;
-      continue;
+      const aheadAtMs = handOverAhead(now);
+      if (state.queue.length > 0) {
+        // Window full: sleep until the next slot frees or comes within hand-over reach, or a report or a
+        // new request calls for a look sooner; re-requests of granted permits are answered meanwhile.
+        const wakeAtMs = Math.min(plan.wakeAtMs, aheadAtMs ?? Number.POSITIVE_INFINITY);
+        const queued = state.queue.length;
+        plannedWakeAtMs = wakeAtMs;
+        await condition(() => regrants.length > 0 || reported || state.queue.length > queued, Math.max(1, wakeAtMs - now));
+        plannedWakeAtMs = Number.POSITIVE_INFINITY;
+        continue;
+      }
     }
 
     // Nothing queued. Wait for work; once the window has emptied and nothing arrived, complete.
-    const lastFreesAt = Math.max(now, ...state.grants.map((g) => g.freeAtMs));
+    const lastFreesAt = Math.max(now, ...counted().map((g) => g.freeAtMs));
     const idleMs = Math.max(1, lastFreesAt - now) + limit.windowMs;
     const gotWork = await condition(() => state.queue.length > 0 || regrants.length > 0, idleMs);
     const windowEmpty = (): boolean => state.grants.every((g) => g.freeAtMs <= Date.now());
