@@ -21,6 +21,11 @@ export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${dom
 export const exportWorkflowId = (domain: string, requestId: string): string => `static-export:${domain}:${requestId}`;
 export const agentWorkflowId = (projectId: string, requestId: string): string => `agent-job:${projectId}:${requestId}`;
 export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
+/**
+ * The rate limiter workflows' own task queue, served by a second worker in each worker process: a
+ * permit never waits behind a backlog of job tasks (a burst of 300 jobs queues 300 first tasks).
+ */
+export const limiterTaskQueue = (taskQueue: string): string => `${taskQueue}-limiter`;
 
 /**
  * Task-queue fairness key of a project's agent workflows and activities (the server allows 64 bytes):

@@ -9,6 +9,7 @@
 // redacted from every line.
 import { Client, Connection } from '@temporalio/client';
 import {
+  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Runtime,
@@ -26,6 +27,7 @@ import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } f
 import type { MetricsRecorder } from './metrics';
 import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
 import { temporalConnectionOptions, unreachableMessage } from './client';
+import { limiterTaskQueue } from './shared';
 import { freeLoopbackPort } from './free-port';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
@@ -139,11 +141,14 @@ export interface DocsAdminWorkerOptions {
 }
 
 export interface DocsAdminWorker {
+  /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
+  /** Serves limiterTaskQueue(TEMPORAL_TASK_QUEUE): the per-project rate limiter workflows. */
+  limiterWorker: Worker;
   metrics: MetricsRecorder;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
-  /** worker.run(), remembered so close() can wait for it. */
+  /** Runs both workers (remembered, so close() can wait for it). */
   run(): Promise<void>;
   /** Shuts the worker down if it is running (waiting for it), then closes everything this function opened. */
   close(): Promise<void>;
@@ -187,12 +192,15 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       api = owned;
     }
 
-    const activities = createActivities({ api, metrics, temporal: client, agentRateLimit: config.agentRateLimit });
+    const limiterQueue = limiterTaskQueue(config.taskQueue);
+    const activities = createActivities({ api, metrics, temporal: client, agentRateLimit: config.agentRateLimit, limiterTaskQueue: limiterQueue });
+    // Bundled once for both workers.
+    const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger }));
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
+      workflowBundle,
       activities,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
       ...WORKER_POLLERS,
@@ -211,6 +219,17 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       },
       ...options.workerOptions,
     });
+
+    // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
+    const limiterWorker = await Worker.create({
+      connection,
+      namespace: config.namespace,
+      taskQueue: limiterQueue,
+      workflowBundle,
+      ...WORKER_POLLERS,
+      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+    });
+    const workers = [worker, limiterWorker];
 
     let server: MetricsServer | undefined;
     const listen =
@@ -233,14 +252,25 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     let running: Promise<void> | undefined;
     return {
       worker,
+      limiterWorker,
       metrics,
       metricsUrl: server?.url,
       run() {
-        running ??= worker.run();
+        // Either worker stopping (a fatal error, or a shutdown signal) stops the other.
+        running ??= Promise.allSettled(
+          workers.map((w) =>
+            w.run().finally(() => {
+              for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
+            }),
+          ),
+        ).then((outcomes) => {
+          const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+          if (failed) throw failed.reason;
+        });
         return running;
       },
       async close() {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
         if (running) await running.catch(() => undefined);
         await cleanup();
       },

@@ -93,7 +93,7 @@ export function createAgentActivities(deps: ActivityDeps) {
       startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
         workflowId: rateLimiterWorkflowId(projectId),
         workflowIdConflictPolicy: 'USE_EXISTING',
-        // The first request starts the limiter, on this worker's task queue, with its AGENT_RATE_LIMIT.
+        // The first request starts the limiter, on the limiter task queue, with this worker's AGENT_RATE_LIMIT.
         taskQueue,
         args: [limiterInput],
         staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
@@ -110,14 +110,15 @@ export function createAgentActivities(deps: ActivityDeps) {
 
   /**
    * Runs a rate-limited call under its permit: asks the project's limiter first unless the permit was
-   * granted already, then, after the call, reports when it was made (best effort: an unreported permit
-   * holds its slot for its lease). The limiter ignores a repeated requestKey, so a retried attempt
+   * granted already, then, after the call, reports when it was made (best effort, in the background:
+   * an unreported permit holds its slot for its lease). The limiter ignores a repeated requestKey, so a retried attempt
    * never takes two permits.
    */
   async function permitted<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
     if (!permit) return { admitted: true, value: await call() };
-    const { workflowExecution, taskQueue } = Context.current().info;
+    const { workflowExecution, taskQueue: ownTaskQueue } = Context.current().info;
     const requesterWorkflowId = workflowExecution!.workflowId;
+    const taskQueue = deps.limiterTaskQueue ?? ownTaskQueue;
     if (!permit.granted) {
       const request = { requesterWorkflowId, requestKey: permit.requestKey };
       const answer = await admissions.add(`${taskQueue}\n${projectId}`, { request, projectId, taskQueue });
@@ -129,7 +130,9 @@ export function createAgentActivities(deps: ActivityDeps) {
     try {
       return { admitted: true, value: await call() };
     } finally {
-      await permitUses
+      // Not awaited: the job's polling need not wait for the limiter. Lost with a dying worker, the
+      // report only leaves the slot held until its lease ends (the safe side).
+      void permitUses
         .add(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() })
         .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
     }

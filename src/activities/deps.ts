@@ -9,6 +9,8 @@ export interface ActivityDeps {
   metrics: MetricsRecorder;
   /** Used to reach the per-project rate limiter workflow (signal-with-start). */
   temporal: Client;
+  /** Task queue the limiter workflows start on (the worker serves limiterTaskQueue(taskQueue)); default: the activity's own. */
+  limiterTaskQueue?: string;
   /** AGENT_RATE_LIMIT of this worker, handed to the limiter workflow when it starts. */
   agentRateLimit: RateLimit;
   /** Largest prompt accepted (characters); the API publishes none, so it is ours to choose. */
