@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
-import { renderDrainMarkdown, renderThroughputMarkdown, renderThroughputSvg } from '../../bench/run';
+import { drainTargets, renderDrainMarkdown, renderThroughputMarkdown, renderThroughputSvg } from '../../bench/run';
 import { runThroughputBenchmark } from '../../bench/throughput';
 
 test('throughput benchmark, 60 lifecycles: all complete, figures measured and rendered', { timeout: 240_000 }, async () => {
@@ -29,8 +29,12 @@ test('throughput benchmark, 60 lifecycles: all complete, figures measured and re
 
 test('rate-limit drain, small burst: every job completes', { timeout: 240_000 }, async () => {
   const figures = await runRateLimitDrain({ jobs: 24, otherJobs: 3, limit: 10, windowMs: 2_000, log: () => undefined });
-  console.log(renderDrainMarkdown(figures));
+  const markdown = renderDrainMarkdown([figures]);
+  console.log(markdown);
   assert.equal(figures.completed, 27);
   assert.equal(figures.failed, 0);
-  assert.ok(figures.drainRatio > 0);
+  // 24 jobs at 10 per 2 s need two full windows after the first: never faster than the limit allows.
+  assert.ok(figures.lastCreateMs >= 2 * 2_000, `last create at ${figures.lastCreateMs} ms`);
+  assert.equal(drainTargets(figures).find((t) => t.name.startsWith('lifecycles lost'))?.pass, true);
+  assert.match(markdown, /\| 2\.0 \| 24 \+ 3 \| 27 \|/);
 });
