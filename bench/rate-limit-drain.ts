@@ -140,7 +140,16 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
       );
     const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
 
-    if (process.env.DRAIN_DEBUG) log(await milestoneSummary(env, burstHandles.map((h) => h.workflowId), startedAt, limit));
+    if (process.env.DRAIN_DEBUG) {
+      log(await milestoneSummary(env, burstHandles.map((h) => h.workflowId), startedAt, limit));
+      // The slowest jobs from create (at the emulator) to completion: what makes the tail.
+      const createdAt = new Map(emu.jobs().map((j) => [j.prompt, Date.parse(j.createdAt) - startedAt]));
+      const slowest = burstHandles
+        .map((h, i) => ({ id: h.workflowId, created: createdAt.get(`Burst job ${i} of ${burstProject}`) ?? Number.NaN, done: burstDone[i]! }))
+        .sort((a, b) => b.done - b.created - (a.done - a.created))
+        .slice(0, 5);
+      log(`slowest create-to-completion: ${slowest.map((j) => `${j.id} ${j.created}->${j.done}`).join(', ')}`);
+    }
     const counters = emu.counters();
     const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((a, b) => a + b, 0);
     const rateLimited = counters.calls.createAgentJob?.['429'] ?? 0;
