@@ -13,7 +13,7 @@ import { AdminApiClient } from '../src/api/client';
 import { startEmulator } from '../src/emulator';
 import { noopMetrics } from '../src/metrics';
 import { defaultMarginMs, theoreticalDrainMs } from '../src/rate-limit';
-import { type AgentJobOptions, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
+import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
 import { createDocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';
 import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
@@ -109,6 +109,16 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   const running = worker.run();
 
   try {
+    // A worker in service has run jobs before: one job of a third project loads both workflow threads,
+    // the connections and the emulator's code paths, so the burst measures admission, not a cold start.
+    const warmUpProject = `drain-warm-up-${run}`;
+    await env.client.workflow.execute(agentJob, {
+      taskQueue,
+      workflowId: `drain-${warmUpProject}`,
+      args: [{ projectId: warmUpProject, prompt: 'Warm-up job' }, { poll }],
+    });
+    emu.reset();
+
     const startedAt = Date.now();
     const startAll = (projectId: string, count: number) =>
       Promise.all(
@@ -117,6 +127,8 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
             taskQueue,
             workflowId: `drain-${projectId}-${i}`,
             args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }, { poll }],
+            // As src/client.ts starts them: the project as a search attribute, fairness per project.
+            typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
             priority: { fairnessKey: projectFairnessKey(projectId) },
           }),
         ),
@@ -192,7 +204,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   } finally {
     // The limiters would otherwise wait for this (now gone) task queue on a shared server.
     await Promise.all(
-      [burstProject, otherProject].map((p) =>
+      [burstProject, otherProject, `drain-warm-up-${run}`].map((p) =>
         env.client.workflow
           .getHandle(rateLimiterWorkflowId(p))
           .terminate('rate-limit-drain finished')

@@ -321,7 +321,10 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   // ---- start --------------------------------------------------------------------------------------
   const problems = validateAgentJobInput(input);
   if (problems.length > 0) return fail(invalidInput(problems));
-  upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
+  // Starters through src/client.ts set it already: no extra event and visibility write per job then.
+  if (info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {
+    upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
+  }
 
   if (!job) {
     publish();
