@@ -88,7 +88,15 @@ export interface Target {
   /** How value compares to limit for a PASS. */
   op: '>=' | '<' | '<=';
   pass: boolean;
+  /** false: reported, not part of the overall verdict (default: gated). */
+  gated?: boolean;
   note: string;
+}
+
+/** PASS, FAIL, or for a target reported but not gated: missed (not gated). */
+export function verdict(t: Pick<Target, 'pass' | 'gated'>): string {
+  if (t.pass) return 'PASS';
+  return t.gated === false ? 'missed (not gated)' : 'FAIL';
 }
 
 export interface ThroughputReport {
