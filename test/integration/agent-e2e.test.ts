@@ -1,7 +1,7 @@
 // agentJob end to end: a real dev server, a real worker, the admin API emulator over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -23,6 +23,7 @@ import {
 import { agentJob } from '../../src/workflows';
 import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/free-port';
+import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_e2e_test_key_0123456789';
 const REVOKED_KEY = 'mint_revoked_key_9876543210';
@@ -55,17 +56,6 @@ describe('agentJob against the emulator', () => {
 
   const start = (input: AgentJobInput, options: AgentJobOptions = FAST, workflowId = `agent-e2e-${input.projectId}`) =>
     env.client.workflow.start(agentJob, { taskQueue, workflowId, args: [input, options] });
-
-  /** Failure chain of a workflow that must fail: WorkflowFailedError -> ApplicationFailure. */
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => assert.fail('the workflow should have failed'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(err)}`);
-    assert.ok(err.cause instanceof ApplicationFailure, `expected an ApplicationFailure cause, got ${String(err.cause)}`);
-    return err.cause;
-  }
 
   before(async () => {
     env = await createDevEnv();

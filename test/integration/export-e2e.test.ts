@@ -8,8 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { request } from 'undici';
@@ -28,6 +27,7 @@ import {
 } from '../../src/shared';
 import { bundleKeeper, staticExport } from '../../src/workflows';
 import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_export_e2e_key_0123456789';
 const NOPLAN_KEY = 'mint_no_enterprise_plan_0123456';
@@ -70,16 +70,6 @@ describe('static export against the emulator', () => {
   const keepers: WorkflowHandle[] = [];
 
   const startCalls = (): number => Object.values(emu.counters().calls.startExport ?? {}).reduce((a, b) => a + b, 0);
-
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => assert.fail('the workflow should have failed'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(err)}`);
-    assert.ok(err.cause instanceof ApplicationFailure, `expected an ApplicationFailure cause, got ${String(err.cause)}`);
-    return err.cause;
-  }
 
   async function startKeeper(input: BundleKeeperInput) {
     const options = {
