@@ -71,12 +71,27 @@ function safeJson(value: unknown): string {
   });
 }
 
+/**
+ * The limiter worker serves workflows only, so the SDK warns at every start that it polls no activity
+ * tasks. That is the design, not a problem: the line would only teach operators to ignore warnings.
+ */
+function isExpectedLimiterWarning(entry: LogEntry): boolean {
+  const taskQueue = entry.meta?.taskQueue;
+  return (
+    entry.level === 'WARN' &&
+    entry.message.startsWith('No activities registered') &&
+    typeof taskQueue === 'string' &&
+    taskQueue.endsWith(limiterTaskQueue(''))
+  );
+}
+
 /** A logger that writes one line per entry, text or JSON, never containing any of `secrets`. */
 export function createLogger(options: Omit<InstallRuntimeOptions, 'sdkMetrics'> = {}): Logger {
   const secrets = options.secrets ?? [];
   const write = options.write ?? ((line: string) => void process.stderr.write(line));
   const format = options.logFormat ?? 'text';
   return new DefaultLogger(options.logLevel ?? 'INFO', (entry: LogEntry) => {
+    if (isExpectedLimiterWarning(entry)) return;
     const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
     const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : undefined;
     const line =

@@ -77,6 +77,17 @@ describe('logger', () => {
     assert.ok(!lines[0]!.includes(key));
   });
 
+  test("the limiter worker's expected 'no activities' warning is dropped; the same warning elsewhere is kept", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ write: (l) => void lines.push(l) });
+    const message = 'No activities registered, not polling for activity tasks';
+    logger.warn(message, { sdkComponent: 'worker', taskQueue: 'docs-admin-limiter' });
+    assert.deepEqual(lines, []);
+    logger.warn(message, { sdkComponent: 'worker', taskQueue: 'docs-admin' });
+    assert.equal(lines.length, 1);
+    assert.match(lines[0]!, /WARN {2}No activities registered/);
+  });
+
   test('text lines', () => {
     const lines: string[] = [];
     createLogger({ logLevel: 'WARN', write: (l) => void lines.push(l) }).warn('careful', { a: 1 });
