@@ -63,6 +63,12 @@ export interface RateLimitDrainFigures {
   secondWindowCreateMs: number | null;
   /** Start of the burst to the bursting project's first and last create of its first window (how bunched it is). */
   firstWindowCreateMs: [number, number];
+  burst: {
+    /** Start of the burst to each of the bursting project's creates at the emulator, sorted. */
+    createMs: number[];
+    /** Start of the burst to each of its completions, sorted. */
+    completionMs: number[];
+  };
   other: {
     /** Start of the burst to each of the second project's creates (its permit wait plus latency), sorted. */
     createMs: number[];
@@ -174,6 +180,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
         .sort((a, b) => a - b);
     const drainMs = Math.max(...burstDone.filter(Number.isFinite));
     const theoreticalMinMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
+    const burstCreates = created(burstProject);
     const otherCreates = created(otherProject);
     const otherCompletions = otherDone.filter(Number.isFinite).sort((a, b) => a - b);
     return {
@@ -191,9 +198,10 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
       drainMs,
       theoreticalMinMs,
       drainRatio: Math.round((drainMs / theoreticalMinMs) * 1000) / 1000,
-      lastCreateMs: Math.max(...created(burstProject)),
-      secondWindowCreateMs: created(burstProject)[limit] ?? null,
-      firstWindowCreateMs: [created(burstProject)[0] ?? Number.NaN, created(burstProject)[Math.min(limit, jobs) - 1] ?? Number.NaN],
+      lastCreateMs: Math.max(...burstCreates),
+      secondWindowCreateMs: burstCreates[limit] ?? null,
+      firstWindowCreateMs: [burstCreates[0] ?? Number.NaN, burstCreates[Math.min(limit, jobs) - 1] ?? Number.NaN],
+      burst: { createMs: burstCreates, completionMs: burstDone.filter(Number.isFinite).sort((a, b) => a - b) },
       other: {
         createMs: otherCreates,
         completionMs: otherCompletions,

@@ -71,10 +71,24 @@ interface Series {
   name: string;
   color: string;
   points: number[];
+  dashed?: boolean;
 }
 
-/** One line chart: x = seconds, y = values; axis with ~5 ticks each way. */
-function lineChart(x0: number, y0: number, w: number, h: number, title: string, yLabel: string, series: Series[]): string[] {
+/** One line chart: x = seconds (one point per `secondsPerPoint`), y = values; axis with ~5 ticks each way. */
+function lineChart(
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  title: string,
+  yLabel: string,
+  series: Series[],
+  {
+    secondsPerPoint = 1,
+    xLabel = 'seconds since the first start',
+    legendBelow = false,
+  }: { secondsPerPoint?: number; xLabel?: string; /** Under the axis, two columns, instead of inside the plot. */ legendBelow?: boolean } = {},
+): string[] {
   const n = Math.max(2, ...series.map((s) => s.points.length));
   const maxY = niceMax(Math.max(1, ...series.flatMap((s) => s.points)));
   const sx = (i: number): number => x0 + (i / (n - 1)) * w;
@@ -88,26 +102,28 @@ function lineChart(x0: number, y0: number, w: number, h: number, title: string, 
       `<text x="${x0 - 6}" y="${(y + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#555">${fmt(v, v >= 10 ? 0 : 1)}</text>`,
     );
   }
-  const stepX = niceStep((n - 1) / 5);
-  for (let s = 0; s <= n - 1; s += stepX) {
-    parts.push(`<text x="${sx(s).toFixed(1)}" y="${y0 + h + 14}" font-size="10" text-anchor="middle" fill="#555">${s}</text>`);
+  const totalSeconds = (n - 1) * secondsPerPoint;
+  const stepSeconds = niceStep(totalSeconds / 5);
+  for (let t = 0; t <= totalSeconds + 1e-9; t += stepSeconds) {
+    parts.push(`<text x="${sx(t / secondsPerPoint).toFixed(1)}" y="${y0 + h + 14}" font-size="10" text-anchor="middle" fill="#555">${fmt(t, 0)}</text>`);
   }
   parts.push(
     `<line x1="${x0}" y1="${y0 + h}" x2="${x0 + w}" y2="${y0 + h}" stroke="#333"/>`,
     `<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y0 + h}" stroke="#333"/>`,
-    `<text x="${x0 + w / 2}" y="${y0 + h + 30}" font-size="11" text-anchor="middle" fill="#333">seconds since the first start</text>`,
+    `<text x="${x0 + w / 2}" y="${y0 + h + 30}" font-size="11" text-anchor="middle" fill="#333">${esc(xLabel)}</text>`,
     `<text x="${x0 - 42}" y="${y0 + h / 2}" font-size="11" text-anchor="middle" fill="#333" transform="rotate(-90 ${x0 - 42} ${y0 + h / 2})">${esc(yLabel)}</text>`,
   );
   for (const s of series) {
     if (s.points.length === 0) continue;
     const d = s.points.map((v, i) => `${i === 0 ? 'M' : 'L'}${sx(i).toFixed(1)},${sy(v).toFixed(1)}`).join(' ');
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ''}/>`);
   }
   series.forEach((s, i) => {
-    const ly = y0 + 6 + i * 16;
+    const lx = legendBelow ? x0 + (i % 2) * (w / 2) : x0 + 10;
+    const ly = legendBelow ? y0 + h + 46 + Math.floor(i / 2) * 16 : y0 + 6 + i * 16;
     parts.push(
-      `<rect x="${x0 + 10}" y="${ly}" width="12" height="3" fill="${s.color}"/>`,
-      `<text x="${x0 + 28}" y="${ly + 5}" font-size="11">${esc(s.name)}</text>`,
+      `<rect x="${lx}" y="${ly}" width="12" height="3" fill="${s.color}"/>`,
+      `<text x="${lx + 18}" y="${ly + 5}" font-size="11">${esc(s.name)}</text>`,
     );
   });
   return parts;
@@ -227,6 +243,63 @@ export function renderDrainMarkdown(runs: RateLimitDrainFigures[]): string {
   ].join('\n');
 }
 
+/** Cumulative count of `times` (ms) at each of `points` steps of `stepMs`, from 0. */
+function cumulative(times: readonly number[], stepMs: number, points: number): number[] {
+  const sorted = [...times].sort((a, b) => a - b);
+  let seen = 0;
+  return Array.from({ length: points }, (_, i) => {
+    while (seen < sorted.length && sorted[seen]! <= i * stepMs) seen += 1;
+    return seen;
+  });
+}
+
+/**
+ * One panel per drain run: the bursting project's creates and completions over time against what the
+ * API allows (limit per window, from the first create), and the second project's creates.
+ */
+export function renderDrainSvg(runs: readonly RateLimitDrainFigures[]): string {
+  const panelW = 440;
+  const width = 40 + runs.length * (panelW + 110);
+  const height = 380;
+  const parts: string[] = [
+    `<text x="20" y="26" font-size="15" font-weight="bold">Rate-limit drain: ${runs[0]?.jobs ?? 0} + ${runs[0]?.otherJobs ?? 0} agent jobs, ${runs[0]?.limit ?? 0} creates per window</text>`,
+  ];
+  runs.forEach((f, i) => {
+    const points = 81;
+    const stepMs = Math.max(f.drainMs, f.theoreticalMinMs) / (points - 1);
+    const firstCreate = f.burst.createMs[0] ?? 0;
+    const allowance = Array.from({ length: points }, (_, k) => {
+      const t = k * stepMs;
+      return t < firstCreate ? 0 : Math.min(f.jobs, f.limit * (Math.floor((t - firstCreate) / f.windowMs) + 1));
+    });
+    const w = fmt(f.windowMs / 1000, 0);
+    parts.push(
+      ...lineChart(
+        90 + i * (panelW + 110),
+        80,
+        panelW,
+        220,
+        `${w} s window: drain ${fmt(f.drainMs / 1000)} s, ${fmt(f.drainRatio, 2)}x the minimum, ${f.rateLimited} answers of 429`,
+        'jobs',
+        [
+          { name: `API allows (${f.limit} per ${w} s)`, color: '#adb5bd', points: allowance, dashed: true },
+          { name: 'burst project: created', color: '#1c7ed6', points: cumulative(f.burst.createMs, stepMs, points) },
+          { name: 'burst project: completed', color: '#2b8a3e', points: cumulative(f.burst.completionMs, stepMs, points) },
+          { name: 'other project: created', color: '#e8590c', points: cumulative(f.other.createMs, stepMs, points) },
+        ],
+        { secondsPerPoint: stepMs / 1000, xLabel: 'seconds since the burst started', legendBelow: true },
+      ),
+    );
+  });
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif">`,
+    `<rect width="${width}" height="${height}" fill="#fff"/>`,
+    ...parts,
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
 // ---- main ------------------------------------------------------------------------------------------------------
 
 export interface BenchSummary {
@@ -289,8 +362,9 @@ async function main(argv: string[]): Promise<void> {
     }
     const markdown = renderDrainMarkdown(runs);
     console.log(markdown, '\n');
+    await writeFile(path.join(out, 'drain.svg'), renderDrainSvg(runs));
     summary.drain = runs;
-    sections.push(demote(markdown), '');
+    sections.push(demote(markdown), '![Rate-limit drain](drain.svg)', '');
     passes.push(drainRunTargets(runs).every((t) => t.pass || t.gated === false));
   }
 
@@ -304,7 +378,7 @@ async function main(argv: string[]): Promise<void> {
   ].join('\n');
   await writeFile(path.join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   await writeFile(path.join(out, 'summary.md'), markdown);
-  console.log(`Wrote ${path.relative(process.cwd(), out) || '.'}/summary.{json,md}${summary.throughput ? ', throughput.svg' : ''}`);
+  console.log(`Wrote ${path.relative(process.cwd(), out) || '.'}/summary.{json,md} and the charts`);
   console.log(summary.pass ? 'All targets met.' : 'Some targets were MISSED (see the tables above).');
   if (!summary.pass) process.exitCode = 1;
 }

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
-import { drainTargets, renderDrainMarkdown, renderThroughputMarkdown, renderThroughputSvg } from '../../bench/run';
+import { drainTargets, renderDrainMarkdown, renderDrainSvg, renderThroughputMarkdown, renderThroughputSvg } from '../../bench/run';
 import { runThroughputBenchmark } from '../../bench/throughput';
 
 test('throughput benchmark, 60 lifecycles: all complete, figures measured and rendered', { timeout: 240_000 }, async () => {
@@ -37,4 +37,6 @@ test('rate-limit drain, small burst: every job completes', { timeout: 240_000 },
   assert.ok(figures.lastCreateMs >= 2 * 2_000, `last create at ${figures.lastCreateMs} ms`);
   assert.equal(drainTargets(figures).find((t) => t.name.startsWith('lifecycles lost'))?.pass, true);
   assert.match(markdown, /\| 2\.0 \| 24 \+ 3 \| 27 \|/);
+  assert.deepEqual([figures.burst.createMs.length, figures.burst.completionMs.length], [24, 24]);
+  assert.equal((renderDrainSvg([figures]).match(/<path /g) ?? []).length, 4, 'allowance, creates, completions, other project');
 });
