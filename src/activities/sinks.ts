@@ -258,11 +258,7 @@ export async function mirrorBundle(
   const sumFile = `${file}.sha256`;
 
   let sha256 = await existingCopy(file, sumFile, req.sizeBytes);
-  if (sha256 !== null) {
-    // Same job mirrored before: mark it as the newest for retention.
-    const now = new Date();
-    await fsp.utimes(file, now, now);
-  } else {
+  if (sha256 === null) {
     const tmp = path.join(sink.dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.partial`);
     try {
       const check = await downloadAndCheck(req.bundleUrl, {
@@ -281,6 +277,8 @@ export async function mirrorBundle(
       throw new SinkError(`could not mirror the bundle into ${sink.dir}: ${(err as Error).message}`, true, { cause: err });
     }
   }
+  // New or mirrored before: either way it is now the domain's newest archive, for retention.
+  await markNewest(sink.dir, req.domain, file);
   const appliedUrl = mirrorUrl(sink.urlPrefix, name);
   await writeFileAtomic(path.join(sink.dir, MIRROR_DOCUMENT), `${JSON.stringify(deploymentDocument(appliedUrl, req.version), null, 2)}\n`);
   await pruneMirror(sink.dir, req.domain, name, keep);
@@ -299,11 +297,27 @@ async function existingCopy(file: string, sumFile: string, sizeBytes: number): P
   }
 }
 
-/** Deletes the domain's archives beyond the newest `keep` (by mtime), never the current one. */
-async function pruneMirror(dir: string, domain: string, current: string, keep: number): Promise<void> {
+/** The domain's archives in the mirror directory, with their mtimes. */
+async function domainArchives(dir: string, domain: string): Promise<{ n: string; mtime: number }[]> {
   const prefix = `${safeName(domain)}--`;
   const names = (await fsp.readdir(dir)).filter((n) => n.startsWith(prefix) && n.endsWith('.tar.gz'));
-  const dated = await Promise.all(names.map(async (n) => ({ n, mtime: (await fsp.stat(path.join(dir, n))).mtimeMs })));
+  return Promise.all(names.map(async (n) => ({ n, mtime: (await fsp.stat(path.join(dir, n))).mtimeMs })));
+}
+
+/**
+ * Sets the file's mtime strictly after every other archive of the domain. Retention goes by mtime, and
+ * a file the kernel just wrote can carry an mtime from its coarse clock that is older than one set a
+ * moment before from Date.now(): without this, two applies in quick succession could prune the newer.
+ */
+async function markNewest(dir: string, domain: string, file: string): Promise<void> {
+  const others = (await domainArchives(dir, domain)).filter((a) => a.n !== path.basename(file));
+  const at = new Date(Math.max(Date.now(), ...others.map((a) => Math.floor(a.mtime) + 1)));
+  await fsp.utimes(file, at, at);
+}
+
+/** Deletes the domain's archives beyond the newest `keep` (by mtime), never the current one. */
+async function pruneMirror(dir: string, domain: string, current: string, keep: number): Promise<void> {
+  const dated = await domainArchives(dir, domain);
   dated.sort((a, b) => (b.n === current ? 1 : 0) - (a.n === current ? 1 : 0) || b.mtime - a.mtime);
   for (const { n } of dated.slice(Math.max(1, keep))) {
     await fsp.rm(path.join(dir, n), { force: true });

@@ -234,6 +234,18 @@ describe('command sink', () => {
 });
 
 describe('mirror sink', () => {
+  test('retention keeps the newest applies even when an older archive carries a later mtime', async () => {
+    const mirrorDir = path.join(dir, 'mirror-clock');
+    const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs/' };
+    await applyToSink(bundleRequest({ sink, jobId: 'job_1' }));
+    // An mtime ahead of the kernel's clock (a reuse stamped from Date.now(), or a clock step back).
+    const ahead = new Date(Date.now() + 60_000);
+    await fsp.utimes(path.join(mirrorDir, mirrorFileName('docs.example.com', 'job_1')), ahead, ahead);
+    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(bundleRequest({ sink, jobId }));
+    const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
+    assert.deepEqual(archives, ['job_2', 'job_3', 'job_4'].map((j) => mirrorFileName('docs.example.com', j)));
+  });
+
   test('copies a checksummed archive, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
     const mirrorDir = path.join(dir, 'mirror');
     const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs/' };
