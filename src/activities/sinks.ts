@@ -311,7 +311,8 @@ async function domainArchives(dir: string, domain: string): Promise<{ n: string;
  */
 async function markNewest(dir: string, domain: string, file: string): Promise<void> {
   const others = (await domainArchives(dir, domain)).filter((a) => a.n !== path.basename(file));
-  const at = new Date(Math.max(Date.now(), ...others.map((a) => Math.floor(a.mtime) + 1)));
+  // Whole milliseconds, rounded up: a Date-set mtime reads back a fraction of a microsecond off.
+  const at = new Date(Math.max(Date.now(), ...others.map((a) => Math.ceil(a.mtime) + 1)));
   await fsp.utimes(file, at, at);
 }
 

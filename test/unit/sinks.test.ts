@@ -241,9 +241,12 @@ describe('mirror sink', () => {
     // An mtime ahead of the kernel's clock (a reuse stamped from Date.now(), or a clock step back).
     const ahead = new Date(Date.now() + 60_000);
     await fsp.utimes(path.join(mirrorDir, mirrorFileName('docs.example.com', 'job_1')), ahead, ahead);
-    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(bundleRequest({ sink, jobId }));
+    // Several in a row: each stamp must read back strictly newer than the last (a Date-set mtime can
+    // read back a fraction of a microsecond below what was set).
+    const later = ['job_2', 'job_3', 'job_4', 'job_5', 'job_6', 'job_7', 'job_8'];
+    for (const jobId of later) await applyToSink(bundleRequest({ sink, jobId }));
     const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
-    assert.deepEqual(archives, ['job_2', 'job_3', 'job_4'].map((j) => mirrorFileName('docs.example.com', j)));
+    assert.deepEqual(archives, later.slice(-3).map((j) => mirrorFileName('docs.example.com', j)));
   });
 
   test('copies a checksummed archive, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
