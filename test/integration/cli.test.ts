@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
-import { keeperWorkflowId } from '../../src/shared';
+import { keeperWorkflowId, rateLimiterWorkflowId } from '../../src/shared';
 import { runCli } from '../../src/starter';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
@@ -274,6 +274,14 @@ describe('docs-admin CLI', () => {
     const [workflowId, jobId] = noWait.stdout.trim().split('\n');
     assert.match(workflowId!, new RegExp(`^agent-job:${project}:`));
     assert.ok(emu.jobs().some((j) => j.id === jobId && j.projectId === project), 'the printed job id exists in the emulator');
+
+    // The project's rate limiter answers `status`: both creates hold a slot of its window, nothing queued.
+    const limiter = await cliInProcess(['status', rateLimiterWorkflowId(project), '--json']);
+    assert.equal(limiter.code, 0, limiter.stderr);
+    const report = lastJson(limiter.stdout);
+    assert.equal(report.type, 'agentRateLimiter');
+    assert.equal(report.status, 'RUNNING');
+    assert.deepEqual(report.details, { ...(report.details as object), projectId: project, limit: 100, windowMs: 10_000, queued: 0, inWindow: 2, nextFreeAt: null });
   });
 
   test('keep starts one keeper per domain; publish signals it; status shows it', async () => {
