@@ -277,11 +277,10 @@ export async function mirrorBundle(
       throw new SinkError(`could not mirror the bundle into ${sink.dir}: ${(err as Error).message}`, true, { cause: err });
     }
   }
-  // New or mirrored before: either way it is now the domain's newest archive, for retention.
-  await markNewest(sink.dir, req.domain, file);
   const appliedUrl = mirrorUrl(sink.urlPrefix, name);
   await writeFileAtomic(path.join(sink.dir, MIRROR_DOCUMENT), `${JSON.stringify(deploymentDocument(appliedUrl, req.version), null, 2)}\n`);
-  await pruneMirror(sink.dir, req.domain, name, keep);
+  // New or mirrored before: either way it is now the domain's newest archive.
+  await retainNewest(sink.dir, req.domain, name, keep);
   return { sink: 'mirror', appliedUrl, appliedExpiresAt: null, sha256 };
 }
 
@@ -297,30 +296,21 @@ async function existingCopy(file: string, sumFile: string, sizeBytes: number): P
   }
 }
 
-/** The domain's archives in the mirror directory, with their mtimes. */
-async function domainArchives(dir: string, domain: string): Promise<{ n: string; mtime: number }[]> {
-  const prefix = `${safeName(domain)}--`;
-  const names = (await fsp.readdir(dir)).filter((n) => n.startsWith(prefix) && n.endsWith('.tar.gz'));
-  return Promise.all(names.map(async (n) => ({ n, mtime: (await fsp.stat(path.join(dir, n))).mtimeMs })));
-}
-
 /**
- * Sets the file's mtime strictly after every other archive of the domain. Retention goes by mtime, and
- * a file the kernel just wrote can carry an mtime from its coarse clock that is older than one set a
- * moment before from Date.now(): without this, two applies in quick succession could prune the newer.
+ * Retention by mtime: stamps `current` strictly after every other archive of the domain, then deletes
+ * the oldest beyond `keep` (never `current`). The explicit stamp matters: a file the kernel just wrote
+ * carries an mtime from its coarse clock, which can be older than one set a moment before from
+ * Date.now(), so two applies in quick succession could otherwise prune the newer one.
  */
-async function markNewest(dir: string, domain: string, file: string): Promise<void> {
-  const others = (await domainArchives(dir, domain)).filter((a) => a.n !== path.basename(file));
+async function retainNewest(dir: string, domain: string, current: string, keep: number): Promise<void> {
+  const prefix = `${safeName(domain)}--`;
+  const names = (await fsp.readdir(dir)).filter((n) => n.startsWith(prefix) && n.endsWith('.tar.gz') && n !== current);
+  const others = await Promise.all(names.map(async (n) => ({ n, mtime: (await fsp.stat(path.join(dir, n))).mtimeMs })));
   // Whole milliseconds, rounded up: a Date-set mtime reads back a fraction of a microsecond off.
   const at = new Date(Math.max(Date.now(), ...others.map((a) => Math.ceil(a.mtime) + 1)));
-  await fsp.utimes(file, at, at);
-}
-
-/** Deletes the domain's archives beyond the newest `keep` (by mtime), never the current one. */
-async function pruneMirror(dir: string, domain: string, current: string, keep: number): Promise<void> {
-  const dated = await domainArchives(dir, domain);
-  dated.sort((a, b) => (b.n === current ? 1 : 0) - (a.n === current ? 1 : 0) || b.mtime - a.mtime);
-  for (const { n } of dated.slice(Math.max(1, keep))) {
+  await fsp.utimes(path.join(dir, current), at, at);
+  others.sort((a, b) => b.mtime - a.mtime);
+  for (const { n } of others.slice(Math.max(0, keep - 1))) {
     await fsp.rm(path.join(dir, n), { force: true });
     await fsp.rm(path.join(dir, `${n}.sha256`), { force: true });
   }
