@@ -98,6 +98,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   const run = taskQueue.slice(-8);
   const burstProject = `drain-burst-${run}`;
   const otherProject = `drain-other-${run}`;
+  const warmUpProject = `drain-warm-up-${run}`;
 
   // The worker users run (createDocsAdminWorker: its pollers, slots and interceptors), on this run's task queue.
   const worker = await createDocsAdminWorker(
@@ -117,7 +118,6 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   try {
     // A worker in service has run jobs before: one job of a third project loads both workflow threads,
     // the connections and the emulator's code paths, so the burst measures admission, not a cold start.
-    const warmUpProject = `drain-warm-up-${run}`;
     await env.client.workflow.execute(agentJob, {
       taskQueue,
       workflowId: `drain-${warmUpProject}`,
@@ -212,7 +212,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
   } finally {
     // The limiters would otherwise wait for this (now gone) task queue on a shared server.
     await Promise.all(
-      [burstProject, otherProject, `drain-warm-up-${run}`].map((p) =>
+      [burstProject, otherProject, warmUpProject].map((p) =>
         env.client.workflow
           .getHandle(rateLimiterWorkflowId(p))
           .terminate('rate-limit-drain finished')
