@@ -119,3 +119,56 @@ export function theoreticalDrainMs(count: number, limit: Pick<WindowLimit, 'limi
   if (count <= 0) return 0;
   return Math.floor((count - 1) / limit.limit) * limit.windowMs;
 }
+
+/** A rate limit some worker asked with, and when the limiter last heard it. Plain JSON. */
+export interface SeenLimit {
+  limit: number;
+  windowMs: number;
+  seenAtMs: number;
+}
+
+/**
+ * Remembers that a worker asked with `limit` at nowMs: the entry for the same limit and window is
+ * refreshed, others stay. Returns a new array (the limiter carries it across continue-as-new).
+ */
+export function rememberLimit(seen: readonly SeenLimit[], limit: Pick<WindowLimit, 'limit' | 'windowMs'>, nowMs: number): SeenLimit[] {
+  const others = seen.filter((s) => s.limit !== limit.limit || s.windowMs !== limit.windowMs);
+  return [...others, { limit: limit.limit, windowMs: limit.windowMs, seenAtMs: nowMs }];
+}
+
+/**
+ * The limit a project's limiter applies: the most restrictive (fewest permits per unit of time) of the
+ * limits workers asked with during the last window of each. Two fleets configured differently never
+ * exceed the stricter one together; a changed AGENT_RATE_LIMIT takes over as soon as it is the only
+ * one heard for a window (a rolling deploy), or at once when it is stricter. Falls back to the latest
+ * heard, then to `fallback`, so it is never empty.
+ */
+export function effectiveLimit(
+  seen: readonly SeenLimit[],
+  nowMs: number,
+  fallback: Pick<WindowLimit, 'limit' | 'windowMs'>,
+): Pick<WindowLimit, 'limit' | 'windowMs'> {
+  const recent = seen.filter((s) => s.seenAtMs + s.windowMs + defaultMarginMs(s.windowMs) > nowMs);
+  const candidates = recent.length > 0 ? recent : [...seen].sort((a, b) => b.seenAtMs - a.seenAtMs).slice(0, 1);
+  if (candidates.length === 0) return { limit: fallback.limit, windowMs: fallback.windowMs };
+  const strictest = candidates.reduce((best, s) => {
+    const rate = s.limit / s.windowMs;
+    const bestRate = best.limit / best.windowMs;
+    // Equal rates: the longer window is the stricter (it cannot burst more than the shorter one's total).
+    return rate < bestRate || (rate === bestRate && s.windowMs > best.windowMs) ? s : best;
+  });
+  return { limit: strictest.limit, windowMs: strictest.windowMs };
+}
+
+/**
+ * When the request at `position` in the queue (0 = next) can expect its permit, assuming the slots
+ * in freeAtMs free as planned and every granted slot is used at once: a status hint, not a promise.
+ */
+export function estimateGrantAt(freeAtMs: readonly number[], position: number, nowMs: number, limit: WindowLimit): number {
+  const live = liveSlots(freeAtMs, nowMs).sort((a, b) => a - b);
+  // Slots free now first, then the occupied ones in the order they free; the request at `position`
+  // takes the slot `position % limit`, once per full round of the queue ahead of it.
+  const slots = [...Array.from({ length: Math.max(0, limit.limit - live.length) }, () => nowMs), ...live];
+  const round = Math.floor(position / limit.limit);
+  return (slots[position % limit.limit] ?? nowMs) + round * (limit.windowMs + marginOf(limit));
+}

@@ -3,6 +3,7 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentJob } from './api/types';
+import type { SeenLimit } from './rate-limit';
 
 export const DEFAULT_TASK_QUEUE = 'docs-admin';
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
@@ -22,10 +23,13 @@ export const exportWorkflowId = (domain: string, requestId: string): string => `
 export const agentWorkflowId = (projectId: string, requestId: string): string => `agent-job:${projectId}:${requestId}`;
 export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
 /**
- * The rate limiter workflows' own task queue, served by a second worker in each worker process: a
- * permit never waits behind a backlog of job tasks (a burst of 300 jobs queues 300 first tasks).
+ * The task queue of every agentRateLimiter workflow, the same for every fleet in a namespace whatever
+ * its TEMPORAL_TASK_QUEUE: each worker process serves it beside its own queue. A project's limiter is
+ * one workflow per namespace, so fleets on different task queues (staging and production, or before
+ * and after a rename) share it and never exceed the API's limit together, and whichever fleet is up
+ * serves it. (It is what `docs-admin`'s limiter queue was named before: limiters started then stay served.)
  */
-export const limiterTaskQueue = (taskQueue: string): string => `${taskQueue}-limiter`;
+export const LIMITER_TASK_QUEUE = 'docs-admin-limiter';
 
 /**
  * Task-queue fairness key of a project's agent workflows and activities (the server allows 64 bytes):
@@ -249,6 +253,8 @@ export interface AgentStatus {
   polls: number;
   lastPollAt: string | null;
   nextPollAt: string | null;
+  /** What the job is waiting for before it can go on (a permit, a limiter that does not answer), or null. */
+  waitingFor?: string | null;
 }
 
 export const agentStatusQuery = defineQuery<AgentStatus>('status');
@@ -275,12 +281,27 @@ export interface PermitAdmission {
   requestKey: string;
   /** true: granted now (no signal follows); false: queued, permitGrantedSignal follows when a slot frees. */
   granted: boolean;
+  /** When queued: requests ahead of this one. */
+  position?: number;
+  /** When queued: when the permit can be expected (epoch ms; a hint for the status, not a promise). */
+  expectedAtMs?: number;
+}
+
+/**
+ * Who asks, sent with every admitPermitsUpdate: the asking worker's AGENT_RATE_LIMIT (so a changed
+ * limit reaches a running limiter) and the limiter task queue it serves (a limiter found running on
+ * another queue moves there at once, by continue-as-new).
+ */
+export interface LimiterRequestContext {
+  limit: number;
+  windowMs: number;
+  taskQueue: string;
 }
 /**
  * Several requests answered at once (update-with-start from the activity about to make the call, so a
  * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept.
  */
-export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[]]>('admitPermits');
+export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>('admitPermits');
 
 /** The status-poll history the agent polling policy needs (see src/workflows/polling.ts). Plain JSON. */
 export interface AgentObservation {
@@ -345,6 +366,8 @@ export interface RateLimiterState {
   grants: PermitGrant[];
   /** Requests waiting for a permit, FIFO. */
   queue: PermitRequest[];
+  /** The limits workers asked with lately (src/rate-limit.ts effectiveLimit picks the one applied). */
+  seenLimits?: SeenLimit[];
 }
 
 export interface AgentRateLimiterInput {
@@ -362,6 +385,8 @@ export interface RateLimiterStatus {
   projectId: string;
   limit: number;
   windowMs: number;
+  /** Task queue this limiter runs on (LIMITER_TASK_QUEUE once moved). */
+  taskQueue: string;
   queued: number;
   /** Grants still occupying a slot. */
   inWindow: number;

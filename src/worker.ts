@@ -27,7 +27,7 @@ import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } f
 import type { MetricsRecorder } from './metrics';
 import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
 import { temporalConnectionOptions, unreachableMessage } from './client';
-import { limiterTaskQueue } from './shared';
+import { LIMITER_TASK_QUEUE } from './shared';
 import { freeLoopbackPort } from './free-port';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
@@ -81,7 +81,7 @@ function isExpectedLimiterWarning(entry: LogEntry): boolean {
     entry.level === 'WARN' &&
     entry.message.startsWith('No activities registered') &&
     typeof taskQueue === 'string' &&
-    taskQueue.endsWith(limiterTaskQueue(''))
+    taskQueue.endsWith('-limiter')
   );
 }
 
@@ -151,6 +151,8 @@ export interface DocsAdminWorkerOptions {
   sdkMetricsUrl?: string;
   /** Default: the installed runtime's logger. */
   logger?: Logger;
+  /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
+  limiterTaskQueue?: string;
   /** Extra Worker.create options (tuning in benchmarks). */
   workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
 }
@@ -158,7 +160,7 @@ export interface DocsAdminWorkerOptions {
 export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
-  /** Serves limiterTaskQueue(TEMPORAL_TASK_QUEUE): the per-project rate limiter workflows. */
+  /** Serves LIMITER_TASK_QUEUE: the per-project rate limiter workflows of every fleet in the namespace. */
   limiterWorker: Worker;
   metrics: MetricsRecorder;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
@@ -207,10 +209,19 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       api = owned;
     }
 
-    const limiterQueue = limiterTaskQueue(config.taskQueue);
-    const activities = createActivities({ api, metrics, temporal: client, agentRateLimit: config.agentRateLimit, limiterTaskQueue: limiterQueue });
-    // Bundled once for both workers.
+    const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
+    // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger }));
+    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue });
+    cleanups.push(() => adopter.close());
+    const activities = createActivities({
+      api,
+      metrics,
+      temporal: client,
+      agentRateLimit: config.agentRateLimit,
+      limiterTaskQueue: limiterQueue,
+      adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
+    });
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,
@@ -293,6 +304,46 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
   } catch (err) {
     await cleanup();
     throw err;
+  }
+}
+
+/**
+ * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
+ * (`<queue>-limiter` before LIMITER_TASK_QUEUE existed) waits for a worker that may be gone; served
+ * once, it answers the waiting permit requests and continues as new onto our queue, so the adopted
+ * queue is only needed for a few minutes.
+ */
+class LimiterQueueAdopter {
+  private readonly adopted = new Map<string, Promise<void>>();
+  private readonly workers = new Set<Worker>();
+
+  constructor(
+    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
+  ) {}
+
+  adopt(taskQueue: string, forMs = 3 * 60_000): void {
+    if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
+    const { connection, namespace, workflowBundle, logger } = this.options;
+    const served = (async () => {
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
+      this.workers.add(worker);
+      logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
+      const timer = setTimeout(() => worker.shutdown(), forMs);
+      try {
+        await worker.run();
+      } finally {
+        clearTimeout(timer);
+        this.workers.delete(worker);
+      }
+    })()
+      .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
+      .finally(() => this.adopted.delete(taskQueue));
+    this.adopted.set(taskQueue, served);
+  }
+
+  async close(): Promise<void> {
+    for (const worker of this.workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.all([...this.adopted.values()]);
   }
 }
 

@@ -1,31 +1,19 @@
 // Agent job activities: thin calls of the admin API (through callAdminApi, which maps errors to
-// Temporal failures) and the permit request to the per-project rate limiter workflow.
-import { Context, log } from '@temporalio/activity';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+// Temporal failures), each create and message under a permit of the project's rate limiter
+// (./limiter-client.ts).
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
-import {
-  type AgentRateLimiterInput,
-  type PermitAdmission,
-  type PermitRequest,
-  type PermitUse as LimiterPermitUse,
-  WorkflowType,
-  admitPermitsUpdate,
-  permitsUsedSignal,
-  SearchAttr,
-  projectFairnessKey,
-  rateLimiterWorkflowId,
-} from '../shared';
 import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
-import { KeyedBatcher } from './keyed-batcher';
+import { LimiterClient } from './limiter-client';
 import { withSendCheckpoints } from './send-checkpoint';
 
 /**
  * The permit a create or message runs under. With it, the activity itself reports to the project's
- * limiter when the request was made (permitUsedSignal, usedAtMs = this worker's clock once the call
- * has returned or failed: never earlier than the API saw it), sooner and tighter than the workflow could.
+ * limiter when the request was made (usedAtMs = this worker's clock once the call has returned or
+ * failed: never earlier than the API saw it), sooner and tighter than the workflow could.
  */
 export interface PermitUse {
   requestKey: string;
@@ -36,10 +24,12 @@ export interface PermitUse {
 }
 
 /**
- * A rate-limited call's outcome: the API's answer, or "queued": no permit is free now, nothing was
- * sent, and the limiter will grant one by permitGrantedSignal to the workflow.
+ * A rate-limited call's outcome: the API's answer, or not admitted (nothing was sent): queued at the
+ * limiter (a grant signal follows), or the limiter did not answer in time (`unanswered` says why).
  */
-export type Admitted<T> = { admitted: true; value: T } | { admitted: false };
+export type Admitted<T> =
+  | { admitted: true; value: T }
+  | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string };
 
 export interface CreateAgentJobInput {
   projectId: string;
@@ -57,9 +47,6 @@ export interface SendAgentMessageInput extends GetAgentJobInput {
   permit?: PermitUse;
 }
 
-/** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
-export const LIMITER_PRIORITY_KEY = 1;
-
 /** Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. */
 function assertValid(projectId: string, prompt: string | undefined, deps: ActivityDeps): void {
   const problems = [
@@ -71,58 +58,27 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
   }
 }
 
-interface QueuedPermitRequest {
-  request: PermitRequest;
-  projectId: string;
-  taskQueue: string;
-}
-
 export function createAgentActivities(deps: ActivityDeps) {
-  const limiterInputOf = (projectId: string): AgentRateLimiterInput => ({
-    projectId,
-    limit: deps.agentRateLimit.limit,
-    windowMs: deps.agentRateLimit.windowMs,
+  const limiter = new LimiterClient({
+    temporal: deps.temporal,
+    taskQueue: deps.limiterTaskQueue,
+    rateLimit: deps.agentRateLimit,
+    adoptTaskQueue: deps.adoptLimiterTaskQueue,
+    answerTimeoutMs: deps.limiterAnswerTimeoutMs,
   });
-
-  // A burst's permit requests (and use reports) for one project travel together: a few calls, not one per job.
-  const admissions = new KeyedBatcher<QueuedPermitRequest, PermitAdmission>((_key, queued) => {
-    const { projectId, taskQueue } = queued[0]!;
-    const limiterInput = limiterInputOf(projectId);
-    return deps.temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-      args: [queued.map((q) => q.request)],
-      startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-        workflowId: rateLimiterWorkflowId(projectId),
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // The first request starts the limiter, on the limiter task queue, with this worker's AGENT_RATE_LIMIT.
-        taskQueue,
-        args: [limiterInput],
-        staticSummary: `Agent rate limiter for project ${projectId} (${limiterInput.limit} per ${limiterInput.windowMs} ms)`,
-        // Every permit of the project passes through this one workflow: its tasks go first.
-        priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
-        // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
-        typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
-      }),
-    });
-  });
-  const permitUses = new KeyedBatcher<LimiterPermitUse>((projectId, uses) =>
-    deps.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
-  );
 
   /**
    * Runs a rate-limited call under its permit: asks the project's limiter first unless the permit was
-   * granted already, then, after the call, reports when it was made (best effort, in the background:
-   * an unreported permit holds its slot for its lease). The limiter ignores a repeated requestKey, so a retried attempt
-   * never takes two permits.
+   * granted already, then, after the call, reports when it was made. The limiter ignores a repeated
+   * requestKey, so a retried attempt never takes two permits.
    */
   async function permitted<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
     if (!permit) return { admitted: true, value: await call() };
-    const { workflowExecution, taskQueue: ownTaskQueue } = Context.current().info;
-    const requesterWorkflowId = workflowExecution!.workflowId;
-    const taskQueue = deps.limiterTaskQueue ?? ownTaskQueue;
+    const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
     if (!permit.granted) {
-      const request = { requesterWorkflowId, requestKey: permit.requestKey };
-      const answer = await admissions.add(`${taskQueue}\n${projectId}`, { request, projectId, taskQueue });
-      if (!answer?.granted) return { admitted: false };
+      const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
+      if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
+      if (answer.kind === 'queued') return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
     }
     // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
     const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
@@ -130,11 +86,8 @@ export function createAgentActivities(deps: ActivityDeps) {
     try {
       return { admitted: true, value: await call() };
     } finally {
-      // Not awaited: the job's polling need not wait for the limiter. Lost with a dying worker, the
-      // report only leaves the slot held until its lease ends (the safe side).
-      void permitUses
-        .add(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() })
-        .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
+      // Not awaited: the job's polling need not wait for the limiter.
+      limiter.reportUse(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() });
     }
   }
 

@@ -9,8 +9,12 @@ export interface ActivityDeps {
   metrics: MetricsRecorder;
   /** Used to reach the per-project rate limiter workflow (signal-with-start). */
   temporal: Client;
-  /** Task queue the limiter workflows start on (the worker serves limiterTaskQueue(taskQueue)); default: the activity's own. */
+  /** Task queue the limiter workflows run on, served by this worker (the worker sets LIMITER_TASK_QUEUE); default: the activity's own. */
   limiterTaskQueue?: string;
+  /** Serves a foreign limiter task queue for a while: a limiter an older fleet started there moves to ours. */
+  adoptLimiterTaskQueue?: (taskQueue: string) => void;
+  /** How long an ask waits for the limiter's answer (default LIMITER_ANSWER_TIMEOUT_MS). */
+  limiterAnswerTimeoutMs?: number;
   /** AGENT_RATE_LIMIT of this worker, handed to the limiter workflow when it starts. */
   agentRateLimit: RateLimit;
   /** Largest prompt accepted (characters); the API publishes none, so it is ours to choose. */

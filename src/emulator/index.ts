@@ -1,13 +1,13 @@
 // In-process admin API emulator for tests, the demo and the benchmark:
 //   const emu = await startEmulator({ agentActiveMs: 200 }); ... emu.url ... await emu.close();
-import { Emulator, type EmulatedAgentJob, type EmulatorCounters } from './server';
+import { Emulator, type EmulatedAgentJob, type EmulatedExport, type EmulatorCounters } from './server';
 import type { FaultRule } from './faults';
 import type { EmulatorOptions } from './options';
 
 export type { EmulatorOptions, AgentOutcome, ProgressShape, RetryAfterForm } from './options';
 export { DEFAULT_OPTIONS, defaultAgentOutcome, defaultExportFailure } from './options';
 export type { FaultRule, FaultKind, EmulatorRoute } from './faults';
-export type { EmulatorCounters, EmulatedAgentJob } from './server';
+export type { EmulatorCounters, EmulatedAgentJob, EmulatedExport } from './server';
 export { Emulator } from './server';
 
 export interface EmulatorHandle {
@@ -18,6 +18,8 @@ export interface EmulatorHandle {
   counters(): EmulatorCounters;
   /** Agent jobs with projectId and prompt (count them per prompt to prove no duplicates). */
   jobs(): EmulatedAgentJob[];
+  /** Export jobs with their domain and when they finish. */
+  exports(): EmulatedExport[];
   /** Replaces the fault rules; a seed restarts the fault RNG. */
   setFaults(rules: FaultRule[], seed?: number): void;
   /** Changes options for what happens next (durations apply to jobs created afterwards). */
@@ -38,6 +40,7 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     close: () => emulator.close(),
     counters: () => emulator.counters(),
     jobs: () => emulator.jobs(),
+    exports: () => emulator.exports(),
     setFaults: (rules, seed) => emulator.setFaults(rules, seed),
     configure: (o) => emulator.configure(o),
     reset: () => emulator.reset(),

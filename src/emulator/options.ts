@@ -16,6 +16,11 @@ export interface EmulatorOptions {
 
   /** How long an agent job stays active after a create or a follow-up message. */
   agentActiveMs: number;
+  /**
+   * Per-job durations (benchmarks spread them): the active time of an agent job by its prompt, or the
+   * running time of an export by its domain; undefined keeps agentActiveMs / exportDurationMs.
+   */
+  durationFor?: (kind: 'agent' | 'export', key: string) => number | undefined;
   /** How an agent run ends; default: markers in the prompt ("[no-change]", "[fail]", "[archive]"), else a PR. */
   agentOutcome: (prompt: string, projectId: string) => AgentOutcome;
   /** `<org>/<repo>` of a project's docs repository. */

@@ -38,8 +38,18 @@ export interface EmulatedAgentJob {
   prompt: string;
   messages: string[];
   createdAt: string;
+  /** When the job stops being active (its current run ends). */
+  activeUntil: string;
   status: string;
   prLink: string | null;
+}
+
+export interface EmulatedExport {
+  jobId: string;
+  domain: string;
+  createdAt: string;
+  /** When the export completes (or fails). */
+  finishesAt: string;
 }
 
 class HttpError extends Error {
@@ -143,10 +153,20 @@ export class Emulator {
         prompt: job.prompt,
         messages: [...job.messages],
         createdAt: view.createdAt,
+        activeUntil: new Date(job.activeUntilMs).toISOString(),
         status: view.status,
         prLink: view.prLink,
       };
     });
+  }
+
+  exports(): EmulatedExport[] {
+    return [...this.#exports.values()].map((job) => ({
+      jobId: job.jobId,
+      domain: job.domain,
+      createdAt: new Date(job.createdAtMs).toISOString(),
+      finishesAt: new Date(job.createdAtMs + job.queuedMs + job.durationMs).toISOString(),
+    }));
   }
 
   /** Forgets every job, window, counter and fault. */
@@ -259,7 +279,7 @@ export class Emulator {
           prompt,
           messages: [],
           createdAtMs: now,
-          activeUntilMs: now + this.options.agentActiveMs,
+          activeUntilMs: now + (this.options.durationFor?.('agent', prompt) ?? this.options.agentActiveMs),
           outcome: this.options.agentOutcome(prompt, projectId),
           repository: this.options.repositoryFor(projectId),
           model: this.options.model,
@@ -278,7 +298,7 @@ export class Emulator {
         const prompt = promptOf(rawBody);
         this.#takeRate(projectId, now, res);
         job.messages.push(prompt);
-        job.activeUntilMs = now + this.options.agentActiveMs;
+        job.activeUntilMs = now + (this.options.durationFor?.('agent', prompt) ?? this.options.agentActiveMs);
         job.outcome = this.options.agentOutcome(prompt, projectId);
         this.#settlePr(job);
         this.#counters.agentMessages++;

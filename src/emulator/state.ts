@@ -135,7 +135,7 @@ export function newExportRecord(
     paths,
     createdAtMs: nowMs,
     queuedMs: options.exportQueuedMs,
-    durationMs: options.exportDurationMs,
+    durationMs: options.durationFor?.('export', request.domain) ?? options.exportDurationMs,
     totalPages: Math.max(1, paths ? paths.length : options.exportTotalPages),
     shape: options.progressShape,
     failure: options.exportFailure(request.domain),

@@ -7,28 +7,22 @@
 // resume polling. A create or message whose outcome is unknown is never retried: the workflow (or
 // the update) fails with OutcomeUnknown naming what to check, rather than risk a second pull request.
 import {
-  ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   isCancellation,
-  log,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
-  sleep,
-  TimeoutFailure,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Admitted, PermitUse } from '../activities/agent';
+import type { PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
-import { readSendCheckpoint } from '../checkpoint';
 import {
   type AgentJobCarry,
   type AgentJobInput,
@@ -39,14 +33,13 @@ import {
   SearchAttr,
   agentStatusQuery,
   jobIdUpdate,
-  permitGrantedSignal,
-  permitUsedSignal,
-  rateLimiterWorkflowId,
   sendMessageUpdate,
 } from '../shared';
 import { promptPreview, validateAgentJobInput, validatePrompt } from '../validation/agent';
 import { failureType } from './details';
+import { ProjectPermits } from './permits';
 import { agentPollDelay, recentObservations } from './polling';
+import { callOnceSafely } from './send-once';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
@@ -54,15 +47,11 @@ const API_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
 /**
- * Create and message are not idempotent: Temporal must never re-run an attempt that may have sent
- * its request (a worker killed mid-call times out, and a retry would create a second job). One
- * attempt per activity; callOnceSafely retries only what the client marks retryable for these calls
- * (nothing was sent, or 429), and settles a timed-out attempt by its send checkpoints: never sent
- * (retry), answered (the result), or sent without an answer (OutcomeUnknown).
+ * Create and message are not idempotent: one attempt per activity (src/workflows/send-once.ts settles
+ * a timed-out attempt by its send checkpoints instead of re-running it).
  */
 const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
 const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: NON_IDEMPOTENT_TIMEOUT_MS, retry: { maximumAttempts: 1 } };
-const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
 const api = proxyActivities<Activities>(API_OPTIONS);
 /**
@@ -70,47 +59,6 @@ const api = proxyActivities<Activities>(API_OPTIONS);
  * timer wakes, one marker event per poll. Same retry policy; Core honours nextRetryDelay (Retry-After).
  */
 const pollApi = proxyLocalActivities<Activities>({ startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry });
-
-/** An admitted call's value recovered from its send checkpoint: its activity died before reporting the permit use. */
-type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
-
-async function callOnceSafely<T>(call: () => Promise<Admitted<T>>): Promise<Settled<T>> {
-  for (let attempt = 1; ; attempt++) {
-    let retryAfterMs: number | undefined;
-    try {
-      return await call();
-    } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
-        // Retry-After travels in the failure's details (nextRetryDelay is not decoded in workflows).
-        retryAfterMs = (cause.details?.[0] as { retryAfterMs?: number } | undefined)?.retryAfterMs;
-      } else if (cause instanceof TimeoutFailure) {
-        // The attempt's worker vanished: its send checkpoints say how far it got.
-        const checkpoint = readSendCheckpoint<T>(cause.lastHeartbeatDetails);
-        if (checkpoint?.phase === 'answered') return { admitted: true, value: checkpoint.result, fromCheckpoint: true };
-        if (checkpoint?.phase === 'sending') {
-          throw ApplicationFailure.create({
-            type: 'OutcomeUnknown',
-            nonRetryable: true,
-            message: 'the attempt timed out after sending its request (its worker may have stopped mid-request)',
-            cause: err as Error,
-          });
-        }
-        // No checkpoint: the request was never sent, so trying again cannot duplicate it.
-      } else {
-        throw err;
-      }
-    }
-    await sleep(retryAfterMs ?? Math.min(SAFE_RETRY.maxMs, SAFE_RETRY.initialMs * 2 ** (attempt - 1)));
-  }
-}
-
-/**
- * How long to wait for a permit before asking again (the request is idempotent: the limiter ignores a
- * repeated key, or re-sends a grant it already made). Covers a limiter that ended or was reset.
- */
-const PERMIT_RECHECK_FIRST_MS = 60_000;
-const PERMIT_RECHECK_MAX_MS = 10 * 60_000;
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -146,9 +94,13 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   let generation = 0;
   /** Wakes the poll loop early (after a message). */
   let wake = false;
-  /** Grants received, by request key: the time not to call before (a permit handed on ahead), or null. */
-  const grants = new Map<string, number | null>();
   const startedAtMs = carry?.startedAtMs ?? Date.now();
+
+  /** Every create and message runs under a permit of the project's rate limiter. */
+  const permits = new ProjectPermits(input.projectId, () => {
+    if (phase === 'creating' || phase === 'waiting-for-permit') phase = permits.waitingFor ? 'waiting-for-permit' : 'creating';
+    publish();
+  });
 
   // ---- surfaces -----------------------------------------------------------------------------------
   const status = (): AgentStatus => ({
@@ -159,6 +111,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     polls,
     lastPollAt,
     nextPollAt,
+    waitingFor: permits.waitingFor,
   });
 
   let shownStatus: string | null = null;
@@ -172,6 +125,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     }
     lines.push(`- Polls: ${polls}${lastPollAt ? `, last ${lastPollAt}` : ''}${nextPollAt && !isTerminal(job?.status ?? null) ? `, next ${nextPollAt}` : ''}`);
     if (messagesSent > 0) lines.push(`- Follow-up messages: ${messagesSent}`);
+    if (permits.waitingFor) lines.push(`- Waiting for ${permits.waitingFor}`);
     setCurrentDetails(lines.join('\n'));
 
     if (job && (job.status !== shownStatus || job.prLink !== shownPrLink)) {
@@ -195,9 +149,6 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   // ---- handlers (registered first: update-with-start delivers jobId in the first task) ------------
   setHandler(agentStatusQuery, status);
-  setHandler(permitGrantedSignal, (key, notBeforeMs) => {
-    grants.set(key, typeof notBeforeMs === 'number' && Number.isFinite(notBeforeMs) ? notBeforeMs : null);
-  });
   setHandler(jobIdUpdate, async () => {
     await condition(() => job !== null || startFailure !== null);
     if (job) return job.id;
@@ -217,7 +168,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
         messagesSent += 1;
         let refreshed: AgentJob;
         try {
-          refreshed = await withPermit(`${info.runId}:message:${messagesSent}`, (permit) => {
+          refreshed = await permits.run(`${info.runId}:message:${messagesSent}`, (permit) => {
             phase = 'messaging';
             publish();
             return callOnceSafely(() =>
@@ -260,61 +211,12 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     },
   );
 
-  /** Reports of permit use still being delivered to the limiter (awaited before the run ends). */
-  const reports = new Set<Promise<void>>();
-
-  /**
-   * Runs one API call under a permit of the project's limiter. The activity asks the limiter itself and
-   * makes the call at once when a permit is free; otherwise it answers "queued" (nothing sent) and the
-   * grant arrives here as permitGrantedSignal, after which the call runs with the permit. The activity
-   * reports the use to the limiter (its clock once the call returned or failed: not earlier than the
-   * API saw it). Only when no activity finished (a timed-out or cancelled attempt, whose report may be
-   * missing) does the workflow report, with its own time now.
-   */
-  async function withPermit<T>(requestKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
-    let permit: PermitUse = { requestKey };
-    let recheckMs = PERMIT_RECHECK_FIRST_MS;
-    for (;;) {
-      let outcome: Settled<T>;
-      try {
-        outcome = await call(permit);
-      } catch (err) {
-        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) reportUse(requestKey);
-        throw err;
-      }
-      if (outcome.admitted) {
-        if (outcome.fromCheckpoint) reportUse(requestKey);
-        return outcome.value;
-      }
-      phase = 'waiting-for-permit';
-      publish();
-      // Queued at the limiter. Ask again if no grant arrives (a limiter that ended or was reset): the
-      // request is idempotent, the limiter answers a known key from its records.
-      if (await condition(() => grants.has(requestKey), recheckMs)) {
-        permit = { requestKey, granted: true, notBeforeMs: grants.get(requestKey) ?? undefined };
-        grants.delete(requestKey);
-      } else {
-        log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
-        recheckMs = Math.min(recheckMs * 2, PERMIT_RECHECK_MAX_MS);
-      }
-    }
-  }
-
-  function reportUse(requestKey: string): void {
-    const report = getExternalWorkflowHandle(rateLimiterWorkflowId(input.projectId))
-      .signal(permitUsedSignal, { requesterWorkflowId: info.workflowId, requestKey, usedAtMs: Date.now() })
-      .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
-    reports.add(report);
-    void report.finally(() => reports.delete(report));
-  }
-  const reportsDelivered = () => Promise.all([...reports]);
-
   const fail = async (failure: ApplicationFailure): Promise<never> => {
     startFailure = startFailure ?? failure;
     phase = 'failed';
     publish();
     await condition(allHandlersFinished);
-    await reportsDelivered();
+    await permits.delivered();
     throw failure;
   };
 
@@ -330,7 +232,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     publish();
     let attemptedAt = new Date().toISOString();
     try {
-      const created = await withPermit(`${info.runId}:create`, (permit) => {
+      const created = await permits.run(`${info.runId}:create`, (permit) => {
         phase = 'creating';
         publish();
         attemptedAt = new Date().toISOString();
@@ -387,7 +289,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   const final: AgentJob = job!;
   nextPollAt = null;
-  await reportsDelivered();
+  await permits.delivered();
   if (final.status === 'failed') {
     phase = 'failed';
     publish();
@@ -417,7 +319,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
       const maxPolls = options.maxPollsPerRun;
       if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && pollsThisRun >= maxPolls)) {
         await condition(() => allHandlersFinished() && !messaging);
-        await reportsDelivered();
+        await permits.delivered();
         const next: AgentJobCarry = { job: job!, observations: recentObservations(observations), polls, messagesSent, startedAtMs };
         await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
       }

@@ -13,12 +13,18 @@
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
 // limiter (nothing queued, window empty) completes, and the next request starts a fresh one. A request
 // may also come as requestPermitSignal (its grant then always comes by signal).
+//
+// Every update also says who asks (LimiterRequestContext): the asking worker's AGENT_RATE_LIMIT, so a
+// changed limit reaches the running limiter (the strictest limit heard within its window applies:
+// effectiveLimit), and the limiter task queue it serves, so a limiter found on another queue (started
+// by an older fleet) continues as new onto it instead of waiting for a worker that is gone.
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  makeContinueAsNewFunc,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -26,14 +32,19 @@ import {
   type GrantPlan,
   type WindowLimit,
   defaultHandoverMs,
+  effectiveLimit,
+  estimateGrantAt,
   grantedSlotFreeAt,
   nextFreeAt,
   planGrants,
   planHandovers,
+  rememberLimit,
   usedSlotFreeAt,
 } from '../rate-limit';
 import {
   type AgentRateLimiterInput,
+  type LimiterRequestContext,
+  type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
   type RateLimiterState,
@@ -50,15 +61,37 @@ const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
-  const limit: WindowLimit = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs), marginMs: input.marginMs };
+  const started = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
   const state: RateLimiterState = {
     grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
     queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
+    seenLimits: input.carried?.seenLimits?.map((l) => ({ ...l })) ?? [],
+  };
+  /** The limit applied now: the strictest heard lately (recomputed as requests come and limits age out). */
+  let limit: WindowLimit = { ...started, marginMs: input.marginMs };
+  const applyLimit = (now: number): void => {
+    const next = effectiveLimit(state.seenLimits ?? [], now, started);
+    if (next.limit !== limit.limit || next.windowMs !== limit.windowMs) {
+      log.info('agentRateLimiter: applying a new limit', { projectId: input.projectId, limit: next.limit, windowMs: next.windowMs });
+    }
+    limit = { ...next, marginMs: input.marginMs };
+  };
+  applyLimit(Date.now());
+  /** The limiter task queue the requesters serve, when this run is on another one: move there. */
+  let moveTo: string | null = null;
+  const heard = (context: LimiterRequestContext | undefined, now: number): void => {
+    if (!context || typeof context !== 'object') return;
+    const { limit: count, windowMs, taskQueue } = context;
+    if (Number.isInteger(count) && count >= 1 && Number.isFinite(windowMs) && windowMs >= 1) {
+      state.seenLimits = rememberLimit(state.seenLimits ?? [], { limit: count, windowMs }, now);
+      applyLimit(now);
+    }
+    if (typeof taskQueue === 'string' && taskQueue !== '' && taskQueue !== workflowInfo().taskQueue) moveTo = taskQueue;
   };
   /** Requests already granted that asked again (a retried activity, or a requester that timed out waiting). */
   const regrants: PermitGrant[] = [];
   let granted = 0;
-  const handoverMs = defaultHandoverMs(limit.windowMs);
+  const handoverMs = (): number => defaultHandoverMs(limit.windowMs);
   /** Grants whose slot is still counted (a handed-on one counts through its successor). */
   const counted = (): PermitGrant[] => state.grants.filter((g) => !g.handedOver);
   /** A report freed a slot (or brought one within hand-over reach) sooner than the planned wake-up. */
@@ -90,7 +123,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
     grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, limit);
-    if (grant.freeAtMs - handoverMs < plannedWakeAtMs) reported = true;
+    if (grant.freeAtMs - handoverMs() < plannedWakeAtMs) reported = true;
   };
   setHandler(permitUsedSignal, recordUse);
   setHandler(permitsUsedSignal, (uses) => {
@@ -102,6 +135,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const live = counted().filter((g) => g.freeAtMs > now);
     return {
       projectId: input.projectId,
+      taskQueue: workflowInfo().taskQueue,
       limit: limit.limit,
       windowMs: limit.windowMs,
       queued: state.queue.length,
@@ -153,7 +187,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       slots.map((g) => ({ freeAtMs: g.freeAtMs, reported: g.usedAtMs !== undefined })),
       state.queue.length,
       now,
-      handoverMs,
+      handoverMs(),
     );
     const requests = state.queue.splice(0, plan.slots.length);
     plan.slots.forEach((index, i) => {
@@ -167,16 +201,32 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     return plan.wakeAtMs;
   };
   // Registered after grantWhatFits exists: an update-with-start is handled as soon as this runs.
-  setHandler(admitPermitsUpdate, (requests) => {
+  setHandler(admitPermitsUpdate, (requests, context) => {
+    const now = Date.now();
+    heard(context, now);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach(enqueue);
-    grantWhatFits(Date.now(), asked);
-    return asked.map((r) => ({ requestKey: r?.requestKey, granted: state.grants.some((g) => sameRequest(g, r)) }));
+    grantWhatFits(now, asked);
+    const slots = counted().map((g) => g.freeAtMs);
+    return asked.map((r): PermitAdmission => {
+      if (state.grants.some((g) => sameRequest(g, r))) return { requestKey: r.requestKey, granted: true };
+      const position = state.queue.findIndex((q) => sameRequest(q, r));
+      return { requestKey: r?.requestKey, granted: false, position, expectedAtMs: estimateGrantAt(slots, Math.max(0, position), now, limit) };
+    });
   });
 
   for (;;) {
     const now = Date.now();
     reported = false;
+    applyLimit(now);
+
+    if (moveTo !== null) {
+      // Started on a queue its requesters no longer serve (an older fleet's): carry on where they are.
+      await Promise.all([...inFlight]);
+      await condition(allHandlersFinished);
+      log.info('agentRateLimiter: moving to the limiter task queue its requesters serve', { projectId: input.projectId, taskQueue: moveTo });
+      return makeContinueAsNewFunc<typeof agentRateLimiter>({ taskQueue: moveTo })({ ...input, carried: state });
+    }
 
     for (const grant of regrants.splice(0)) notify(grant);
 
@@ -196,7 +246,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
         const wakeAtMs = Math.min(plan.wakeAtMs, aheadAtMs ?? Number.POSITIVE_INFINITY);
         const queued = state.queue.length;
         plannedWakeAtMs = wakeAtMs;
-        await condition(() => regrants.length > 0 || reported || state.queue.length > queued, Math.max(1, wakeAtMs - now));
+        await condition(() => regrants.length > 0 || reported || moveTo !== null || state.queue.length > queued, Math.max(1, wakeAtMs - now));
         plannedWakeAtMs = Number.POSITIVE_INFINITY;
         continue;
       }
@@ -205,12 +255,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     // Nothing queued. Wait for work; once the window has emptied and nothing arrived, complete.
     const lastFreesAt = Math.max(now, ...counted().map((g) => g.freeAtMs));
     const idleMs = Math.max(1, lastFreesAt - now) + limit.windowMs;
-    const gotWork = await condition(() => state.queue.length > 0 || regrants.length > 0, idleMs);
+    const gotWork = await condition(() => state.queue.length > 0 || regrants.length > 0 || moveTo !== null, idleMs);
     const windowEmpty = (): boolean => state.grants.every((g) => g.freeAtMs <= Date.now());
-    if (!gotWork && state.queue.length === 0 && regrants.length === 0 && windowEmpty()) {
+    if (!gotWork && moveTo === null && state.queue.length === 0 && regrants.length === 0 && windowEmpty()) {
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
-      if (state.queue.length === 0 && regrants.length === 0) return;
+      if (state.queue.length === 0 && regrants.length === 0 && moveTo === null) return;
     }
   }
 }

@@ -1,0 +1,133 @@
+// The worker's side of the permit protocol: asks a project's agentRateLimiter for permits
+// (update-with-start, coalesced per project so a burst costs a few updates), reports when permits
+// were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
+// caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
+// queue nobody serves is adopted: this worker serves that queue until the limiter has moved.
+import { Context, log } from '@temporalio/activity';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import type { RateLimit } from '../config';
+import {
+  type AgentRateLimiterInput,
+  type LimiterRequestContext,
+  type PermitAdmission,
+  type PermitRequest,
+  type PermitUse,
+  SearchAttr,
+  WorkflowType,
+  admitPermitsUpdate,
+  permitsUsedSignal,
+  projectFairnessKey,
+  rateLimiterWorkflowId,
+} from '../shared';
+import { KeyedBatcher } from './keyed-batcher';
+
+/** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
+export const LIMITER_PRIORITY_KEY = 1;
+
+/** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
+export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
+
+/** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
+export type LimiterAnswer =
+  | { kind: 'granted' }
+  | { kind: 'queued'; position?: number; expectedAtMs?: number }
+  | { kind: 'unanswered'; reason: string };
+
+export interface LimiterClientOptions {
+  temporal: Client;
+  /** The limiter task queue this worker serves (LIMITER_TASK_QUEUE); default: the asking activity's own. */
+  taskQueue?: string;
+  /** This worker's AGENT_RATE_LIMIT: starts a limiter, and is heard by a running one. */
+  rateLimit: RateLimit;
+  /** Serve a foreign limiter task queue for a while (the worker process owns the Worker). */
+  adoptTaskQueue?: (taskQueue: string) => void;
+  answerTimeoutMs?: number;
+}
+
+export class LimiterClient {
+  private readonly answerTimeoutMs: number;
+  private readonly admissions: KeyedBatcher<{ projectId: string; taskQueue: string; request: PermitRequest }, PermitAdmission>;
+  private readonly uses: KeyedBatcher<PermitUse>;
+
+  constructor(private readonly options: LimiterClientOptions) {
+    this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
+    this.admissions = new KeyedBatcher((_key, asks) =>
+      this.admit(
+        asks[0]!.projectId,
+        asks[0]!.taskQueue,
+        asks.map((a) => a.request),
+      ),
+    );
+    this.uses = new KeyedBatcher((projectId, uses) =>
+      options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
+    );
+  }
+
+  /**
+   * Asks for one permit within the answer timeout; returns early when the activity is cancelled (a
+   * worker shutting down never waits on the limiter). The limiter knows a repeated request by its key.
+   */
+  async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
+    const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
+    let admission: PermitAdmission | undefined;
+    try {
+      const asked = this.admissions.add(`${taskQueue}\n${projectId}`, { projectId, taskQueue, request });
+      admission = await Promise.race([asked, Context.current().cancelled]);
+    } catch (err) {
+      if (Context.current().cancellationSignal.aborted) throw err;
+      return this.unanswered(projectId, taskQueue, err);
+    }
+    if (admission?.granted) return { kind: 'granted' };
+    return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
+  }
+
+  /** Reports a permit's use in the background: lost, it only keeps the slot until its lease ends. */
+  reportUse(projectId: string, use: PermitUse): void {
+    void this.uses
+      .add(projectId, use)
+      .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
+  }
+
+  private admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
+    const { temporal, rateLimit } = this.options;
+    const input: AgentRateLimiterInput = { projectId, limit: rateLimit.limit, windowMs: rateLimit.windowMs };
+    const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
+    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [requests, context],
+        startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+          workflowId: rateLimiterWorkflowId(projectId),
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          taskQueue,
+          args: [input],
+          staticSummary: `Agent rate limiter for project ${projectId} (${input.limit} per ${input.windowMs} ms)`,
+          // Every permit of the project passes through this one workflow: its tasks go first where the server has priorities.
+          priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
+          // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
+          typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+        }),
+      }),
+    );
+  }
+
+  /** Why the limiter did not answer, as far as the server can tell; adopts its task queue when nobody serves it. */
+  private async unanswered(projectId: string, taskQueue: string, err: unknown): Promise<LimiterAnswer> {
+    const workflowId = rateLimiterWorkflowId(projectId);
+    let reason = `${workflowId} did not answer within ${Math.round(this.answerTimeoutMs / 1000)} s`;
+    try {
+      const described = await this.options.temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+        this.options.temporal.workflow.getHandle(workflowId).describe(),
+      );
+      if (described.status.name === 'RUNNING' && described.taskQueue !== taskQueue) {
+        reason += ` (it runs on task queue "${described.taskQueue}", which this worker now serves until the limiter moves to "${taskQueue}")`;
+        this.options.adoptTaskQueue?.(described.taskQueue);
+      } else {
+        reason += ` (task queue "${described.taskQueue}", status ${described.status.name})`;
+      }
+    } catch (describeErr) {
+      reason += ` (${err instanceof Error ? err.message : String(err)}; describe: ${describeErr instanceof Error ? describeErr.message : String(describeErr)})`;
+    }
+    log.warn('the agent rate limiter did not answer in time', { projectId, reason });
+    return { kind: 'unanswered', reason };
+  }
+}

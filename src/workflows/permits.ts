@@ -1,0 +1,131 @@
+// The agent job's side of the permit protocol with its project's agentRateLimiter. Every create and
+// message runs under a permit: the activity asks the limiter itself and calls the API at once when a
+// slot is free; otherwise nothing is sent and the job waits here for the grant signal. What it waits
+// for is always in `waitingFor` (the status query and the Web UI's current details show it): its
+// place in the limiter's queue, its slot's free time, or a limiter that does not answer.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PermitUse } from '../activities/agent';
+import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared';
+import type { Settled } from './send-once';
+
+/** Ask again when no grant arrives this long after it was expected (a limiter that ended or was reset). */
+const RECHECK_AFTER_EXPECTED_MS = 30_000;
+const RECHECK_MIN_MS = 60_000;
+const RECHECK_MAX_MS = 10 * 60_000;
+/** A limiter that did not answer is asked again after 5 s, doubling up to a minute. */
+const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
+/**
+ * A permit handed on ahead of time waits in the workflow (a timer) until this long before its slot
+ * frees, then in the activity: an activity slot of the worker is held for about a second, not for
+ * up to half a window while other jobs' activities queue behind it.
+ */
+const CALL_LEAD_MS = 1_000;
+
+const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export class ProjectPermits {
+  /** What a call is waiting for right now, or null. */
+  waitingFor: string | null = null;
+  private readonly grants = new Map<string, number | null>();
+  private readonly reports = new Set<Promise<void>>();
+  private readonly limiterId: string;
+
+  /** Registers the grant signal's handler: construct it before the workflow's first await. */
+  constructor(
+    private readonly projectId: string,
+    /** Called whenever waitingFor changes (the workflow republishes its details). */
+    private readonly onChange: () => void,
+  ) {
+    this.limiterId = rateLimiterWorkflowId(projectId);
+    setHandler(permitGrantedSignal, (key, notBeforeMs) => {
+      this.grants.set(key, typeof notBeforeMs === 'number' && Number.isFinite(notBeforeMs) ? notBeforeMs : null);
+    });
+  }
+
+  /**
+   * Runs `call` (one create or message activity) under a permit for requestKey and returns its value.
+   * The activity reports the permit's use to the limiter; only when no activity finished (a timed-out
+   * or cancelled attempt, whose report may be missing) does the workflow report, with its time now.
+   */
+  async run<T>(requestKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+    let permit: PermitUse = { requestKey };
+    let recheckMs = RECHECK_MIN_MS;
+    for (let unanswered = 0; ; ) {
+      await this.waitForSlot(permit);
+      this.wait(null);
+      let outcome: Settled<T>;
+      try {
+        outcome = await call(permit);
+      } catch (err) {
+        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(requestKey);
+        throw err;
+      }
+      if (outcome.admitted) {
+        if (outcome.fromCheckpoint) this.reportUse(requestKey);
+        return outcome.value;
+      }
+      const now = Date.now();
+      if (outcome.unanswered) {
+        const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** unanswered++);
+        this.wait(`the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`);
+        log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: outcome.unanswered });
+        await sleep(delay);
+        continue;
+      }
+      unanswered = 0;
+      const expected = outcome.expectedAtMs;
+      this.wait(
+        `a permit from ${this.limiterId}` +
+          (outcome.position !== undefined ? `, ${outcome.position} request(s) ahead` : '') +
+          (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
+      );
+      if (expected !== undefined) recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
+      if (await condition(() => this.grants.has(requestKey), recheckMs)) {
+        permit = { requestKey, granted: true, notBeforeMs: this.grants.get(requestKey) ?? undefined };
+        this.grants.delete(requestKey);
+      } else {
+        // The request is idempotent: the limiter answers a known key from its records.
+        log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
+        recheckMs = Math.min(recheckMs * 2, RECHECK_MAX_MS);
+      }
+    }
+  }
+
+  /** Tells the limiter the permit was used now (when no activity could). Delivered before the run ends. */
+  reportUse(requestKey: string): void {
+    const report = getExternalWorkflowHandle(this.limiterId)
+      .signal(permitUsedSignal, { requesterWorkflowId: workflowInfo().workflowId, requestKey, usedAtMs: Date.now() })
+      .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
+    this.reports.add(report);
+    void report.finally(() => this.reports.delete(report));
+  }
+
+  /** Resolves once every report is delivered (await before completing or continuing as new). */
+  async delivered(): Promise<void> {
+    await Promise.all([...this.reports]);
+  }
+
+  private async waitForSlot(permit: PermitUse): Promise<void> {
+    if (permit.notBeforeMs === undefined) return;
+    const aheadMs = permit.notBeforeMs - CALL_LEAD_MS - Date.now();
+    if (aheadMs <= 0) return;
+    this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(permit.notBeforeMs)}`);
+    await sleep(aheadMs);
+  }
+
+  private wait(what: string | null): void {
+    if (what === this.waitingFor) return;
+    this.waitingFor = what;
+    this.onChange();
+  }
+}

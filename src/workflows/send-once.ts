@@ -1,0 +1,43 @@
+// One non-idempotent call (agent create or message), made at most once: Temporal never re-runs an
+// attempt that may have sent its request. Each attempt is one activity with no retries of its own;
+// this retries only what the client marks retryable for these calls (nothing was sent, or 429), and
+// settles a timed-out attempt (its worker died) by its send checkpoints (src/checkpoint.ts): never
+// sent (try again), answered (that is the result), or sent without an answer (OutcomeUnknown).
+import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
+import type { Admitted } from '../activities/agent';
+import { readSendCheckpoint } from '../checkpoint';
+
+/** An admitted call's value; fromCheckpoint: recovered from a dead attempt's checkpoint (its permit use was not reported). */
+export type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
+
+const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
+
+export async function callOnceSafely<T>(call: () => Promise<Admitted<T>>): Promise<Settled<T>> {
+  for (let attempt = 1; ; attempt++) {
+    let retryAfterMs: number | undefined;
+    try {
+      return await call();
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && !cause.nonRetryable) {
+        // Retry-After travels in the failure's details (nextRetryDelay is not decoded in workflows).
+        retryAfterMs = (cause.details?.[0] as { retryAfterMs?: number } | undefined)?.retryAfterMs;
+      } else if (cause instanceof TimeoutFailure) {
+        const checkpoint = readSendCheckpoint<T>(cause.lastHeartbeatDetails);
+        if (checkpoint?.phase === 'answered') return { admitted: true, value: checkpoint.result, fromCheckpoint: true };
+        if (checkpoint?.phase === 'sending') {
+          throw ApplicationFailure.create({
+            type: 'OutcomeUnknown',
+            nonRetryable: true,
+            message: 'the attempt timed out after sending its request (its worker may have stopped mid-request)',
+            cause: err as Error,
+          });
+        }
+        // No checkpoint: the request was never sent, so trying again cannot duplicate it.
+      } else {
+        throw err;
+      }
+    }
+    await sleep(retryAfterMs ?? Math.min(SAFE_RETRY.maxMs, SAFE_RETRY.initialMs * 2 ** (attempt - 1)));
+  }
+}
