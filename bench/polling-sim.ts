@@ -68,7 +68,7 @@ const target = (description: string, value: number, limit: number): TargetResult
 
 /**
  * Every shape family waits in the queue first, sometimes: 30 % of the jobs are queued for 1 s to 3 min
- * before they run. A queued job can start at any moment, and the shortest exports then run for 15 s.
+ * before they run (a queued job can start at any moment).
  */
 const QUEUED = { queuedShare: 0.3, minQueuedMs: 1 * S, maxQueuedMs: 3 * MIN } as const;
 const QUEUED_TEXT = '30 % queued first for 1 s..3 min';
