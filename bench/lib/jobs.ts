@@ -24,7 +24,8 @@ export const completionMs = (job: SimJob): number => job.queuedMs + job.runMs;
 
 /** The status a poll at tMs would return. */
 export function statusAt(job: SimJob, tMs: number, withProgress: boolean): SimStatus {
-  if (tMs < job.queuedMs) return withProgress ? { status: 'queued', progress: 0, pageCount: 0 } : { status: 'queued' };
+  // Only exports have a queued status; an agent job (no progress signal) reads active while it waits.
+  if (tMs < job.queuedMs) return withProgress ? { status: 'queued', progress: 0, pageCount: 0 } : { status: 'active' };
   if (tMs >= completionMs(job)) return withProgress ? { status: 'completed', progress: 100, pageCount: 500 } : { status: 'completed' };
   if (!withProgress) return { status: 'active' };
   const w = Math.min(1, Math.max(0, job.work((tMs - job.queuedMs) / job.runMs)));
@@ -33,22 +34,29 @@ export function statusAt(job: SimJob, tMs: number, withProgress: boolean): SimSt
 }
 
 export interface ExportJobMix {
+  /** Running time, log-uniform in [minMs, maxMs]. */
   minMs: number;
   maxMs: number;
+  /** Share of the jobs that wait in the queue before they run ... */
   queuedShare: number;
+  /** ... for a time uniform in [minQueuedMs, maxQueuedMs]. */
+  minQueuedMs: number;
   maxQueuedMs: number;
   shapes: readonly Shape[];
 }
 
 export function makeExportJob(rng: Random, mix: ExportJobMix): SimJob {
   const runMs = logUniform(rng, mix.minMs, mix.maxMs);
-  const queuedMs = rng() < mix.queuedShare ? uniform(rng, 0, mix.maxQueuedMs) : 0;
+  const queuedMs = rng() < mix.queuedShare ? uniform(rng, mix.minQueuedMs, mix.maxQueuedMs) : 0;
   const shape = mix.shapes[Math.floor(rng() * mix.shapes.length)]!;
   return { shape, queuedMs, runMs, work: makeWork(rng, shape) };
 }
 
-export function makeAgentJob(rng: Random, minMs: number, maxMs: number): SimJob {
-  return { shape: 'none', queuedMs: 0, runMs: logUniform(rng, minMs, maxMs), work: () => 0 };
+/** An agent job: no progress; while it waits to run it reports `active` like a running one (see statusAt). */
+export function makeAgentJob(rng: Random, mix: Omit<ExportJobMix, 'shapes'>): SimJob {
+  const runMs = logUniform(rng, mix.minMs, mix.maxMs);
+  const queuedMs = rng() < mix.queuedShare ? uniform(rng, mix.minQueuedMs, mix.maxQueuedMs) : 0;
+  return { shape: 'none', queuedMs, runMs, work: () => 0 };
 }
 
 function makeWork(rng: Random, shape: Shape): (x: number) => number {

@@ -5,7 +5,8 @@
 // in shrinking steps and polls at the earliest plausible completion (the prediction minus the uncertainty
 // of when the last progress change happened). Without a usable rate, or once overdue (a stall at 99), it
 // polls at a fraction of the time without news, so calls grow logarithmically while a ceiling bounds the
-// lag. agentPollDelay has no progress signal: a fraction of the elapsed time, between a floor and a cap.
+// lag. While queued it backs off to a much lower cap (25 s, see the queued branch for why), relaxed
+// towards the ceiling only after a long wait in the queue. agentPollDelay has no progress signal: a fraction of the elapsed time, between a floor and a cap.
 // The defaults are tuned with bench/polling-sim.ts; bench/results/polling.md has the measured figures.
 
 /** One poll result (the first one is the start/create response when the history is complete). */
@@ -31,8 +32,16 @@ export interface ExportPollOptions extends JitterOptions {
   ceilingMs?: number;
   /** While queued: wait this fraction of the time spent queued ... */
   queuedFraction?: number;
-  /** ... but at most this long. */
+  /**
+   * ... but at most this long: a queued job can start at any moment, so a job that starts and finishes
+   * within one wait is seen up to this long minus its running time after it finished.
+   */
   queuedCeilingMs?: number;
+  /**
+   * After a long wait in the queue the cap relaxes to this fraction of the time queued (still at most
+   * ceilingMs), so an export stuck in the queue for an hour costs about as few calls as a running one.
+   */
+  longQueueFraction?: number;
   /** Without a usable rate (no progress yet, or no progress field): fraction of the time without news. */
   noSignalFraction?: number;
   /** Far from the predicted completion: wait this fraction of the predicted remaining time. */
@@ -64,7 +73,8 @@ export const DEFAULT_EXPORT_POLL_OPTIONS: Readonly<Required<Omit<ExportPollOptio
   floorMs: 2_000,
   ceilingMs: 60_000,
   queuedFraction: 1,
-  queuedCeilingMs: 60_000,
+  queuedCeilingMs: 25_000,
+  longQueueFraction: 0.1,
   noSignalFraction: 1,
   approachFraction: 0.5,
   snapMs: 20_000,
@@ -114,11 +124,22 @@ export function exportPollDelay(
   if (TERMINAL_HINT.has(status)) return finish(floor, ceiling);
 
   if (status === 'queued') {
+    // A queued job can start at any moment and nothing says when. One that starts during a wait and is
+    // still running at the next poll is handled like any running job: its progress shows how far it got,
+    // and the running branch below takes over. The lag comes from a job that starts and finishes within one wait: it is
+    // found up to (wait - its running time) after it finished, and the shortest exports run for seconds.
+    // So the wait is capped at queuedCeilingMs (25 s): an export that runs 10 s after up to 4 minutes in
+    // the queue is found at most 15 s late. (Backing off to the 60 s ceiling found it up to 50 s late.)
+    // Cheap: the backoff from the floor (2, 2, 4, 8, 16 s) reaches the cap after about 30 s, so a queue of
+    // up to 3 min costs about one call more than with the 60 s cap. Only a long queue would make a low cap
+    // expensive (25 s is 144 calls an hour), so past queuedCeilingMs / longQueueFraction (250 s) the cap
+    // grows with the time queued, up to the ceiling: an hour in the queue costs about 73 calls (65 with
+    // the old 60 s cap), and a brief run after a long wait is found at most 10 % of that wait late.
     // Start of the current queued streak (within the suffix we were given).
     let i = obs.length - 1;
     while (i > 0 && normStatus(obs[i - 1]!.status) === 'queued') i--;
     const queuedFor = Math.max(0, nowMs - obs[i]!.atMs);
-    return finish(o.queuedFraction * queuedFor, o.queuedCeilingMs);
+    return finish(o.queuedFraction * queuedFor, Math.max(o.queuedCeilingMs, o.longQueueFraction * queuedFor));
   }
 
   // Running (or an unknown, non-terminal status): the progress points of the current run, i.e. after the

@@ -12,6 +12,14 @@ test('polling policies meet the efficiency targets (200 jobs per scenario, fixed
   );
   for (const scenario of report.scenarios) {
     assert.equal(scenario.policies.length, 5, 'four baselines and ours');
+    // Every shape family has its queued phases: about 30 % of the jobs, queued 1 s..3 min.
+    const { count, queued, queuedMinMs, queuedMaxMs } = scenario.jobs;
+    assert.equal(count, 200);
+    assert.ok(queued >= 0.2 * count && queued <= 0.4 * count, `${scenario.name}: ${queued} queued`);
+    assert.ok(
+      queuedMinMs >= 1_000 && queuedMaxMs <= 180_000,
+      `${scenario.name}: queued ${queuedMinMs}..${queuedMaxMs} ms`,
+    );
     for (const t of scenario.targets) {
       assert.ok(t.pass, `${scenario.name}: ${t.description} = ${t.value.toFixed(2)} > ${t.limit}`);
     }

@@ -123,16 +123,102 @@ describe('exportPollDelay', () => {
     assert.ok(exportPollDelay(later, 300 * S, noJitter) > d);
   });
 
-  test('queued for long: backoff grows from the floor and is capped', () => {
-    const { delays } = drive(
+  test('queued: backoff grows from the floor to the queued cap, then relaxes to the ceiling in a long queue', () => {
+    const { delays, history } = drive(
       (o, n) => exportPollDelay(o, n, noJitter),
       () => ({ status: 'queued', progress: 0 }),
       3600 * S,
     );
     assert.equal(delays[0], E.floorMs);
     for (let i = 1; i < delays.length; i++) assert.ok(delays[i]! >= delays[i - 1]!, 'non-decreasing');
-    assert.equal(Math.max(...delays), E.queuedCeilingMs);
-    assert.ok(delays.length < 3600 / (E.queuedCeilingMs / S) + 15, `${delays.length} polls in an hour`);
+    // The low cap holds until the long-queue relaxation passes it, then the ceiling is reached.
+    const relaxFromMs = E.queuedCeilingMs / E.longQueueFraction;
+    history.slice(0, -1).forEach((o, i) => {
+      if (o.atMs < relaxFromMs) assert.ok(delays[i]! <= E.queuedCeilingMs, `${delays[i]} at ${o.atMs / S} s queued`);
+    });
+    assert.ok(delays.includes(E.queuedCeilingMs), 'the queued cap is reached');
+    assert.equal(Math.max(...delays), E.ceilingMs);
+  });
+
+  test('queued: no wait ever exceeds the queued cap, or the share of the time queued past it (any jitter)', () => {
+    for (const jitter of [0, 0.1, 0.5, 1]) {
+      for (const u of [0, 0.5, 0.999]) {
+        const { delays, history } = drive(
+          (o, n) => exportPollDelay(o, n, { jitter, random: () => u }),
+          () => ({ status: 'queued', progress: 0 }),
+          2 * 3600 * S,
+          maxObservationsNeeded,
+        );
+        history.slice(0, -1).forEach((o, i) => {
+          const bound = Math.round(Math.min(E.ceilingMs, Math.max(E.queuedCeilingMs, E.longQueueFraction * o.atMs)));
+          assert.ok(
+            delays[i]! >= E.floorMs && delays[i]! <= bound,
+            `jitter ${jitter}, u ${u}: ${delays[i]} at ${o.atMs / S} s`,
+          );
+        });
+      }
+    }
+  });
+
+  test('queued, then a short run: found at most the queued cap minus its running time after it finished', () => {
+    // The job starts while we wait; if it also finishes within that wait, we see it at the next poll.
+    // Queued for 1 s to 4 min: below queuedCeilingMs / longQueueFraction, where the cap starts to relax.
+    assert.ok(240 * S <= E.queuedCeilingMs / E.longQueueFraction);
+    for (const runMs of [5 * S, 10 * S, 15 * S]) {
+      let worst = 0;
+      for (let queuedMs = 1 * S; queuedMs <= 240 * S; queuedMs += 997) {
+        const statusAt = (t: number): Omit<Observation, 'atMs'> =>
+          t < queuedMs
+            ? { status: 'queued', progress: 0 }
+            : t >= queuedMs + runMs
+              ? { status: 'completed', progress: 100 }
+              : { status: 'running', progress: Math.floor((100 * (t - queuedMs)) / runMs) };
+        const { history } = drive((o, n) => exportPollDelay(o, n), statusAt, queuedMs + runMs, maxObservationsNeeded);
+        worst = Math.max(worst, history[history.length - 1]!.atMs - (queuedMs + runMs));
+      }
+      // The design's bound (a 25 s cap: a 10 s export found at most 15 s late), not just the option's.
+      const bound = Math.min(E.queuedCeilingMs, 25 * S) - runMs;
+      assert.ok(worst <= bound, `run ${runMs / S} s: worst lag ${worst / S} s > ${bound / S} s`);
+    }
+  });
+
+  test('queued: a few minutes cost a handful of calls, an hour far fewer than the queued cap would allow', () => {
+    const calls = (queuedMs: number): number =>
+      drive(
+        (o, n) => exportPollDelay(o, n),
+        () => ({ status: 'queued', progress: 0 }),
+        queuedMs,
+        maxObservationsNeeded,
+      ).delays.length;
+    // The ramp (5 calls to reach 25 s) and then one call per 25 s: 11 or 12 for 3 minutes.
+    assert.ok(calls(180 * S) <= 12, `${calls(180 * S)} calls in 3 min`);
+    // An hour: about one call a minute once relaxed (73), against 3600 / 25 = 144 at a flat 25 s cap.
+    assert.ok(calls(3600 * S) <= 80, `${calls(3600 * S)} calls in an hour`);
+  });
+
+  test('queued: deterministic, jitter from options.random when given; a re-queued job restarts the backoff', () => {
+    const obs: Observation[] = [0, 4, 8].map((t) => ({ atMs: t * S, status: 'queued', progress: 0 }));
+    assert.equal(exportPollDelay(obs, 8 * S), exportPollDelay(obs, 8 * S));
+    const low = exportPollDelay(obs, 8 * S, { random: () => 0 });
+    const high = exportPollDelay(obs, 8 * S, { random: () => 0.999 });
+    assert.ok(low < 8 * S && high > 8 * S, `${low} < 8 s < ${high}`);
+    const spread = new Set(Array.from({ length: 50 }, (_, i) => exportPollDelay(obs, 8 * S + i)));
+    assert.ok(spread.size > 10, 'the default jitter varies with the input');
+    // Queued again after running: the streak starts at the new queued observation.
+    const requeued: Observation[] = [
+      ...obs,
+      { atMs: 90 * S, status: 'running', progress: 5 },
+      { atMs: 92 * S, status: 'queued' },
+    ];
+    assert.equal(exportPollDelay(requeued, 92 * S, noJitter), E.floorMs);
+  });
+
+  test('queued: the cap and the long-queue relaxation are options', () => {
+    const obs: Observation[] = [{ atMs: 0, status: 'queued' }];
+    assert.equal(exportPollDelay(obs, 3600 * S, { ...noJitter, longQueueFraction: 0 }), E.queuedCeilingMs);
+    assert.equal(exportPollDelay(obs, 100 * S, { ...noJitter, queuedCeilingMs: 10 * S }), 10 * S);
+    // Never above the ceiling, whatever the queued options say.
+    assert.equal(exportPollDelay(obs, 3600 * S, { ...noJitter, queuedCeilingMs: 600 * S, ceilingMs: 60 * S }), 60 * S);
   });
 
   test('non-monotonic or garbage progress: finite, within bounds', () => {
