@@ -22,6 +22,11 @@ export interface WorkerConfig extends TemporalConfig {
   agentRateLimit: RateLimit;
   /** Port of the Prometheus endpoint; 0 disables it. */
   metricsPort: number;
+  /**
+   * METRICS_PORT was not set, so metricsPort is the default (9464): when another process holds it
+   * (a second worker on the host), any free port will do. An explicit port that is taken is an error.
+   */
+  metricsPortIsDefault?: boolean;
   /** Interface the Prometheus endpoint binds to (METRICS_HOST, default 127.0.0.1). */
   metricsHost?: string;
   /** LOG_LEVEL: TRACE, DEBUG, INFO (default), WARN or ERROR. */
@@ -31,6 +36,9 @@ export interface WorkerConfig extends TemporalConfig {
   /** SHUTDOWN_GRACE_TIME: how long in-flight activities get to finish on SIGTERM before they are cancelled (default 30s). */
   shutdownGraceTimeMs?: number;
 }
+
+/** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's usual port). */
+export const DEFAULT_METRICS_PORT = 9464;
 
 export type LogLevelName = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 const LOG_LEVELS: readonly LogLevelName[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
@@ -70,6 +78,9 @@ export function loadTemporalConfig(env: NodeJS.ProcessEnv): TemporalConfig {
   };
 }
 
+/** host, host:port or [IPv6]:port: what the worker's gRPC connection accepts (checked before connecting). */
+const TEMPORAL_ADDRESS_FORM = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?$/;
+
 export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const problems: string[] = [];
   const urlProblem = checkHttpUrl('ADMIN_API_URL', env.ADMIN_API_URL);
@@ -86,7 +97,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     }
   }
 
-  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? 9464 : Number(env.METRICS_PORT);
+  const address = env.TEMPORAL_ADDRESS;
+  if (address && !TEMPORAL_ADDRESS_FORM.test(address)) {
+    problems.push('TEMPORAL_ADDRESS must be host:port, e.g. 127.0.0.1:7233 or temporal.example.com:7233 ([::1]:7233 for IPv6)');
+  }
+
+  const metricsPortIsDefault = env.METRICS_PORT === undefined || env.METRICS_PORT === '';
+  const metricsPort = metricsPortIsDefault ? DEFAULT_METRICS_PORT : Number(env.METRICS_PORT);
   if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) {
     problems.push('METRICS_PORT must be a port number (0 disables metrics)');
   }
@@ -115,6 +132,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     adminApiKey: env.ADMIN_API_KEY as string,
     agentRateLimit,
     metricsPort,
+    metricsPortIsDefault,
     metricsHost,
     logLevel,
     logFormat: logFormat as 'text' | 'json',

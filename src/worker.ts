@@ -2,12 +2,13 @@
 // environment (`npm run worker`), or started in-process by the demo, tests and benchmarks through
 // createDocsAdminWorker.
 //
-// Metrics: one Prometheus endpoint (METRICS_PORT, default 9464, 127.0.0.1 unless METRICS_HOST). The
-// project's metrics are prom-client counters (src/prometheus.ts); the SDK's temporal_* metrics come
-// from Core's Prometheus exporter, bound by installRuntime to a private loopback port and appended to
-// each scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
+// Metrics: one Prometheus endpoint (METRICS_PORT, default 9464, 127.0.0.1 unless METRICS_HOST; a
+// free port when the default one is taken, so several workers run on one host). The project's metrics
+// are prom-client counters (src/prometheus.ts); the SDK's temporal_* metrics come from Core's
+// Prometheus exporter, bound by installRuntime to a private loopback port and appended to each
+// scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -26,7 +27,7 @@ import type { AdminApi } from './api/types';
 import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } from './config';
 import type { MetricsRecorder } from './metrics';
 import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
-import { temporalConnectionOptions, unreachableMessage } from './client';
+import { TemporalUnreachableError, temporalConnectionOptions } from './client';
 import { LIMITER_TASK_QUEUE } from './shared';
 import { freeLoopbackPort } from './free-port';
 
@@ -53,6 +54,8 @@ export interface InstallRuntimeOptions {
   sdkMetrics?: boolean;
   /** Where log lines go (default process.stderr). */
   write?: (line: string) => void;
+  /** Signals on which the Runtime shuts down every running Worker (default SIGINT and SIGTERM). */
+  shutdownSignals?: NodeJS.Signals[];
 }
 
 export interface InstalledRuntime {
@@ -119,7 +122,7 @@ export async function installRuntime(options: InstallRuntimeOptions = {}): Promi
   }
   Runtime.install({
     logger,
-    shutdownSignals: ['SIGINT', 'SIGTERM'],
+    shutdownSignals: options.shutdownSignals ?? ['SIGINT', 'SIGTERM'],
     telemetryOptions: {
       logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
       ...(metrics ? { metrics } : {}),
@@ -157,6 +160,16 @@ export interface DocsAdminWorkerOptions {
   workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
 }
 
+/** An activity attempt this process is executing. */
+export interface InFlightActivity {
+  activityType: string;
+  /** Undefined for an activity started on its own (not by a workflow). */
+  workflowId?: string;
+  attempt: number;
+  /** When this attempt started here (ms since epoch). */
+  startedAtMs: number;
+}
+
 export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
@@ -167,6 +180,10 @@ export interface DocsAdminWorker {
   metricsUrl?: string;
   /** Runs both workers (remembered, so close() can wait for it). */
   run(): Promise<void>;
+  /** Starts the graceful shutdown of both workers, if they run; run() resolves once they drained. */
+  shutdown(): void;
+  /** The activity attempts running now (what a stuck shutdown is waiting for). */
+  inFlight(): InFlightActivity[];
   /** Shuts the worker down if it is running (waiting for it), then closes everything this function opened. */
   close(): Promise<void>;
 }
@@ -175,7 +192,99 @@ function isPrometheus(metrics: MetricsRecorder): metrics is PrometheusMetrics {
   return 'registry' in metrics;
 }
 
+/** A failed start whose message says what to fix, on one line. */
+export class WorkerStartError extends Error {
+  override readonly name: string = 'WorkerStartError';
+}
+
+/** The Prometheus endpoint could not listen where METRICS_PORT / METRICS_HOST say. */
+export class MetricsListenError extends WorkerStartError {
+  override readonly name = 'MetricsListenError';
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    options: { cause: unknown },
+  ) {
+    const code = (options.cause as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EADDRINUSE'
+        ? 'is already in use (another worker on this host?); choose another METRICS_PORT, 0 to disable metrics, or unset it to use a free port'
+        : code === 'EACCES'
+          ? 'needs privileges (a port below 1024); choose another METRICS_PORT'
+          : code === 'EADDRNOTAVAIL'
+            ? 'is not an address of this host; check METRICS_HOST'
+            : `cannot be bound (${(options.cause as Error).message})`;
+    super(`METRICS_PORT=${port}: metrics endpoint ${host}:${port} ${why}`, options);
+  }
+}
+
+/**
+ * The Prometheus endpoint, bound before anything else so that a port problem fails the start while
+ * nothing holds the Temporal connection. When METRICS_PORT is unset and the default port is taken
+ * (a second worker on the host), it serves on a free port instead and says so; an explicit port that
+ * cannot be bound is a MetricsListenError.
+ */
+async function startMetricsEndpoint(
+  config: WorkerConfig,
+  options: DocsAdminWorkerOptions,
+  metrics: MetricsRecorder,
+  logger: Logger,
+): Promise<MetricsServer | undefined> {
+  const fromConfig = options.metricsListen === undefined;
+  const listen = fromConfig ? (config.metricsPort === 0 ? false : { port: config.metricsPort, host: config.metricsHost }) : options.metricsListen;
+  if (!listen || !isPrometheus(metrics)) return undefined;
+  const host = listen.host ?? '127.0.0.1';
+  const start = (port: number) =>
+    startMetricsServer({ registry: metrics.registry, port, host, sdkMetricsUrl: options.sdkMetricsUrl ?? installed?.sdkMetricsUrl });
+  try {
+    return await start(listen.port);
+  } catch (err) {
+    if (!fromConfig) throw err;
+    if (!(config.metricsPortIsDefault && (err as NodeJS.ErrnoException).code === 'EADDRINUSE')) {
+      throw new MetricsListenError(host, listen.port, { cause: err });
+    }
+    const server = await start(0);
+    logger.warn(
+      `metrics port ${listen.port} (the default) is in use, probably by another worker: serving metrics on ${server.url} instead; set METRICS_PORT to choose the port`,
+    );
+    return server;
+  }
+}
+
+const GRPC_NOT_FOUND = 5;
+
+/**
+ * Fails fast and clearly on a namespace the server does not have. Worker.create would find out too,
+ * but later (after bundling), in a message of gRPC internals, and leaving worker threads behind that
+ * keep the process alive.
+ */
+async function checkNamespace(client: Client, namespace: string, address: string): Promise<void> {
+  try {
+    await client.workflowService.describeNamespace({ namespace });
+  } catch (err) {
+    if (!(isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)) throw err;
+    throw new WorkerStartError(
+      `namespace "${namespace}" does not exist on the Temporal server at ${address}; set TEMPORAL_NAMESPACE or create it (temporal operator namespace create --namespace ${namespace})`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * Lets go of a Worker that was created but never run. The SDK drops a Worker's hold on its
+ * NativeConnection only at the end of run() (until then connection.close() throws IllegalStateError,
+ * hiding whatever failed), and shutdown() before run() throws; so: run() and shutdown() at once. Core
+ * stops polling straight away; a task it may already hold is finished or handed back as in any drain.
+ */
+async function releaseUnrunWorker(worker: Worker): Promise<void> {
+  if (worker.getState() !== 'INITIALIZED') return;
+  const running = worker.run();
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+  await running.catch(() => undefined);
+}
+
 export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
+  // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
   const cleanups: (() => Promise<void>)[] = [];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
@@ -184,6 +293,9 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
   try {
     const logger = options.logger ?? installed?.logger ?? Runtime.instance().logger;
     const metrics = options.metrics ?? createPrometheusMetrics();
+
+    const server = await startMetricsEndpoint(config, options, metrics, logger);
+    if (server) cleanups.push(() => server.close());
 
     let connection = options.connection;
     if (!connection) {
@@ -197,6 +309,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       cleanups.push(() => clientConnection.close());
       client = new Client({ connection: clientConnection, namespace: config.namespace });
     }
+    await checkNamespace(client, config.namespace, config.address);
     let api = options.api;
     if (!api) {
       const owned = new AdminApiClient({
@@ -210,6 +323,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     }
 
     const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
+    const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger }));
     const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue });
@@ -231,13 +345,21 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
       ...WORKER_POLLERS,
       interceptors: {
-        // One place counts retries for every activity: attempt > 1 means Temporal is retrying it.
+        // One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and
+        // keeps the attempts in flight, which a shutdown that overruns its deadline reports.
         activity: [
           (ctx) => ({
             inbound: {
-              execute: (input, next) => {
-                if (ctx.info.attempt > 1) metrics.activityRetry(ctx.info.activityType);
-                return next(input);
+              execute: async (input, next) => {
+                const { activityType, attempt, workflowExecution } = ctx.info;
+                if (attempt > 1) metrics.activityRetry(activityType);
+                const entry: InFlightActivity = { activityType, workflowId: workflowExecution?.workflowId, attempt, startedAtMs: Date.now() };
+                active.add(entry);
+                try {
+                  return await next(input);
+                } finally {
+                  active.delete(entry);
+                }
               },
             },
           }),
@@ -245,6 +367,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       },
       ...options.workerOptions,
     });
+    cleanups.push(() => releaseUnrunWorker(worker));
 
     // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
     const limiterWorker = await Worker.create({
@@ -255,26 +378,12 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     });
+    cleanups.push(() => releaseUnrunWorker(limiterWorker));
     const workers = [worker, limiterWorker];
 
-    let server: MetricsServer | undefined;
-    const listen =
-      options.metricsListen === undefined
-        ? config.metricsPort === 0
-          ? false
-          : { port: config.metricsPort, host: config.metricsHost }
-        : options.metricsListen;
-    if (listen && isPrometheus(metrics)) {
-      server = await startMetricsServer({
-        registry: metrics.registry,
-        port: listen.port,
-        host: listen.host ?? '127.0.0.1',
-        sdkMetricsUrl: options.sdkMetricsUrl ?? installed?.sdkMetricsUrl,
-      });
-      const started = server;
-      cleanups.push(() => started.close());
-    }
-
+    const shutdown = () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    };
     let running: Promise<void> | undefined;
     return {
       worker,
@@ -282,21 +391,17 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       metrics,
       metricsUrl: server?.url,
       run() {
-        // Either worker stopping (a fatal error, or a shutdown signal) stops the other.
-        running ??= Promise.allSettled(
-          workers.map((w) =>
-            w.run().finally(() => {
-              for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
-            }),
-          ),
-        ).then((outcomes) => {
+        // Either worker stopping (a fatal error, or a shutdown) stops the other.
+        running ??= Promise.allSettled(workers.map((w) => w.run().finally(shutdown))).then((outcomes) => {
           const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
           if (failed) throw failed.reason;
         });
         return running;
       },
+      shutdown,
+      inFlight: () => [...active],
       async close() {
-        for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+        shutdown();
         if (running) await running.catch(() => undefined);
         await cleanup();
       },
@@ -349,68 +454,163 @@ class LimiterQueueAdopter {
 
 // ---- `npm run worker` ----------------------------------------------------------------------------
 
-async function main(): Promise<number> {
+/** Exit codes of `npm run worker` (README, "Running several workers"). */
+export const EXIT_CODE = {
+  /** Stopped by SIGTERM/SIGINT after everything in flight finished or was cancelled. */
+  stopped: 0,
+  /** Could not start (environment, Temporal address or namespace, metrics port), or a worker failed. */
+  failed: 1,
+  /** Exited with work still in flight: the shutdown deadline passed, or a second signal came. */
+  forced: 2,
+} as const;
+
+/** After a signal, the process exits at the latest this long after SHUTDOWN_GRACE_TIME. */
+export const SHUTDOWN_DEADLINE_MARGIN_MS = 10_000;
+/** A second signal sooner than this after the first is the same one delivered twice. */
+const REPEATED_SIGNAL_MS = 1_000;
+/** Once the worker has stopped, closing connections and the process exiting may take this long. */
+const EXIT_DEADLINE_MS = 5_000;
+
+/** One line: our own start errors speak for themselves; others keep their name (TransportError: ...). */
+function errorLine(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const ours = err instanceof TemporalUnreachableError || err instanceof WorkerStartError;
+  return `${ours || err.name === 'Error' ? '' : `${err.name}: `}${err.message.split('\n')[0]}`;
+}
+
+/** What a forced exit leaves behind, for the log: the activity attempts running and each worker's state. */
+function describeInFlight(handle: DocsAdminWorker | undefined, nowMs = Date.now()): string {
+  if (!handle) return 'the worker was still starting';
+  const activities = handle.inFlight().map((a) => {
+    const seconds = ((nowMs - a.startedAtMs) / 1000).toFixed(1);
+    return `${a.activityType} (workflow ${a.workflowId ?? 'none'}, attempt ${a.attempt}, running ${seconds} s)`;
+  });
+  const workers = [handle.worker, handle.limiterWorker].map((w) => `${w.options.taskQueue}: ${w.getState()}`);
+  return `activities: ${activities.length > 0 ? activities.join('; ') : 'none'}; workers: ${workers.join(', ')}`;
+}
+
+export interface WorkerProcessOptions {
+  /** The admin API client (default: AdminApiClient from the environment). */
+  api?: AdminApi;
+}
+
+/**
+ * `npm run worker`: the worker from the environment, run as this process until SIGTERM or SIGINT.
+ * Resolves with the exit code (EXIT_CODE). It owns the process: its signal handlers, and process.exit
+ * when a deadline passes (SHUTDOWN_GRACE_TIME + 10 s after a signal, or 5 s after the worker stopped
+ * when something still holds the event loop). Every failure to start logs its cause on one line.
+ */
+export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
   let config: WorkerConfig;
   try {
-    config = loadWorkerConfig(process.env);
+    config = loadWorkerConfig(env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
-    return 1;
+    return EXIT_CODE.failed;
   }
+  // This function handles the signals itself (below), so the Runtime must not.
   const { logger } = await installRuntime({
     logLevel: config.logLevel,
     logFormat: config.logFormat,
     secrets: [config.adminApiKey],
+    shutdownSignals: [],
   });
+  const graceMs = config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS;
 
-  const connectOptions = { ...temporalConnectionOptions(process.env), address: config.address };
-  let connection: NativeConnection;
+  let handle: DocsAdminWorker | undefined;
+  let stopSignal: NodeJS.Signals | undefined;
+  let stopSignalAtMs = 0;
+  let deadline: NodeJS.Timeout | undefined;
+  const exitNow = (why: string) => {
+    logger.error(`${why}; still in flight: ${describeInFlight(handle)}`);
+    process.exit(EXIT_CODE.forced);
+  };
+  // The first signal drains: the SDK gives running activities graceMs, then cancels them. An activity
+  // that ignores its cancellation would keep the process up for ever, so a deadline (unref'd: it never
+  // delays a clean exit) ends it regardless. One Ctrl-C under `npm run worker` can arrive twice within
+  // milliseconds (from the terminal and relayed by npm/tsx): only a repeat after that means "now".
+  const onSignal = (signal: NodeJS.Signals) => {
+    const limitMs = graceMs + SHUTDOWN_DEADLINE_MARGIN_MS;
+    if (stopSignal) {
+      if (Date.now() - stopSignalAtMs < REPEATED_SIGNAL_MS) return;
+      return exitNow(`${signal} again while stopping: exiting now`);
+    }
+    stopSignal = signal;
+    stopSignalAtMs = Date.now();
+    logger.info(`${signal}: stopping; running activities get ${graceMs / 1000} s, then are cancelled; exit within ${limitMs / 1000} s`);
+    handle?.shutdown();
+    deadline = setTimeout(() => exitNow(`not stopped ${limitMs / 1000} s after ${signal}: exiting`), limitMs).unref();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  let code: number = EXIT_CODE.failed;
+  const closers: (() => Promise<void>)[] = [];
   try {
+    const connectOptions = { ...temporalConnectionOptions(env), address: config.address };
     const { apiKey, tls, metadata } = connectOptions;
-    connection = await NativeConnection.connect({
+    const connection = await NativeConnection.connect({
       address: config.address,
       ...(typeof apiKey === 'string' ? { apiKey } : {}),
       ...(tls !== undefined && tls !== null ? { tls } : {}),
       ...(metadata ? { metadata: metadata as Record<string, string> } : {}),
+    }).catch((err: unknown) => {
+      throw new TemporalUnreachableError(config.address, { cause: err });
     });
-  } catch (err) {
-    logger.error(unreachableMessage(config.address, err));
-    return 1;
-  }
-  const clientConnection = await Connection.connect({ ...connectOptions, connectTimeout: 10_000 });
-  const client = new Client({ connection: clientConnection, namespace: config.namespace });
+    closers.push(() => connection.close());
+    const clientConnection = await Connection.connect({ ...connectOptions, connectTimeout: 10_000 }).catch((err: unknown) => {
+      throw new TemporalUnreachableError(config.address, { cause: err });
+    });
+    closers.push(() => clientConnection.close());
+    const client = new Client({ connection: clientConnection, namespace: config.namespace });
 
-  let handle: DocsAdminWorker | undefined;
-  try {
-    handle = await createDocsAdminWorker(config, { connection, client, logger });
-    logger.info('docs-admin worker started', {
-      taskQueue: config.taskQueue,
-      namespace: config.namespace,
-      address: config.address,
-      adminApiUrl: config.adminApiUrl,
-      metrics: handle.metricsUrl ?? 'disabled',
-      agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
-    });
-    await handle.run();
+    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api });
+    handle = started;
+    // Before the connections: the workers must let go of them first.
+    closers.push(() => started.close());
+    if (!stopSignal) {
+      logger.info('docs-admin worker started', {
+        taskQueue: config.taskQueue,
+        namespace: config.namespace,
+        address: config.address,
+        adminApiUrl: config.adminApiUrl,
+        metrics: started.metricsUrl ?? 'disabled',
+        agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
+      });
+      await started.run();
+    }
     logger.info('docs-admin worker stopped');
-    return 0;
+    code = EXIT_CODE.stopped;
+  } catch (err) {
+    logger.error(`docs-admin worker ${handle ? 'failed' : 'cannot start'}: ${errorLine(err)}`);
+    code = EXIT_CODE.failed;
   } finally {
-    await handle?.close();
-    await clientConnection.close();
-    await connection.close();
+    clearTimeout(deadline);
+    // Whatever is left open (a connection that does not close, a stray handle) must not keep the process.
+    const exitCode = code;
+    setTimeout(() => {
+      logger.warn(`still running ${EXIT_DEADLINE_MS / 1000} s after the worker stopped: exiting`);
+      process.exit(exitCode);
+    }, EXIT_DEADLINE_MS).unref();
+    for (const close of closers.reverse()) {
+      await close().catch((err: unknown) => logger.warn(`while closing: ${errorLine(err)}`));
+    }
   }
+  return code;
 }
 
-if (require.main === module) {
-  main().then(
+/** The entry point of `npm run worker`: runWorkerProcess on process.env, its result as the exit code. */
+export function main(options: WorkerProcessOptions = {}): void {
+  runWorkerProcess(process.env, options).then(
     (code) => {
       process.exitCode = code;
     },
     (err: unknown) => {
-      const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      process.stderr.write(`docs-admin worker failed: ${redact(message, [process.env.ADMIN_API_KEY])}\n`);
-      process.exitCode = 1;
+      process.stderr.write(`docs-admin worker failed: ${redact(errorLine(err), [process.env.ADMIN_API_KEY])}\n`);
+      process.exitCode = EXIT_CODE.failed;
     },
   );
 }
+
+if (require.main === module) main();

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, checkAdminApiKey, loadWorkerConfig, parseRateLimit } from '../../src/config';
+import { ConfigError, DEFAULT_METRICS_PORT, checkAdminApiKey, loadWorkerConfig, parseRateLimit } from '../../src/config';
 
 const KEY = 'mint_unit_test_key_0123456789';
 
@@ -81,5 +81,29 @@ describe('loadWorkerConfig', () => {
 
   test('refuses URLs with credentials', () => {
     assert.throws(() => loadWorkerConfig({ ADMIN_API_URL: 'http://u:p@127.0.0.1', ADMIN_API_KEY: KEY }), /credentials/);
+  });
+
+  test('METRICS_PORT: the default (which may fall back to a free port) only when unset or empty', () => {
+    const base = { ADMIN_API_URL: 'http://127.0.0.1:4010', ADMIN_API_KEY: KEY };
+    for (const value of [undefined, '']) {
+      const config = loadWorkerConfig({ ...base, METRICS_PORT: value });
+      assert.equal(config.metricsPort, DEFAULT_METRICS_PORT);
+      assert.equal(config.metricsPortIsDefault, true);
+    }
+    for (const value of ['9464', '9100', '0']) {
+      const config = loadWorkerConfig({ ...base, METRICS_PORT: value });
+      assert.equal(config.metricsPort, Number(value));
+      assert.equal(config.metricsPortIsDefault, false, `METRICS_PORT=${value} is explicit`);
+    }
+  });
+
+  test('TEMPORAL_ADDRESS must be host, host:port or [IPv6]:port', () => {
+    const base = { ADMIN_API_URL: 'http://127.0.0.1:4010', ADMIN_API_KEY: KEY };
+    for (const address of ['127.0.0.1:7233', 'temporal', 'my-ns.tmprl.cloud:7233', '[::1]:7233', 'temporal_frontend:7233']) {
+      assert.equal(loadWorkerConfig({ ...base, TEMPORAL_ADDRESS: address }).address, address);
+    }
+    for (const address of ['nonsense::x', 'http://127.0.0.1:7233', '127.0.0.1:', 'host:port', ' 127.0.0.1:7233']) {
+      assert.throws(() => loadWorkerConfig({ ...base, TEMPORAL_ADDRESS: address }), /TEMPORAL_ADDRESS must be host:port/, address);
+    }
   });
 });

@@ -1,0 +1,301 @@
+// `npm run worker` as an orchestrator sees it: real worker processes against a dev server and the
+// emulator, on loopback only. Several workers share a host with METRICS_PORT unset; an explicit taken
+// port, a closed Temporal address or a missing namespace fail the start at once, non-zero, with the
+// cause on stderr; SIGTERM ends the process within SHUTDOWN_GRACE_TIME + 10 s, stuck activity or not.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { NativeConnection } from '@temporalio/worker';
+import { startExport } from '../../src/client';
+import { DEFAULT_METRICS_PORT, type WorkerConfig } from '../../src/config';
+import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { freeLoopbackPort } from '../../src/free-port';
+import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
+import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+
+const ROOT = path.resolve(__dirname, '../..');
+const KEY = 'mint_worker_process_test_key_0123456789';
+const GRACE_MS = 2_000;
+/** Slack for a loaded 2-core machine on top of the limits under test. */
+const SLACK_MS = 3_000;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  atMs: number;
+}
+
+/** `node --import tsx <script>` with exactly `env` (plus PATH and HOME); stderr collected. */
+class Spawned {
+  stderr = '';
+  readonly exited: Promise<Exit>;
+  readonly child;
+  readonly startedAtMs = Date.now();
+
+  constructor(
+    readonly env: Record<string, string>,
+    script = 'src/worker.ts',
+  ) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => resolve({ code, signal, atMs: Date.now() })),
+    );
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The JSON log lines (LOG_FORMAT=json); other stderr text is skipped. */
+  logLines(): { level: string; msg: string; [key: string]: unknown }[] {
+    return this.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; msg: string });
+  }
+
+  async waitStarted(): Promise<{ metrics: string }> {
+    const line = await waitFor(
+      () => {
+        if (!this.running) throw new Error(`the worker exited before it started:\n${this.stderr}`);
+        return this.logLines().find((l) => l.msg === 'docs-admin worker started');
+      },
+      { timeoutMs: 90_000, intervalMs: 100, what: 'the worker to start' },
+    );
+    return line as unknown as { metrics: string };
+  }
+
+  /** Waits for the exit (at most timeoutMs), killing the process if it is still there. */
+  async exit(timeoutMs: number): Promise<Exit> {
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async kill(): Promise<void> {
+    if (this.running) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** A listener on 127.0.0.1:port, or null when another process holds the port already. */
+async function occupy(port: number): Promise<net.Server | null> {
+  const server = net.createServer((socket) => socket.destroy());
+  return new Promise((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' ? resolve(null) : reject(err)));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+const closeServer = (server: net.Server | null) =>
+  new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+
+describe('the worker process', () => {
+  let env: DevEnv;
+  let emu: EmulatorHandle;
+  const spawned: Spawned[] = [];
+
+  const workerEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+    ADMIN_API_URL: emu.url,
+    ADMIN_API_KEY: KEY,
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-proc'),
+    LOG_FORMAT: 'json',
+    SHUTDOWN_GRACE_TIME: `${GRACE_MS}ms`,
+    ...extra,
+  });
+  const start = (extra?: Record<string, string>, script?: string) => {
+    const worker = new Spawned(workerEnv(extra), script);
+    spawned.push(worker);
+    return worker;
+  };
+
+  before(async () => {
+    env = await createDevEnv();
+    emu = await startEmulator({ exportQueuedMs: 100, exportDurationMs: 500 });
+  });
+
+  after(async () => {
+    await Promise.all(spawned.map((w) => w.kill()));
+    await emu?.close();
+    await env?.teardown();
+  });
+
+  test('two workers with METRICS_PORT unset share the host: each serves /metrics on a port of its own', async () => {
+    // The default port is taken: by this test, or by whoever held it already.
+    const holder = await occupy(DEFAULT_METRICS_PORT);
+    try {
+      const workers = [start({ METRICS_PORT: '' }), start({ METRICS_PORT: '' })];
+      const started = await Promise.all(workers.map((w) => w.waitStarted()));
+      const urls = started.map((s) => new URL(s.metrics));
+      for (const [i, url] of urls.entries()) {
+        assert.equal(url.hostname, '127.0.0.1');
+        assert.notEqual(Number(url.port), DEFAULT_METRICS_PORT);
+        const warning = workers[i]!.logLines().find(
+          (l) => l.level === 'WARN' && l.msg.includes(`metrics port ${DEFAULT_METRICS_PORT}`),
+        );
+        assert.ok(warning?.msg.includes(url.href), `the warning names the port in use instead: ${warning?.msg}`);
+        const response = await fetch(url);
+        assert.equal(response.status, 200);
+        assert.match(await response.text(), /^# TYPE docs_admin_api_calls_total counter$/m, "the project's metrics");
+      }
+      assert.notEqual(urls[0]!.port, urls[1]!.port);
+
+      for (const w of workers) w.child.kill('SIGTERM');
+      for (const w of workers) {
+        const { code } = await w.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
+        assert.equal(code, EXIT_CODE.stopped, w.stderr);
+      }
+    } finally {
+      await closeServer(holder);
+    }
+  });
+
+  test('METRICS_PORT set to a taken port: exits 1 at once, naming the port and the variable', async () => {
+    const port = await freeLoopbackPort();
+    const holder = await occupy(port);
+    assert.ok(holder, 'the test holds the port');
+    try {
+      const worker = start({ METRICS_PORT: String(port) });
+      const { code, atMs } = await worker.exit(30_000);
+      const seconds = (atMs - worker.startedAtMs) / 1000;
+      assert.equal(code, EXIT_CODE.failed, worker.stderr);
+      assert.ok(seconds < 10, `exited after ${seconds} s`);
+      const errors = worker.logLines().filter((l) => l.level === 'ERROR');
+      assert.equal(errors.length, 1, worker.stderr);
+      assert.match(errors[0]!.msg, new RegExp(`METRICS_PORT=${port}\\b.*127\\.0\\.0\\.1:${port} is already in use`));
+      assert.doesNotMatch(worker.stderr, /IllegalStateError|Cannot close connection/);
+      assert.ok(!worker.logLines().some((l) => l.msg === 'docs-admin worker started'));
+    } finally {
+      await closeServer(holder);
+    }
+  });
+
+  test('a Temporal address nobody listens on, or a namespace the server lacks: exits 1 with the cause', async () => {
+    const closed = `127.0.0.1:${await freeLoopbackPort()}`;
+    const cases = [
+      {
+        worker: start({ TEMPORAL_ADDRESS: closed }),
+        cause: new RegExp(
+          `cannot reach the Temporal server at ${closed.replace(/\./g, '\\.')} \\(connection refused\\)`,
+        ),
+      },
+      {
+        worker: start({ TEMPORAL_NAMESPACE: 'no-such-namespace' }),
+        cause: /namespace "no-such-namespace" does not exist on the Temporal server at/,
+      },
+    ];
+    for (const { worker, cause } of cases) {
+      const { code, atMs } = await worker.exit(30_000);
+      const seconds = (atMs - worker.startedAtMs) / 1000;
+      assert.equal(code, EXIT_CODE.failed, worker.stderr);
+      assert.ok(seconds < 15, `exited after ${seconds} s`);
+      const errors = worker.logLines().filter((l) => l.level === 'ERROR');
+      assert.equal(errors.length, 1, worker.stderr);
+      assert.match(errors[0]!.msg, cause);
+      assert.doesNotMatch(worker.stderr, /IllegalStateError|still running/);
+    }
+  });
+
+  test('SIGTERM while an export start call hangs: the call is cancelled after the grace time, exit 0', async () => {
+    const worker = start();
+    await worker.waitStarted();
+    emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
+    try {
+      const before = emu.counters().faultsInjected.slow ?? 0;
+      await startExport(
+        env.client,
+        { domain: 'sigterm-drain.example.com' },
+        { taskQueue: worker.env.TEMPORAL_TASK_QUEUE },
+      );
+      await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
+        timeoutMs: 30_000,
+        what: 'the start call at the emulator',
+      });
+      const signalledAt = Date.now();
+      worker.child.kill('SIGTERM');
+      const { code, atMs } = await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
+      const ms = atMs - signalledAt;
+      assert.equal(code, EXIT_CODE.stopped, worker.stderr);
+      assert.ok(ms >= GRACE_MS, `the activity had its grace time (exit after ${ms} ms)`);
+      assert.ok(ms < GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS, `exit after ${ms} ms`);
+      assert.ok(worker.logLines().some((l) => l.msg === 'docs-admin worker stopped'));
+      process.stdout.write(`# SIGTERM to exit, cancellable activity in flight: ${ms} ms\n`);
+    } finally {
+      emu.setFaults([]);
+    }
+  });
+
+  test('SIGTERM while an activity ignores its cancellation: the deadline exits 2 at grace + 10 s, naming it', async () => {
+    const worker = start({}, 'test/fixtures/worker-ignoring-cancellation.ts');
+    await worker.waitStarted();
+    emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
+    try {
+      const before = emu.counters().faultsInjected.slow ?? 0;
+      const handle = await startExport(
+        env.client,
+        { domain: 'sigterm-stuck.example.com' },
+        { taskQueue: worker.env.TEMPORAL_TASK_QUEUE },
+      );
+      await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
+        timeoutMs: 30_000,
+        what: 'the start call at the emulator',
+      });
+      const signalledAt = Date.now();
+      worker.child.kill('SIGTERM');
+      // A duplicate delivery (npm and tsx relay a terminal's Ctrl-C) must not force the exit.
+      worker.child.kill('SIGTERM');
+      const limitMs = GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS;
+      const { code, atMs } = await worker.exit(limitMs + SLACK_MS);
+      const ms = atMs - signalledAt;
+      assert.equal(code, EXIT_CODE.forced, worker.stderr);
+      assert.ok(ms >= limitMs - 100 && ms < limitMs + SLACK_MS, `exit after ${ms} ms`);
+      const last = worker
+        .logLines()
+        .filter((l) => l.level === 'ERROR')
+        .at(-1);
+      assert.match(
+        last?.msg ?? '',
+        new RegExp(
+          `not stopped ${limitMs / 1000} s after SIGTERM.*startExport \\(workflow ${handle.workflowId}, attempt 1, running`,
+        ),
+      );
+      process.stdout.write(`# SIGTERM to exit, activity ignoring cancellation in flight: ${ms} ms\n`);
+    } finally {
+      emu.setFaults([]);
+    }
+  });
+
+  test('createDocsAdminWorker closed without running lets go of the connection it was given', async () => {
+    const connection = await NativeConnection.connect({ address: env.address });
+    const config: WorkerConfig = {
+      address: env.address,
+      namespace: env.namespace ?? 'default',
+      taskQueue: uniqueTaskQueue('never-run'),
+      adminApiUrl: emu.url,
+      adminApiKey: KEY,
+      agentRateLimit: { limit: 100, windowMs: 60_000 },
+      metricsPort: 0,
+    };
+    const handle = await createDocsAdminWorker(config, {
+      connection,
+      client: env.client,
+      workflowBundle: await workflowBundle(),
+    });
+    const t0 = Date.now();
+    await handle.close();
+    await connection.close(); // throws IllegalStateError while a Worker holds it
+    assert.ok(Date.now() - t0 < 10_000, `released in ${Date.now() - t0} ms`);
+  });
+});
