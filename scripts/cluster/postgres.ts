@@ -1,0 +1,138 @@
+// The cluster's PostgreSQL: Debian's server binaries, a database cluster of its own in
+// .data/cluster/postgres, listening on 127.0.0.1 only (no Unix socket), password authentication.
+// initdb refuses to run as root, so as root every server program runs as the `postgres` user.
+import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from './layout';
+import { tail } from './processes';
+
+const OS_USER = 'postgres';
+const isRoot = process.getuid?.() === 0;
+
+/** Debian's newest /usr/lib/postgresql/<version>/bin, else wherever pg_ctl is on PATH. */
+export function postgresBinDir(): string | undefined {
+  const base = '/usr/lib/postgresql';
+  if (existsSync(base)) {
+    const versions = readdirSync(base)
+      .filter((v) => existsSync(path.join(base, v, 'bin', 'pg_ctl')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions[0]) return path.join(base, versions[0], 'bin');
+  }
+  const found = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' }).stdout.trim();
+  return found ? path.dirname(found) : undefined;
+}
+
+function bin(name: string): string {
+  const dir = postgresBinDir();
+  if (!dir) throw new Error('PostgreSQL is not installed: apt-get install -y postgresql (Debian 12 ships 15)');
+  return path.join(dir, name);
+}
+
+/** Runs a PostgreSQL program, as the postgres user when this process is root. */
+function runPg(program: string, args: string[], timeoutMs = 120_000) {
+  const [command, argv] = isRoot ? ['runuser', ['-u', OS_USER, '--', bin(program), ...args]] : [bin(program), args];
+  const result = spawnSync(command, argv as string[], { encoding: 'utf8', timeout: timeoutMs, cwd: '/' });
+  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`.trim() };
+}
+
+/** Hands a path to the postgres user (when root), who owns the data and writes the log. */
+function giveToPostgres(file: string): void {
+  if (!isRoot) return;
+  const ids = spawnSync('id', ['-u', OS_USER], { encoding: 'utf8' });
+  const gids = spawnSync('id', ['-g', OS_USER], { encoding: 'utf8' });
+  if (ids.status !== 0) throw new Error(`there is no "${OS_USER}" user: install PostgreSQL with apt-get install -y postgresql`);
+  chownSync(file, Number(ids.stdout.trim()), Number(gids.stdout.trim()));
+}
+
+export function isPostgresReady(): boolean {
+  if (!postgresBinDir()) return false;
+  const result = spawnSync(bin('pg_isready'), ['-q', '-h', HOST, '-p', String(CLUSTER_PORTS.postgres)], { timeout: 10_000 });
+  return result.status === 0;
+}
+
+export function isInitialized(): boolean {
+  return existsSync(path.join(CLUSTER_FILES.postgresData, 'PG_VERSION')) && existsSync(CLUSTER_FILES.postgresPassword);
+}
+
+export function postgresPassword(): string {
+  return readFileSync(CLUSTER_FILES.postgresPassword, 'utf8').trim();
+}
+
+/**
+ * Creates the database cluster: superuser `temporal` with a random password (kept in
+ * .data/cluster/postgres-password), scram-sha-256 over TCP, no Unix socket. Built in a temporary
+ * directory and renamed into place, so an interrupted run leaves nothing half made.
+ */
+function initialize(): void {
+  const data = CLUSTER_FILES.postgresData;
+  const building = `${data}.init`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true, mode: 0o700 });
+  giveToPostgres(building);
+  if (isRoot && spawnSync('runuser', ['-u', OS_USER, '--', 'test', '-w', building]).status !== 0) {
+    throw new Error(
+      `the ${OS_USER} user cannot write ${building}: every folder above it must be enterable by others (chmod o+x)`,
+    );
+  }
+
+  const password = randomBytes(24).toString('hex');
+  const pwfile = path.join(CLUSTER_DATA_DIR, `.pwfile-${process.pid}`);
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  giveToPostgres(pwfile);
+  try {
+    const init = runPg('initdb', [
+      '-D', building,
+      '-U', POSTGRES_USER,
+      `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256',
+      '--encoding=UTF8',
+      '--no-locale',
+    ]);
+    if (!init.ok) throw new Error(`initdb failed:\n${init.output}`);
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+  appendFileSync(
+    path.join(building, 'postgresql.conf'),
+    [
+      '',
+      '# npm run cluster: loopback only, its own port, no Unix socket (everything connects over TCP).',
+      `listen_addresses = '${HOST}'`,
+      `port = ${CLUSTER_PORTS.postgres}`,
+      "unix_socket_directories = ''",
+      // Each of the server's four services keeps its own pools (default store 20, visibility 10).
+      'max_connections = 200',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(CLUSTER_FILES.postgresPassword, `${password}\n`, { mode: 0o600 });
+  renameSync(building, data);
+}
+
+/** Starts PostgreSQL (creating its database cluster the first time) and waits until it accepts connections. */
+export function startPostgres(log: (line: string) => void): void {
+  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+  if (!isInitialized()) {
+    log(`PostgreSQL: creating the database cluster in ${path.relative(process.cwd(), CLUSTER_FILES.postgresData) || '.'}`);
+    rmSync(CLUSTER_FILES.postgresData, { recursive: true, force: true });
+    initialize();
+  }
+  if (!existsSync(CLUSTER_FILES.postgresLog)) closeSync(openSync(CLUSTER_FILES.postgresLog, 'a'));
+  giveToPostgres(CLUSTER_FILES.postgresLog);
+  log(`PostgreSQL: starting on ${HOST}:${CLUSTER_PORTS.postgres}`);
+  const started = runPg('pg_ctl', ['start', '-D', CLUSTER_FILES.postgresData, '-l', CLUSTER_FILES.postgresLog, '-w', '-t', '60']);
+  if (!started.ok) {
+    throw new Error(`PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog)}`);
+  }
+}
+
+/** Stops this cluster's PostgreSQL (fast shutdown) and waits for it. Returns whether it was running. */
+export function stopPostgres(): boolean {
+  if (!postgresBinDir() || !existsSync(path.join(CLUSTER_FILES.postgresData, 'postmaster.pid'))) return false;
+  if (!runPg('pg_ctl', ['status', '-D', CLUSTER_FILES.postgresData]).ok) return false;
+  const stopped = runPg('pg_ctl', ['stop', '-D', CLUSTER_FILES.postgresData, '-m', 'fast', '-w', '-t', '60']);
+  if (!stopped.ok) throw new Error(`pg_ctl stop failed:\n${stopped.output}`);
+  return true;
+}
