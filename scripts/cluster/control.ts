@@ -24,10 +24,11 @@ import {
   uiEnv,
 } from './layout';
 import { isPostgresReady, postgresBinDir, postgresPassword, startPostgres, stopPostgres } from './postgres';
-import { runningProcess, startDetached, stopRecorded, tail } from './processes';
+import { logOffset, runningProcess, type Started, startDetached, stopRecorded, tail } from './processes';
 
 export interface ClusterOptions {
-  /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. */
+  /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
+   * server is restarted for it; without it a running server keeps the config it has. */
   tuned?: boolean;
   /** Progress lines. */
   log?: (line: string) => void;
@@ -96,28 +97,30 @@ export async function clusterStatus(): Promise<ClusterStatus> {
 
 /** Runs setup.sh with a phase, its output appended to setup.log; fails with the log's tail. */
 function runSetup(phase: 'schema' | 'namespace', env: NodeJS.ProcessEnv): Promise<void> {
+  const offset = logOffset(CLUSTER_FILES.setupLog);
   const out = openSync(CLUSTER_FILES.setupLog, 'a');
   return new Promise((resolve, reject) => {
     const child = spawn('sh', [SETUP_SCRIPT, phase], { env, stdio: ['ignore', out, out] });
     child.once('error', reject);
     child.once('exit', (code) => {
       if (code === 0) resolve();
-      else reject(new Error(`setup.sh ${phase} failed (exit ${code}); ${CLUSTER_FILES.setupLog}:\n${tail(CLUSTER_FILES.setupLog)}`));
+      else reject(new Error(`setup.sh ${phase} failed (exit ${code}); ${CLUSTER_FILES.setupLog}:\n${tail(CLUSTER_FILES.setupLog, { offset })}`));
     });
   });
 }
 
-/** Polls until check() is true; fails early when the process exits, with its log's tail. */
-async function waitUntil(what: string, check: () => boolean | Promise<boolean>, exited: Promise<never>, logFile: string, timeoutMs: number) {
+/** Polls until check() is true; fails early when the process exits, with the tail of its output. */
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, started: Started, logFile: string, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
+  const { exited, logOffset: offset } = started;
   let failure: Error | undefined;
   exited.catch((err: unknown) => {
     failure = err instanceof Error ? err : new Error(String(err));
   });
   for (;;) {
-    if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile)}`);
+    if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile, { offset })}`);
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile)}`);
+    if (Date.now() > deadline) throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -143,7 +146,7 @@ async function startServer(cli: string, dynamicConfig: string, log: (line: strin
     stateFile: CLUSTER_FILES.serverState,
     extra: { dynamicConfig },
   });
-  await waitUntil('the Temporal server', () => isServerHealthy(cli), server.exited, CLUSTER_FILES.serverLog, 120_000);
+  await waitUntil('the Temporal server', () => isServerHealthy(cli), server, CLUSTER_FILES.serverLog, 120_000);
 }
 
 async function setupNamespace(cli: string, log: (line: string) => void): Promise<void> {
@@ -159,13 +162,13 @@ async function startUi(log: (line: string) => void): Promise<void> {
     log: CLUSTER_FILES.uiLog,
     stateFile: CLUSTER_FILES.uiState,
   });
-  await waitUntil('the Temporal UI', isUiHealthy, ui.exited, CLUSTER_FILES.uiLog, 60_000);
+  await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
 }
 
 /**
  * Brings the cluster up and returns once every part is healthy. A healthy cluster is left as it is
- * (nothing started, in well under a second); a server started with the other dynamic config
- * (--tuned or not) is restarted with the requested one.
+ * (nothing started, in well under a second), except that `tuned` restarts a server that runs with
+ * the production dynamic config. Whatever is down starts with production defaults unless `tuned`.
  */
 export async function ensureCluster(options: ClusterOptions = {}): Promise<EnsureResult> {
   const log = options.log ?? (() => undefined);
@@ -178,11 +181,15 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
 
   const status = await clusterStatus();
   const ours = runningProcess(CLUSTER_FILES.serverState);
-  if (status.server && ours && ours.dynamicConfig !== dynamicConfig) {
-    log(`Temporal server: restarting with ${path.basename(dynamicConfig)} (it runs with ${path.basename(String(ours.dynamicConfig))})`);
+  const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
+  if (status.server && ours && options.tuned && !runsTuned) {
+    log('Temporal server: restarting with the dev tuning (--tuned)');
     await stopRecorded(CLUSTER_FILES.serverState);
     status.server = false;
     status.setup = false;
+  } else if (status.server && runsTuned && !options.tuned) {
+    // Left as it is, so a plain run (or a test) never restarts a tuned server under a benchmark.
+    log('Temporal server: running with the dev tuning (--tuned); `npm run cluster -- --stop` first for the production defaults');
   }
 
   if (!status.postgres) {

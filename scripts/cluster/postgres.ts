@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from './layout';
-import { tail } from './processes';
+import { logOffset, tail } from './processes';
 
 const OS_USER = 'postgres';
 const isRoot = process.getuid?.() === 0;
@@ -122,9 +122,10 @@ export function startPostgres(log: (line: string) => void): void {
   if (!existsSync(CLUSTER_FILES.postgresLog)) closeSync(openSync(CLUSTER_FILES.postgresLog, 'a'));
   giveToPostgres(CLUSTER_FILES.postgresLog);
   log(`PostgreSQL: starting on ${HOST}:${CLUSTER_PORTS.postgres}`);
+  const offset = logOffset(CLUSTER_FILES.postgresLog);
   const started = runPg('pg_ctl', ['start', '-D', CLUSTER_FILES.postgresData, '-l', CLUSTER_FILES.postgresLog, '-w', '-t', '60']);
   if (!started.ok) {
-    throw new Error(`PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog)}`);
+    throw new Error(`PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog, { offset })}`);
   }
 }
 

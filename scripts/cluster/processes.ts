@@ -2,7 +2,7 @@
 // output in a log file, recorded in a state file, and stopped only when the recorded PID is still the
 // program that was started.
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 
 export interface ProcessState {
   pid: number;
@@ -44,14 +44,30 @@ export function runningProcess(file: string): ProcessState | undefined {
   return state;
 }
 
-/** The last lines of a log file, for error messages. */
-export function tail(file: string, lines = 25): string {
+/** A log file's size: where the output of a process started now begins. */
+export function logOffset(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+/**
+ * The last lines of a log file from `offset` on (this run's output), for error messages: Go stack
+ * traces dropped from JSON log lines and every line cut to 400 characters, so the cause stays readable.
+ */
+export function tail(file: string, { lines = 15, offset = 0 } = {}): string {
   if (!existsSync(file)) return `(no ${file})`;
-  return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  const text = readFileSync(file).subarray(offset).toString('utf8').trimEnd();
+  return text
+    .split('\n')
+    .slice(-lines)
+    .map((line) => line.replace(/,"stacktrace":".*"\}$/, '}'))
+    .map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line))
+    .join('\n');
 }
 
 export interface Started {
   pid: number;
+  /** Where this run's output begins in the log file. */
+  logOffset: number;
   /** Rejects when the process exits (for a server: it failed to start); never resolves. */
   exited: Promise<never>;
 }
@@ -62,6 +78,7 @@ export function startDetached(
   args: string[],
   options: { env: NodeJS.ProcessEnv; log: string; stateFile: string; extra?: Record<string, unknown> },
 ): Started {
+  const offset = logOffset(options.log);
   const out = openSync(options.log, 'a');
   const child = spawn(command, args, { env: options.env, detached: true, stdio: ['ignore', out, out] });
   if (child.pid === undefined) throw new Error(`could not start ${command}`);
@@ -74,7 +91,7 @@ export function startDetached(
   // Observed by whoever awaits it; without a listener an exit after start-up is not an unhandled rejection.
   exited.catch(() => undefined);
   child.unref();
-  return { pid: child.pid, exited };
+  return { pid: child.pid, logOffset: offset, exited };
 }
 
 /** SIGTERM, then waits for the exit (SIGKILL after `timeoutMs`). Returns whether it was running. */
