@@ -28,10 +28,16 @@ async function main(argv: string[]): Promise<void> {
   await ensureTools({ cluster: true });
   const result = await ensureCluster({ tuned: argv.includes('--tuned'), log: say });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  say(result.started.length ? `Cluster up in ${seconds}s (started ${result.started.join(', ')}).` : 'Cluster already running.');
+  say(
+    result.started.length
+      ? `Cluster up in ${seconds}s (started ${result.started.join(', ')}).`
+      : 'Cluster already running.',
+  );
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
   say(`  Web UI         ${result.uiUrl}`);
-  say(`  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`);
+  say(
+    `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
+  );
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
 }

@@ -57,7 +57,8 @@ export class ClusterUnavailableError extends Error {
 /** Why this machine cannot run the cluster, or undefined when it can. */
 export function clusterUnavailableReason(): string | undefined {
   const missing: string[] = [];
-  if (!hasClusterBinaries()) missing.push('the Temporal server binaries (build them with `npm run bootstrap`, which needs Go)');
+  if (!hasClusterBinaries())
+    missing.push('the Temporal server binaries (build them with `npm run bootstrap`, which needs Go)');
   if (!findTemporalCli()) missing.push('the Temporal CLI (`npm run bootstrap`)');
   if (!postgresBinDir()) missing.push('PostgreSQL (apt-get install -y postgresql)');
   return missing.length ? `cannot run the cluster: missing ${missing.join('; ')}` : undefined;
@@ -70,7 +71,10 @@ function temporalCli(): string {
 }
 
 function isServerHealthy(cli: string): boolean {
-  const result = spawnSync(cli, ['operator', 'cluster', 'health', '--address', CLUSTER_ADDRESS], { encoding: 'utf8', timeout: 10_000 });
+  const result = spawnSync(cli, ['operator', 'cluster', 'health', '--address', CLUSTER_ADDRESS], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   return result.status === 0 && result.stdout.includes('SERVING');
 }
 
@@ -104,13 +108,24 @@ function runSetup(phase: 'schema' | 'namespace', env: NodeJS.ProcessEnv): Promis
     child.once('error', reject);
     child.once('exit', (code) => {
       if (code === 0) resolve();
-      else reject(new Error(`setup.sh ${phase} failed (exit ${code}); ${CLUSTER_FILES.setupLog}:\n${tail(CLUSTER_FILES.setupLog, { offset })}`));
+      else
+        reject(
+          new Error(
+            `setup.sh ${phase} failed (exit ${code}); ${CLUSTER_FILES.setupLog}:\n${tail(CLUSTER_FILES.setupLog, { offset })}`,
+          ),
+        );
     });
   });
 }
 
 /** Polls until check() is true; fails early when the process exits, with the tail of its output. */
-async function waitUntil(what: string, check: () => boolean | Promise<boolean>, started: Started, logFile: string, timeoutMs: number) {
+async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  started: Started,
+  logFile: string,
+  timeoutMs: number,
+) {
   const deadline = Date.now() + timeoutMs;
   const { exited, logOffset: offset } = started;
   let failure: Error | undefined;
@@ -120,7 +135,8 @@ async function waitUntil(what: string, check: () => boolean | Promise<boolean>, 
   for (;;) {
     if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile, { offset })}`);
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -157,11 +173,15 @@ async function setupNamespace(cli: string, log: (line: string) => void): Promise
 
 async function startUi(log: (line: string) => void): Promise<void> {
   log(`Temporal UI: starting at ${CLUSTER_UI_URL}`);
-  const ui = startDetached(CLUSTER_BINARIES.ui.path, ['--root', DEPLOY_ROOT, '--config', CONFIG_DIR, '--env', UI_CONFIG_ENV, 'start'], {
-    env: uiEnv(),
-    log: CLUSTER_FILES.uiLog,
-    stateFile: CLUSTER_FILES.uiState,
-  });
+  const ui = startDetached(
+    CLUSTER_BINARIES.ui.path,
+    ['--root', DEPLOY_ROOT, '--config', CONFIG_DIR, '--env', UI_CONFIG_ENV, 'start'],
+    {
+      env: uiEnv(),
+      log: CLUSTER_FILES.uiLog,
+      stateFile: CLUSTER_FILES.uiState,
+    },
+  );
   await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
 }
 
@@ -189,7 +209,9 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     status.setup = false;
   } else if (status.server && runsTuned && !options.tuned) {
     // Left as it is, so a plain run (or a test) never restarts a tuned server under a benchmark.
-    log('Temporal server: running with the dev tuning (--tuned); `npm run cluster -- --stop` first for the production defaults');
+    log(
+      'Temporal server: running with the dev tuning (--tuned); `npm run cluster -- --stop` first for the production defaults',
+    );
   }
 
   if (!status.postgres) {

@@ -3,7 +3,19 @@
 // initdb refuses to run as root, so as root every server program runs as the `postgres` user.
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from './layout';
 import { logOffset, tail } from './processes';
@@ -34,7 +46,10 @@ function bin(name: string): string {
 function runPg(program: string, args: string[], timeoutMs = 120_000) {
   const [command, argv] = isRoot ? ['runuser', ['-u', OS_USER, '--', bin(program), ...args]] : [bin(program), args];
   const result = spawnSync(command, argv as string[], { encoding: 'utf8', timeout: timeoutMs, cwd: '/' });
-  return { ok: result.status === 0, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`.trim() };
+  return {
+    ok: result.status === 0,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`.trim(),
+  };
 }
 
 /** Hands a path to the postgres user (when root), who owns the data and writes the log. */
@@ -42,13 +57,16 @@ function giveToPostgres(file: string): void {
   if (!isRoot) return;
   const ids = spawnSync('id', ['-u', OS_USER], { encoding: 'utf8' });
   const gids = spawnSync('id', ['-g', OS_USER], { encoding: 'utf8' });
-  if (ids.status !== 0) throw new Error(`there is no "${OS_USER}" user: install PostgreSQL with apt-get install -y postgresql`);
+  if (ids.status !== 0)
+    throw new Error(`there is no "${OS_USER}" user: install PostgreSQL with apt-get install -y postgresql`);
   chownSync(file, Number(ids.stdout.trim()), Number(gids.stdout.trim()));
 }
 
 export function isPostgresReady(): boolean {
   if (!postgresBinDir()) return false;
-  const result = spawnSync(bin('pg_isready'), ['-q', '-h', HOST, '-p', String(CLUSTER_PORTS.postgres)], { timeout: 10_000 });
+  const result = spawnSync(bin('pg_isready'), ['-q', '-h', HOST, '-p', String(CLUSTER_PORTS.postgres)], {
+    timeout: 10_000,
+  });
   return result.status === 0;
 }
 
@@ -83,8 +101,10 @@ function initialize(): void {
   giveToPostgres(pwfile);
   try {
     const init = runPg('initdb', [
-      '-D', building,
-      '-U', POSTGRES_USER,
+      '-D',
+      building,
+      '-U',
+      POSTGRES_USER,
       `--pwfile=${pwfile}`,
       '--auth=scram-sha-256',
       '--encoding=UTF8',
@@ -115,7 +135,9 @@ function initialize(): void {
 export function startPostgres(log: (line: string) => void): void {
   mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
   if (!isInitialized()) {
-    log(`PostgreSQL: creating the database cluster in ${path.relative(process.cwd(), CLUSTER_FILES.postgresData) || '.'}`);
+    log(
+      `PostgreSQL: creating the database cluster in ${path.relative(process.cwd(), CLUSTER_FILES.postgresData) || '.'}`,
+    );
     rmSync(CLUSTER_FILES.postgresData, { recursive: true, force: true });
     initialize();
   }
@@ -123,9 +145,20 @@ export function startPostgres(log: (line: string) => void): void {
   giveToPostgres(CLUSTER_FILES.postgresLog);
   log(`PostgreSQL: starting on ${HOST}:${CLUSTER_PORTS.postgres}`);
   const offset = logOffset(CLUSTER_FILES.postgresLog);
-  const started = runPg('pg_ctl', ['start', '-D', CLUSTER_FILES.postgresData, '-l', CLUSTER_FILES.postgresLog, '-w', '-t', '60']);
+  const started = runPg('pg_ctl', [
+    'start',
+    '-D',
+    CLUSTER_FILES.postgresData,
+    '-l',
+    CLUSTER_FILES.postgresLog,
+    '-w',
+    '-t',
+    '60',
+  ]);
   if (!started.ok) {
-    throw new Error(`PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog, { offset })}`);
+    throw new Error(
+      `PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog, { offset })}`,
+    );
   }
 }
 

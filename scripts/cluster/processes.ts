@@ -38,7 +38,10 @@ export function runningProcess(file: string): ProcessState | undefined {
   const state = readState(file);
   if (!state || !isAlive(state.pid)) return undefined;
   const cmdline = `/proc/${state.pid}/cmdline`;
-  if (existsSync('/proc/self/cmdline') && !(existsSync(cmdline) && readFileSync(cmdline, 'utf8').includes(state.command))) {
+  if (
+    existsSync('/proc/self/cmdline') &&
+    !(existsSync(cmdline) && readFileSync(cmdline, 'utf8').includes(state.command))
+  ) {
     return undefined;
   }
   return state;
