@@ -230,15 +230,28 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL };
 }
 
-/** Stops the UI server, the Temporal server and PostgreSQL that this checkout started, waiting for each. */
-export async function stopCluster(log: (line: string) => void = () => undefined): Promise<string[]> {
+export type ClusterComponent = EnsureResult['started'][number];
+
+/**
+ * Stops the UI server, the Temporal server and PostgreSQL that this checkout started (or only the
+ * given ones), waiting for each to exit. Returns what was running.
+ */
+export async function stopCluster(
+  log: (line: string) => void = () => undefined,
+  only?: readonly ClusterComponent[],
+): Promise<string[]> {
+  const wanted = (component: ClusterComponent) => !only || only.includes(component);
   const stopped: string[] = [];
-  const ui = await stopRecorded(CLUSTER_FILES.uiState);
-  if (ui) stopped.push(`temporal-ui (pid ${ui.pid})`);
-  const server = await stopRecorded(CLUSTER_FILES.serverState);
-  if (server) stopped.push(`temporal-server (pid ${server.pid})`);
-  rmSync(CLUSTER_FILES.setupDone, { force: true });
-  if (stopPostgres()) stopped.push('postgresql');
+  if (wanted('temporal-ui')) {
+    const ui = await stopRecorded(CLUSTER_FILES.uiState);
+    if (ui) stopped.push(`temporal-ui (pid ${ui.pid})`);
+  }
+  if (wanted('temporal-server')) {
+    const server = await stopRecorded(CLUSTER_FILES.serverState);
+    if (server) stopped.push(`temporal-server (pid ${server.pid})`);
+    rmSync(CLUSTER_FILES.setupDone, { force: true });
+  }
+  if (wanted('postgresql') && stopPostgres()) stopped.push('postgresql');
   for (const name of stopped) log(`stopped ${name}`);
   return stopped;
 }
