@@ -1,7 +1,8 @@
 // The cluster's PostgreSQL: Debian's server binaries, a database cluster of its own in
 // .data/cluster/postgres, listening on 127.0.0.1 only (no Unix socket), password authentication.
-// initdb refuses to run as root, so as root every server program runs as the `postgres` user.
-import { randomBytes } from 'node:crypto';
+// initdb refuses to run as root, so as root every server program runs as the `postgres` user (and
+// when that user cannot enter this checkout, the database lives in its home instead).
+import { createHash, randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import {
   appendFileSync,
@@ -17,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { ROOT } from '../tools';
 import { CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from './layout';
 import { logOffset, tail } from './processes';
 
@@ -52,6 +54,34 @@ function runPg(program: string, args: string[], timeoutMs = 120_000) {
   };
 }
 
+/** Whether the postgres user can enter a folder (it cannot reach a checkout under /root, mode 0700). */
+function postgresCanEnter(dir: string): boolean {
+  return !isRoot || spawnSync('runuser', ['-u', OS_USER, '--', 'test', '-x', dir]).status === 0;
+}
+
+/**
+ * The database folder and its log: .data/cluster/postgres and postgres.log, or, when the postgres
+ * user cannot enter this checkout, a folder of this checkout's own in that user's home (Debian's
+ * /var/lib/postgresql), since PostgreSQL runs as that user.
+ */
+export function postgresPaths(): { data: string; log: string; password: string } {
+  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+  if (postgresCanEnter(CLUSTER_DATA_DIR)) {
+    return {
+      data: CLUSTER_FILES.postgresData,
+      log: CLUSTER_FILES.postgresLog,
+      password: CLUSTER_FILES.postgresPassword,
+    };
+  }
+  const home = path.join(
+    '/var/lib/postgresql',
+    `docs-admin-cluster-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`,
+  );
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  giveToPostgres(home);
+  return { data: path.join(home, 'data'), log: path.join(home, 'postgres.log'), password: path.join(home, 'password') };
+}
+
 /** Hands a path to the postgres user (when root), who owns the data and writes the log. */
 function giveToPostgres(file: string): void {
   if (!isRoot) return;
@@ -71,11 +101,12 @@ export function isPostgresReady(): boolean {
 }
 
 export function isInitialized(): boolean {
-  return existsSync(path.join(CLUSTER_FILES.postgresData, 'PG_VERSION')) && existsSync(CLUSTER_FILES.postgresPassword);
+  const { data, password } = postgresPaths();
+  return existsSync(path.join(data, 'PG_VERSION')) && existsSync(password);
 }
 
 export function postgresPassword(): string {
-  return readFileSync(CLUSTER_FILES.postgresPassword, 'utf8').trim();
+  return readFileSync(postgresPaths().password, 'utf8').trim();
 }
 
 /**
@@ -83,8 +114,7 @@ export function postgresPassword(): string {
  * .data/cluster/postgres-password), scram-sha-256 over TCP, no Unix socket. Built in a temporary
  * directory and renamed into place, so an interrupted run leaves nothing half made.
  */
-function initialize(): void {
-  const data = CLUSTER_FILES.postgresData;
+function initialize({ data, password: passwordFile }: ReturnType<typeof postgresPaths>): void {
   const building = `${data}.init`;
   rmSync(building, { recursive: true, force: true });
   mkdirSync(building, { recursive: true, mode: 0o700 });
@@ -96,7 +126,7 @@ function initialize(): void {
   }
 
   const password = randomBytes(24).toString('hex');
-  const pwfile = path.join(CLUSTER_DATA_DIR, `.pwfile-${process.pid}`);
+  const pwfile = path.join(path.dirname(data), `.pwfile-${process.pid}`);
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   giveToPostgres(pwfile);
   try {
@@ -127,46 +157,35 @@ function initialize(): void {
       '',
     ].join('\n'),
   );
-  writeFileSync(CLUSTER_FILES.postgresPassword, `${password}\n`, { mode: 0o600 });
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   renameSync(building, data);
 }
 
 /** Starts PostgreSQL (creating its database cluster the first time) and waits until it accepts connections. */
 export function startPostgres(log: (line: string) => void): void {
-  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+  const paths = postgresPaths();
+  const { data, log: logFile } = paths;
   if (!isInitialized()) {
-    log(
-      `PostgreSQL: creating the database cluster in ${path.relative(process.cwd(), CLUSTER_FILES.postgresData) || '.'}`,
-    );
-    rmSync(CLUSTER_FILES.postgresData, { recursive: true, force: true });
-    initialize();
+    log(`PostgreSQL: creating the database cluster in ${data}`);
+    rmSync(data, { recursive: true, force: true });
+    initialize(paths);
   }
-  if (!existsSync(CLUSTER_FILES.postgresLog)) closeSync(openSync(CLUSTER_FILES.postgresLog, 'a'));
-  giveToPostgres(CLUSTER_FILES.postgresLog);
+  if (!existsSync(logFile)) closeSync(openSync(logFile, 'a'));
+  giveToPostgres(logFile);
   log(`PostgreSQL: starting on ${HOST}:${CLUSTER_PORTS.postgres}`);
-  const offset = logOffset(CLUSTER_FILES.postgresLog);
-  const started = runPg('pg_ctl', [
-    'start',
-    '-D',
-    CLUSTER_FILES.postgresData,
-    '-l',
-    CLUSTER_FILES.postgresLog,
-    '-w',
-    '-t',
-    '60',
-  ]);
+  const offset = logOffset(logFile);
+  const started = runPg('pg_ctl', ['start', '-D', data, '-l', logFile, '-w', '-t', '60']);
   if (!started.ok) {
-    throw new Error(
-      `PostgreSQL did not start:\n${started.output}\n--- ${CLUSTER_FILES.postgresLog}:\n${tail(CLUSTER_FILES.postgresLog, { offset })}`,
-    );
+    throw new Error(`PostgreSQL did not start:\n${started.output}\n--- ${logFile}:\n${tail(logFile, { offset })}`);
   }
 }
 
 /** Stops this cluster's PostgreSQL (fast shutdown) and waits for it. Returns whether it was running. */
 export function stopPostgres(): boolean {
-  if (!postgresBinDir() || !existsSync(path.join(CLUSTER_FILES.postgresData, 'postmaster.pid'))) return false;
-  if (!runPg('pg_ctl', ['status', '-D', CLUSTER_FILES.postgresData]).ok) return false;
-  const stopped = runPg('pg_ctl', ['stop', '-D', CLUSTER_FILES.postgresData, '-m', 'fast', '-w', '-t', '60']);
+  const { data } = postgresPaths();
+  if (!postgresBinDir() || !existsSync(path.join(data, 'postmaster.pid'))) return false;
+  if (!runPg('pg_ctl', ['status', '-D', data]).ok) return false;
+  const stopped = runPg('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w', '-t', '60']);
   if (!stopped.ok) throw new Error(`pg_ctl stop failed:\n${stopped.output}`);
   return true;
 }
