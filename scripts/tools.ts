@@ -1,14 +1,17 @@
-// Finds, and when asked builds, the two Temporal servers this project runs on: the Temporal CLI (dev
-// server with the Web UI) and the Java time-skipping test server. Both live in the git-ignored .tools/.
+// Finds, and when asked builds, the Temporal servers this project runs on: the Temporal CLI (dev
+// server with the Web UI), the Java time-skipping test server, and the production server, its SQL
+// tool and the UI server that `npm run cluster` runs. All live in the git-ignored .tools/.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const TOOLS_DIR = process.env.DOCS_ADMIN_TOOLS_DIR || path.join(ROOT, '.tools');
 export const DATA_DIR = path.join(ROOT, '.data');
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
-const CACHED_CLI = path.join(TOOLS_DIR, 'bin', 'temporal');
+const TOOLS_BIN = path.join(TOOLS_DIR, 'bin');
+const CACHED_CLI = path.join(TOOLS_BIN, 'temporal');
 const TEST_SERVER_LIB = path.join(TOOLS_DIR, 'test-server', 'lib');
 const TEST_SERVER_POM = path.join(ROOT, 'scripts', 'test-server', 'pom.xml');
 export const TEST_SERVER_WRAPPER = path.join(ROOT, 'scripts', 'temporal-test-server');
@@ -80,6 +83,57 @@ export async function buildTemporalCli(): Promise<string> {
   return CACHED_CLI;
 }
 
+/** The Go module (go.mod, go.sum) that pins the production binaries of `npm run cluster`. */
+export const CLUSTER_GO_MODULE_DIR = path.join(ROOT, 'scripts', 'cluster');
+
+/** The binaries `npm run cluster` runs, built from CLUSTER_GO_MODULE_DIR into .tools/bin. */
+export const CLUSTER_BINARIES = {
+  server: { path: path.join(TOOLS_BIN, 'temporal-server'), pkg: 'go.temporal.io/server/cmd/server' },
+  sqlTool: { path: path.join(TOOLS_BIN, 'temporal-sql-tool'), pkg: 'go.temporal.io/server/cmd/tools/sql' },
+  ui: { path: path.join(TOOLS_BIN, 'temporal-ui-server'), pkg: 'github.com/temporalio/ui-server/v2/cmd/server' },
+} as const;
+
+/** Records which go.mod/go.sum the binaries were built from, so a version bump rebuilds them. */
+const CLUSTER_STAMP = path.join(TOOLS_BIN, '.temporal-cluster.stamp');
+
+function clusterModuleHash(): string {
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(path.join(CLUSTER_GO_MODULE_DIR, file)));
+  return hash.digest('hex');
+}
+
+/** True when all three cluster binaries exist and were built from the current go.mod/go.sum. */
+export function hasClusterBinaries(): boolean {
+  if (!Object.values(CLUSTER_BINARIES).every((b) => existsSync(b.path))) return false;
+  return existsSync(CLUSTER_STAMP) && readFileSync(CLUSTER_STAMP, 'utf8').trim() === clusterModuleHash();
+}
+
+/**
+ * Builds the Temporal server, its SQL tool and the UI server with `go build` in the pinned module.
+ * Their dependency graph is the CLI's, so after the CLI build most packages come from Go's build
+ * cache (tens of seconds, mostly linking); on a cold cache, minutes. Each binary is written under a
+ * temporary name and renamed, so a concurrent run never sees half a binary.
+ */
+export async function buildClusterBinaries(): Promise<void> {
+  if (!onPath('go')) throw new Error('Go is not installed: `npm run cluster` needs it to build the Temporal server once');
+  process.stderr.write(
+    `Building the Temporal server, SQL tool and UI server (Go module ${path.relative(ROOT, CLUSTER_GO_MODULE_DIR)}) into ${TOOLS_BIN}.\n` +
+      'First time only: under a minute after the CLI build, minutes on a cold Go cache. Progress every 10s:\n',
+  );
+  const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' };
+  for (const [name, binary] of Object.entries(CLUSTER_BINARIES)) {
+    const partial = `${binary.path}.partial-${process.pid}`;
+    try {
+      await runWithProgress(`go build ${name}`, 'go', ['build', '-C', CLUSTER_GO_MODULE_DIR, '-o', partial, binary.pkg], env);
+      renameSync(partial, binary.path);
+    } finally {
+      rmSync(partial, { force: true });
+    }
+  }
+  writeFileSync(CLUSTER_STAMP, `${clusterModuleHash()}\n`);
+  process.stderr.write(`Temporal cluster binaries ready in ${TOOLS_BIN}\n`);
+}
+
 /** Fetches io.temporal:temporal-test-server and its runtime classpath with Maven into .tools/test-server/lib. */
 export async function fetchTestServer(): Promise<void> {
   if (!onPath('mvn') || !onPath('java')) throw new Error('Maven and Java 17 are needed to fetch the time-skipping test server');
@@ -108,8 +162,15 @@ export function testServerExecutable(): { type: 'existing-path'; path: string } 
     : { type: 'cached-download', downloadDir: path.join(TOOLS_DIR, 'download') };
 }
 
+export interface EnsureToolsOptions {
+  /** Also the production server, SQL tool and UI server of `npm run cluster` (bootstrap and CI build them). */
+  cluster?: boolean;
+}
+
 /** Builds whatever is missing. Safe to run again: finds the existing tools and returns. */
-export async function ensureTools(): Promise<{ cli: string | undefined; testServer: boolean }> {
+export async function ensureTools(
+  options: EnsureToolsOptions = {},
+): Promise<{ cli: string | undefined; testServer: boolean; cluster: boolean }> {
   let cli = findTemporalCli();
   if (!cli) {
     if (onPath('go')) cli = await buildTemporalCli();
@@ -119,5 +180,9 @@ export async function ensureTools(): Promise<{ cli: string | undefined; testServ
     if (onPath('mvn')) await fetchTestServer();
     else process.stderr.write('No Maven: the SDK will download the time-skipping test server at first use.\n');
   }
-  return { cli, testServer: hasTestServer() };
+  if (options.cluster && !hasClusterBinaries()) {
+    if (onPath('go')) await buildClusterBinaries();
+    else process.stderr.write('No Go: `npm run cluster` cannot build the Temporal server.\n');
+  }
+  return { cli, testServer: hasTestServer(), cluster: hasClusterBinaries() };
 }

@@ -1,5 +1,6 @@
-// Test harness: a real Temporal server per test file (dev server or time-skipping), a unique task
-// queue per test, workflows bundled once per process, and workers that always shut down.
+// Test harness: a real Temporal server per test file (dev server, time-skipping, or the
+// production-shaped cluster), a unique task queue per test, workflows bundled once per process, and
+// workers that always shut down.
 import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
@@ -9,6 +10,8 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions,
 import { SearchAttr } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
+import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
+import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 
 const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
 
@@ -86,6 +89,42 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
       Object.values(SearchAttr).map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
     ),
   });
+  return env;
+}
+
+/**
+ * Why tests on the production-shaped cluster are skipped: only when DOCS_ADMIN_SKIP_CLUSTER=1 (a machine
+ * without PostgreSQL or Go). Otherwise they run, and fail with the reason when the cluster cannot
+ * (CI installs PostgreSQL and builds the binaries).
+ */
+export function clusterSkipReason(): string | undefined {
+  return process.env.DOCS_ADMIN_SKIP_CLUSTER === '1'
+    ? 'DOCS_ADMIN_SKIP_CLUSTER=1: no production-shaped cluster on this machine'
+    : undefined;
+}
+
+/** A cluster environment; `ensured` tells what createClusterEnv found running and what it started. */
+export type ClusterEnv = TestWorkflowEnvironment & { ensured: EnsureResult };
+
+/**
+ * The production-shaped cluster of `npm run cluster` at 127.0.0.1:7633, brought up by the same code
+ * (ensureCluster) when it is not running: reused when it is, never restarted. env.teardown() closes the
+ * connections and stops what this call started (DOCS_ADMIN_KEEP_CLUSTER=1 leaves it running), so a
+ * cluster someone started by hand stays up.
+ */
+export async function createClusterEnv(): Promise<ClusterEnv> {
+  quietRuntime();
+  const ensured = await ensureCluster();
+  const env = (await TestWorkflowEnvironment.createFromExistingServer({
+    address: CLUSTER_ADDRESS,
+    namespace: CLUSTER_NAMESPACE,
+  })) as ClusterEnv;
+  env.ensured = ensured;
+  const closeConnections = env.teardown.bind(env);
+  env.teardown = async () => {
+    await closeConnections();
+    if (ensured.started.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1') await stopCluster(() => undefined, ensured.started);
+  };
   return env;
 }
 

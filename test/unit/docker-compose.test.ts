@@ -1,13 +1,29 @@
 // docker-compose.yml and the Dockerfile cannot run here (no Docker), so their wiring is checked by
 // parsing them: dependencies and their conditions, addresses and ports, the database credentials the
-// server uses, the worker's environment against the contract, profiles, secrets, and that the image
-// runs the same entry modules as the npm scripts.
+// server uses, the worker's environment against the contract, profiles, secrets, that the image
+// runs the same entry modules as the npm scripts, and that the Temporal services read the very files
+// (deploy/temporal/) and versions that `npm run cluster` runs natively.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
+import {
+  CONFIG_DIR,
+  DEPLOY_DIR,
+  PRODUCTION_DYNAMIC_CONFIG,
+  SERVER_ARGS,
+  SERVER_CONFIG_ENV,
+  SERVER_CONFIG_FILE,
+  SETUP_SCRIPT,
+  namespaceEnv,
+  schemaEnv,
+  serverEnv,
+  tunedDynamicConfig,
+} from '../../scripts/cluster/layout';
+import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
 
 const ROOT = path.resolve(__dirname, '../..');
 const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -35,7 +51,6 @@ interface Service {
   expose?: string[];
   volumes?: string[];
   secrets?: string[];
-  configs?: { source: string; target: string }[];
   healthcheck?: Healthcheck;
   deploy?: { replicas?: number };
   command?: string[] | string;
@@ -46,7 +61,6 @@ interface Compose {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
   secrets?: Record<string, { environment?: string; file?: string }>;
-  configs?: Record<string, { content?: string; file?: string }>;
 }
 
 // Compose resolves `<<:` merge keys and anchors; so does `yaml` with merge enabled.
@@ -101,6 +115,40 @@ function compiled(sourceModule: string): string {
 
 const DOCS_ADMIN_SERVICES = ['worker', 'emulator', 'cli'];
 
+/** The services that run Temporal's programs on the files of deploy/temporal/. */
+const TEMPORAL_SERVICES = ['temporal', 'temporal-schema', 'temporal-setup'];
+
+/** A service's bind mount of a host folder of this repository: host path (absolute) and container path. */
+function mounts(name: string): { host: string; container: string }[] {
+  return (service(name).volumes ?? [])
+    .map((spec) => spec.split(':'))
+    .filter(([source]) => source?.startsWith('./'))
+    .map(([source, container]) => ({ host: path.resolve(ROOT, source as string), container: container as string }));
+}
+
+/** Where a path inside a service's container comes from on the host (through its bind mounts). */
+function hostPathOf(name: string, containerPath: string): string {
+  const mount = mounts(name).find((m) => containerPath === m.container || containerPath.startsWith(`${m.container}/`));
+  assert.ok(mount, `${containerPath} in ${name} lies in a bind mount of this repository`);
+  return path.join(mount.host, path.relative(mount.container, containerPath));
+}
+
+/** The Go module's pinned version of a dependency (scripts/cluster/go.mod), without the v. */
+function pinned(module: string): string {
+  const goMod = readFileSync(path.join(CLUSTER_GO_MODULE_DIR, 'go.mod'), 'utf8');
+  const match = new RegExp(`^\\s+${module.replace(/[./]/g, '\\$&')} v(\\S+)`, 'm').exec(goMod);
+  assert.ok(match, `scripts/cluster/go.mod requires ${module}`);
+  return match[1] as string;
+}
+
+/** The variables a config template reads: {{ env "NAME" }}. */
+function templateVariables(file: string): Set<string> {
+  return new Set([...readFileSync(file, 'utf8').matchAll(/env "([A-Z0-9_]+)"/g)].map((m) => m[1] as string));
+}
+
+/** What the cluster passes besides the template's variables: the base environment and the program paths. */
+const NOT_TEMPLATE_VARIABLES = new Set(['PATH', 'HOME', 'TZ', 'TEMPORAL_SQL_TOOL', 'TEMPORAL_CLI']);
+
 describe('docker-compose.yml', () => {
   test('every dependency names an existing service and waits on a condition that the target can meet', () => {
     for (const [name] of Object.entries(services)) {
@@ -154,12 +202,9 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(dependencies('temporal')['temporal-schema'], { condition: 'service_completed_successfully' });
   });
 
-  test("the server's dynamic config enables update-with-start and is mounted where DYNAMIC_CONFIG_FILE_PATH points", () => {
-    const server = service('temporal');
-    const mounted = server.configs?.find((c) => c.target === env('temporal').DYNAMIC_CONFIG_FILE_PATH);
-    assert.ok(mounted, 'DYNAMIC_CONFIG_FILE_PATH is a mounted config');
-    const content = parse(compose.configs?.[mounted.source]?.content ?? '') as Record<string, { value: unknown }[]>;
-    assert.equal(content['frontend.enableExecuteMultiOperation']?.[0]?.value, true);
+  test("the server's dynamic config is the mounted production.yaml, the file `npm run cluster` reads", () => {
+    const dynamicConfig = env('temporal').DYNAMIC_CONFIG_FILE_PATH ?? '';
+    assert.equal(hostPathOf('temporal', dynamicConfig), PRODUCTION_DYNAMIC_CONFIG);
   });
 
   test('gRPC and the Web UI are published on loopback; the UI points at the server', () => {
@@ -179,7 +224,10 @@ describe('docker-compose.yml', () => {
     const registered = (setup.DOCS_ADMIN_SEARCH_ATTRIBUTES ?? '').split(/\s+/).filter(Boolean).sort();
     assert.deepEqual(registered, Object.keys(SEARCH_ATTRIBUTE_REGISTRATION).sort());
     assert.ok(Object.values(SEARCH_ATTRIBUTE_REGISTRATION).every((type) => type === 'Keyword'));
-    const script = [service('temporal-setup').command ?? []].flat().join('\n');
+    const [shell, scriptPath = ''] = [service('temporal-setup').entrypoint ?? []].flat();
+    assert.equal(shell, 'sh');
+    assert.deepEqual(service('temporal-setup').command, ['namespace']);
+    const script = readFileSync(hostPathOf('temporal-setup', scriptPath), 'utf8');
     assert.match(script, /search-attribute create .*--type Keyword/);
     assert.match(script, /namespace create/);
     assert.equal(
@@ -285,6 +333,91 @@ describe('docker-compose.yml', () => {
   test('the CLI service runs the npm run cli module', () => {
     assert.deepEqual(service('cli').entrypoint, ['node', compiled(scriptModule('cli'))]);
     assert.equal(env('cli').TEMPORAL_ADDRESS, 'temporal:7233');
+  });
+});
+
+describe('one source for docker-compose.yml and npm run cluster', () => {
+  test('the server, the schema job and the setup job mount deploy/temporal, the folder the cluster reads', () => {
+    for (const name of TEMPORAL_SERVICES) {
+      assert.ok(
+        mounts(name).some((m) => m.host === DEPLOY_DIR),
+        `${name} mounts ${path.relative(ROOT, DEPLOY_DIR)}`,
+      );
+      assert.ok(
+        (service(name).volumes ?? []).some((v) => v.startsWith('./deploy/temporal:') && v.endsWith(':ro')),
+        `${name} mounts it read-only`,
+      );
+    }
+  });
+
+  test("the server starts with the cluster's command line, on the same config template", () => {
+    const [program, rootFlag, root = '', ...rest] = [service('temporal').command ?? []].flat();
+    assert.equal(program, 'temporal-server');
+    assert.equal(rootFlag, '--root');
+    assert.deepEqual(rest, SERVER_ARGS, 'after --root, the arguments the cluster passes');
+    const configFile = path.posix.join(root, CONFIG_DIR, `${SERVER_CONFIG_ENV}.yaml`);
+    assert.equal(hostPathOf('temporal', configFile), SERVER_CONFIG_FILE);
+    // The entrypoint only sets the broadcast address, then execs the command.
+    assert.match([service('temporal').entrypoint ?? []].flat().join(' '), /TEMPORAL_BROADCAST_ADDRESS=.*exec "\$\$@"/);
+  });
+
+  test('the schema and setup jobs run setup.sh, the script the cluster runs, with its two phases', () => {
+    for (const [name, phase] of [['temporal-schema', 'schema'], ['temporal-setup', 'namespace']] as const) {
+      const [shell, script = ''] = [service(name).entrypoint ?? []].flat();
+      assert.equal(shell, 'sh');
+      assert.equal(hostPathOf(name, script), SETUP_SCRIPT);
+      assert.deepEqual(service(name).command, [phase]);
+      assert.match(readFileSync(SETUP_SCRIPT, 'utf8'), new RegExp(`^\\s+${phase}\\)`, 'm'), `setup.sh has a ${phase} phase`);
+    }
+  });
+
+  test('both pass the variables the server config template reads, and no others', () => {
+    const variables = templateVariables(SERVER_CONFIG_FILE);
+    const composeServer = Object.keys(env('temporal'));
+    const clusterServer = Object.keys(serverEnv('password', PRODUCTION_DYNAMIC_CONFIG)).filter((k) => !NOT_TEMPLATE_VARIABLES.has(k));
+    for (const [who, names] of [['docker-compose.yml', composeServer], ['npm run cluster', clusterServer]] as const) {
+      const unknown = names.filter((name) => !variables.has(name));
+      assert.deepEqual(unknown, [], `${who} sets only variables config.yaml reads`);
+    }
+    for (const name of ['DB', 'POSTGRES_SEEDS', 'DB_PORT', 'POSTGRES_USER', 'POSTGRES_PWD', 'BIND_ON_IP', 'DYNAMIC_CONFIG_FILE_PATH']) {
+      assert.ok(composeServer.includes(name) && clusterServer.includes(name), `both set ${name}`);
+    }
+  });
+
+  test("the setup phases get the same variables from compose as from the cluster", () => {
+    const clusterOnly = (vars: NodeJS.ProcessEnv) => Object.keys(vars).filter((k) => !NOT_TEMPLATE_VARIABLES.has(k)).sort();
+    assert.deepEqual(clusterOnly(schemaEnv('password')), Object.keys(env('temporal-schema')).sort());
+    assert.deepEqual(clusterOnly(namespaceEnv('temporal')), Object.keys(env('temporal-setup')).sort());
+    assert.equal(schemaEnv('password').SQL_PLUGIN, env('temporal-schema').SQL_PLUGIN);
+    assert.equal(namespaceEnv('temporal').DOCS_ADMIN_SEARCH_ATTRIBUTES, env('temporal-setup').DOCS_ADMIN_SEARCH_ATTRIBUTES);
+  });
+
+  test('the images are the versions the cluster builds (scripts/cluster/go.mod)', () => {
+    const server = pinned('go.temporal.io/server');
+    assert.equal(server, '1.29.1');
+    assert.equal(defaultOf((service('temporal').image ?? '').replace(/^temporalio\/server:/, '')), server);
+    for (const name of ['temporal-schema', 'temporal-setup']) {
+      const tag = defaultOf((service(name).image ?? '').replace(/^temporalio\/admin-tools:/, ''));
+      assert.ok(tag === server || tag.startsWith(`${server}-`), `${name}: admin tools ${tag} are those of server ${server}`);
+    }
+    const ui = defaultOf((service('temporal-ui').image ?? '').replace(/^temporalio\/ui:/, ''));
+    assert.equal(ui, pinned('github.com/temporalio/ui-server/v2'));
+  });
+
+  test("the production dynamic config carries none of the dev server's tuning; --tuned adds all of it", () => {
+    const production = (parse(readFileSync(PRODUCTION_DYNAMIC_CONFIG, 'utf8')) ?? {}) as Record<string, unknown>;
+    // Temporal matches dynamic config keys case-insensitively.
+    const productionKeys = new Set(Object.keys(production).map((k) => k.toLowerCase()));
+    const devKeys = DEV_SERVER_DYNAMIC_CONFIG.map((entry) => entry.slice(0, entry.indexOf('=')));
+    assert.ok(devKeys.includes('matching.enableFairness') && devKeys.includes('matching.numTaskqueueReadPartitions'));
+    for (const key of devKeys) assert.ok(!productionKeys.has(key.toLowerCase()), `production.yaml leaves ${key} at its default`);
+
+    const tuned = parse(tunedDynamicConfig(production)) as Record<string, { value: unknown }[]>;
+    for (const entry of DEV_SERVER_DYNAMIC_CONFIG) {
+      const [key, value] = [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)];
+      assert.deepEqual(tuned[key], [{ value: JSON.parse(value) }], `--tuned sets ${key}`);
+    }
+    for (const key of Object.keys(production)) assert.deepEqual(tuned[key], production[key], `--tuned keeps ${key}`);
   });
 });
 

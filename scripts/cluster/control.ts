@@ -1,0 +1,257 @@
+// Starts, checks and stops the production-shaped Temporal of `npm run cluster`: PostgreSQL, the
+// Temporal server (schema and namespace set up by deploy/temporal/setup.sh), the UI server. Starting
+// is idempotent: what is healthy is left alone, only what is down is (re)started.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
+import {
+  CLUSTER_ADDRESS,
+  CLUSTER_DATA_DIR,
+  CLUSTER_FILES,
+  CLUSTER_UI_URL,
+  CONFIG_DIR,
+  DEPLOY_ROOT,
+  PRODUCTION_DYNAMIC_CONFIG,
+  SERVER_ARGS,
+  SETUP_SCRIPT,
+  UI_CONFIG_ENV,
+  namespaceEnv,
+  schemaEnv,
+  serverEnv,
+  tunedDynamicConfig,
+  uiEnv,
+} from './layout';
+import { isPostgresReady, postgresBinDir, postgresPassword, startPostgres, stopPostgres } from './postgres';
+import { logOffset, runningProcess, type Started, startDetached, stopRecorded, tail } from './processes';
+
+export interface ClusterOptions {
+  /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
+   * server is restarted for it; without it a running server keeps the config it has. */
+  tuned?: boolean;
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
+export interface ClusterStatus {
+  postgres: boolean;
+  server: boolean;
+  ui: boolean;
+  /** The namespace and search attributes were set up for the running server. */
+  setup: boolean;
+}
+
+export interface EnsureResult {
+  /** What this call started: empty when the cluster was already up. */
+  started: ('postgresql' | 'temporal-server' | 'temporal-ui')[];
+  address: string;
+  uiUrl: string;
+}
+
+/** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
+export class ClusterUnavailableError extends Error {
+  override readonly name = 'ClusterUnavailableError';
+}
+
+/** Why this machine cannot run the cluster, or undefined when it can. */
+export function clusterUnavailableReason(): string | undefined {
+  const missing: string[] = [];
+  if (!hasClusterBinaries())
+    missing.push('the Temporal server binaries (build them with `npm run bootstrap`, which needs Go)');
+  if (!findTemporalCli()) missing.push('the Temporal CLI (`npm run bootstrap`)');
+  if (!postgresBinDir()) missing.push('PostgreSQL (apt-get install -y postgresql)');
+  return missing.length ? `cannot run the cluster: missing ${missing.join('; ')}` : undefined;
+}
+
+function temporalCli(): string {
+  const cli = findTemporalCli();
+  if (!cli) throw new ClusterUnavailableError('no Temporal CLI: run `npm run bootstrap`');
+  return cli;
+}
+
+function isServerHealthy(cli: string): boolean {
+  const result = spawnSync(cli, ['operator', 'cluster', 'health', '--address', CLUSTER_ADDRESS], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  return result.status === 0 && result.stdout.includes('SERVING');
+}
+
+async function isUiHealthy(): Promise<boolean> {
+  try {
+    const res = await fetch(CLUSTER_UI_URL, { signal: AbortSignal.timeout(3_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function clusterStatus(): Promise<ClusterStatus> {
+  const cli = findTemporalCli();
+  const server = cli ? isServerHealthy(cli) : false;
+  return {
+    postgres: isPostgresReady(),
+    server,
+    ui: await isUiHealthy(),
+    setup: server && existsSync(CLUSTER_FILES.setupDone),
+  };
+}
+
+/** Runs setup.sh with a phase, its output appended to setup.log; fails with the log's tail. */
+function runSetup(phase: 'schema' | 'namespace', env: NodeJS.ProcessEnv): Promise<void> {
+  const offset = logOffset(CLUSTER_FILES.setupLog);
+  const out = openSync(CLUSTER_FILES.setupLog, 'a');
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', [SETUP_SCRIPT, phase], { env, stdio: ['ignore', out, out] });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new Error(
+            `setup.sh ${phase} failed (exit ${code}); ${CLUSTER_FILES.setupLog}:\n${tail(CLUSTER_FILES.setupLog, { offset })}`,
+          ),
+        );
+    });
+  });
+}
+
+/** Polls until check() is true; fails early when the process exits, with the tail of its output. */
+async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  started: Started,
+  logFile: string,
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  const { exited, logOffset: offset } = started;
+  let failure: Error | undefined;
+  exited.catch((err: unknown) => {
+    failure = err instanceof Error ? err : new Error(String(err));
+  });
+  for (;;) {
+    if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile, { offset })}`);
+    if (await check()) return;
+    if (Date.now() > deadline)
+      throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** The dynamic config file the server should read: production.yaml, or with --tuned a file written from it. */
+function dynamicConfigFile(tuned: boolean): string {
+  if (!tuned) return PRODUCTION_DYNAMIC_CONFIG;
+  const production = parse(readFileSync(PRODUCTION_DYNAMIC_CONFIG, 'utf8')) as Record<string, unknown> | null;
+  writeFileSync(CLUSTER_FILES.tunedDynamicConfig, tunedDynamicConfig(production));
+  return CLUSTER_FILES.tunedDynamicConfig;
+}
+
+async function startServer(cli: string, dynamicConfig: string, log: (line: string) => void): Promise<void> {
+  const password = postgresPassword();
+  log('Temporal schema: creating or upgrading the databases (setup.sh schema)');
+  await runSetup('schema', schemaEnv(password));
+
+  log(`Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)})`);
+  rmSync(CLUSTER_FILES.setupDone, { force: true });
+  const server = startDetached(CLUSTER_BINARIES.server.path, ['--root', DEPLOY_ROOT, ...SERVER_ARGS], {
+    env: serverEnv(password, dynamicConfig),
+    log: CLUSTER_FILES.serverLog,
+    stateFile: CLUSTER_FILES.serverState,
+    extra: { dynamicConfig },
+  });
+  await waitUntil('the Temporal server', () => isServerHealthy(cli), server, CLUSTER_FILES.serverLog, 120_000);
+}
+
+async function setupNamespace(cli: string, log: (line: string) => void): Promise<void> {
+  log('Temporal setup: namespace and search attributes (setup.sh namespace)');
+  await runSetup('namespace', namespaceEnv(cli));
+  writeFileSync(CLUSTER_FILES.setupDone, `${new Date().toISOString()}\n`);
+}
+
+async function startUi(log: (line: string) => void): Promise<void> {
+  log(`Temporal UI: starting at ${CLUSTER_UI_URL}`);
+  const ui = startDetached(
+    CLUSTER_BINARIES.ui.path,
+    ['--root', DEPLOY_ROOT, '--config', CONFIG_DIR, '--env', UI_CONFIG_ENV, 'start'],
+    {
+      env: uiEnv(),
+      log: CLUSTER_FILES.uiLog,
+      stateFile: CLUSTER_FILES.uiState,
+    },
+  );
+  await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
+}
+
+/**
+ * Brings the cluster up and returns once every part is healthy. A healthy cluster is left as it is
+ * (nothing started, in well under a second), except that `tuned` restarts a server that runs with
+ * the production dynamic config. Whatever is down starts with production defaults unless `tuned`.
+ */
+export async function ensureCluster(options: ClusterOptions = {}): Promise<EnsureResult> {
+  const log = options.log ?? (() => undefined);
+  const unavailable = clusterUnavailableReason();
+  if (unavailable) throw new ClusterUnavailableError(unavailable);
+  const cli = temporalCli();
+  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+  const dynamicConfig = dynamicConfigFile(options.tuned ?? false);
+  const started: EnsureResult['started'] = [];
+
+  const status = await clusterStatus();
+  const ours = runningProcess(CLUSTER_FILES.serverState);
+  const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
+  if (status.server && ours && options.tuned && !runsTuned) {
+    log('Temporal server: restarting with the dev tuning (--tuned)');
+    await stopRecorded(CLUSTER_FILES.serverState);
+    status.server = false;
+    status.setup = false;
+  } else if (status.server && runsTuned && !options.tuned) {
+    // Left as it is, so a plain run (or a test) never restarts a tuned server under a benchmark.
+    log(
+      'Temporal server: running with the dev tuning (--tuned); `npm run cluster -- --stop` first for the production defaults',
+    );
+  }
+
+  if (!status.postgres) {
+    startPostgres(log);
+    started.push('postgresql');
+  }
+  if (!status.server) {
+    await startServer(cli, dynamicConfig, log);
+    started.push('temporal-server');
+  }
+  if (!status.server || !status.setup) await setupNamespace(cli, log);
+  if (!status.ui) {
+    await startUi(log);
+    started.push('temporal-ui');
+  }
+  return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL };
+}
+
+export type ClusterComponent = EnsureResult['started'][number];
+
+/**
+ * Stops the UI server, the Temporal server and PostgreSQL that this checkout started (or only the
+ * given ones), waiting for each to exit. Returns what was running.
+ */
+export async function stopCluster(
+  log: (line: string) => void = () => undefined,
+  only?: readonly ClusterComponent[],
+): Promise<string[]> {
+  const wanted = (component: ClusterComponent) => !only || only.includes(component);
+  const stopped: string[] = [];
+  if (wanted('temporal-ui')) {
+    const ui = await stopRecorded(CLUSTER_FILES.uiState);
+    if (ui) stopped.push(`temporal-ui (pid ${ui.pid})`);
+  }
+  if (wanted('temporal-server')) {
+    const server = await stopRecorded(CLUSTER_FILES.serverState);
+    if (server) stopped.push(`temporal-server (pid ${server.pid})`);
+    rmSync(CLUSTER_FILES.setupDone, { force: true });
+  }
+  if (wanted('postgresql') && stopPostgres()) stopped.push('postgresql');
+  for (const name of stopped) log(`stopped ${name}`);
+  return stopped;
+}

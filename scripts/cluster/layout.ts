@@ -1,0 +1,173 @@
+// Where everything of `npm run cluster` lives, the ports it takes, and the environment each component
+// starts with. The server config, dynamic config and setup script are the files docker-compose.yml
+// mounts (deploy/temporal/); only the values passed in through the environment differ.
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { DEFAULT_NAMESPACE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../dev-server';
+import { CLUSTER_BINARIES, DATA_DIR, ROOT } from '../tools';
+
+export const HOST = '127.0.0.1';
+
+/**
+ * Every port the cluster binds, all on 127.0.0.1: Temporal's standard 72xx/69xx ports moved to
+ * 76xx/66xx, so the cluster runs beside the dev server (7233, UI 8233) and a stock Temporal.
+ */
+export const CLUSTER_PORTS = {
+  postgres: 5633,
+  frontendGrpc: 7633,
+  frontendHttp: 7643,
+  historyGrpc: 7634,
+  matchingGrpc: 7635,
+  workerGrpc: 7639,
+  frontendMembership: 6633,
+  historyMembership: 6634,
+  matchingMembership: 6635,
+  workerMembership: 6639,
+  /** The server's Prometheus endpoint (/metrics). */
+  metrics: 9633,
+  ui: 8633,
+} as const;
+
+export const CLUSTER_ADDRESS = `${HOST}:${CLUSTER_PORTS.frontendGrpc}`;
+export const CLUSTER_UI_URL = `http://${HOST}:${CLUSTER_PORTS.ui}`;
+export const CLUSTER_NAMESPACE = DEFAULT_NAMESPACE;
+
+// ---- the files shared with docker-compose.yml ------------------------------------------------------
+
+/** The server and the UI server take `--root DEPLOY_ROOT --config CONFIG_DIR --env <name>`. */
+export const DEPLOY_ROOT = path.join(ROOT, 'deploy');
+export const CONFIG_DIR = 'temporal';
+export const DEPLOY_DIR = path.join(DEPLOY_ROOT, CONFIG_DIR);
+/** --env of the server: it reads DEPLOY_DIR/config.yaml. */
+export const SERVER_CONFIG_ENV = 'config';
+/** --env of the UI server: DEPLOY_DIR/ui.yaml. */
+export const UI_CONFIG_ENV = 'ui';
+export const SERVER_CONFIG_FILE = path.join(DEPLOY_DIR, `${SERVER_CONFIG_ENV}.yaml`);
+export const PRODUCTION_DYNAMIC_CONFIG = path.join(DEPLOY_DIR, 'dynamicconfig', 'production.yaml');
+export const SETUP_SCRIPT = path.join(DEPLOY_DIR, 'setup.sh');
+
+/** The server's command line after --root: the same in docker-compose.yml. */
+export const SERVER_ARGS = ['--config', CONFIG_DIR, '--env', SERVER_CONFIG_ENV, '--allow-no-auth', 'start'];
+
+// ---- local state (git-ignored) ----------------------------------------------------------------------
+
+export const CLUSTER_DATA_DIR = path.join(DATA_DIR, 'cluster');
+export const CLUSTER_FILES = {
+  postgresData: path.join(CLUSTER_DATA_DIR, 'postgres'),
+  postgresLog: path.join(CLUSTER_DATA_DIR, 'postgres.log'),
+  /** The database password, generated when the database is created (mode 0600). */
+  postgresPassword: path.join(CLUSTER_DATA_DIR, 'postgres-password'),
+  serverLog: path.join(CLUSTER_DATA_DIR, 'temporal-server.log'),
+  serverState: path.join(CLUSTER_DATA_DIR, 'temporal-server.json'),
+  uiLog: path.join(CLUSTER_DATA_DIR, 'temporal-ui.log'),
+  uiState: path.join(CLUSTER_DATA_DIR, 'temporal-ui.json'),
+  setupLog: path.join(CLUSTER_DATA_DIR, 'setup.log'),
+  /** Written once the namespace and search attributes are in place for the running server. */
+  setupDone: path.join(CLUSTER_DATA_DIR, 'setup.done'),
+  tunedDynamicConfig: path.join(CLUSTER_DATA_DIR, 'dynamicconfig-tuned.yaml'),
+};
+
+export const POSTGRES_USER = 'temporal';
+
+// ---- environments ------------------------------------------------------------------------------------
+
+/** Only what the programs need from this process: the config templates read nothing else by accident. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const { PATH, HOME, TZ } = process.env;
+  return Object.fromEntries(Object.entries({ PATH, HOME, TZ }).filter(([, v]) => v !== undefined));
+}
+
+/** deploy/temporal/config.yaml's variables (the names of Temporal's server image). */
+export function serverEnv(password: string, dynamicConfigFile: string): NodeJS.ProcessEnv {
+  const p = CLUSTER_PORTS;
+  return {
+    ...baseEnv(),
+    DB: 'postgres12',
+    POSTGRES_SEEDS: HOST,
+    DB_PORT: String(p.postgres),
+    POSTGRES_USER,
+    POSTGRES_PWD: password,
+    BIND_ON_IP: HOST,
+    TEMPORAL_BROADCAST_ADDRESS: HOST,
+    FRONTEND_GRPC_PORT: String(p.frontendGrpc),
+    FRONTEND_HTTP_PORT: String(p.frontendHttp),
+    FRONTEND_MEMBERSHIP_PORT: String(p.frontendMembership),
+    HISTORY_GRPC_PORT: String(p.historyGrpc),
+    HISTORY_MEMBERSHIP_PORT: String(p.historyMembership),
+    MATCHING_GRPC_PORT: String(p.matchingGrpc),
+    MATCHING_MEMBERSHIP_PORT: String(p.matchingMembership),
+    WORKER_GRPC_PORT: String(p.workerGrpc),
+    WORKER_MEMBERSHIP_PORT: String(p.workerMembership),
+    PROMETHEUS_ENDPOINT: `${HOST}:${p.metrics}`,
+    LOG_LEVEL: 'warn',
+    DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
+  };
+}
+
+/** setup.sh schema: the SQL tool's own variables. */
+export function schemaEnv(password: string): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv(),
+    TEMPORAL_SQL_TOOL: CLUSTER_BINARIES.sqlTool.path,
+    SQL_PLUGIN: 'postgres12',
+    SQL_HOST: HOST,
+    SQL_PORT: String(CLUSTER_PORTS.postgres),
+    SQL_USER: POSTGRES_USER,
+    SQL_PASSWORD: password,
+  };
+}
+
+/** setup.sh namespace: the temporal CLI's variables and the project's search attributes. */
+export function namespaceEnv(temporalCli: string): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv(),
+    TEMPORAL_CLI: temporalCli,
+    TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
+    TEMPORAL_NAMESPACE: CLUSTER_NAMESPACE,
+    NAMESPACE_RETENTION: '7d',
+    DOCS_ADMIN_SEARCH_ATTRIBUTES: Object.keys(SEARCH_ATTRIBUTE_REGISTRATION).join(' '),
+  };
+}
+
+/** deploy/temporal/ui.yaml's variables (the names of Temporal's UI image, plus the bind address). */
+export function uiEnv(): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv(),
+    TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
+    TEMPORAL_UI_HOST: HOST,
+    TEMPORAL_UI_PORT: String(CLUSTER_PORTS.ui),
+    TEMPORAL_DEFAULT_NAMESPACE: CLUSTER_NAMESPACE,
+  };
+}
+
+// ---- --tuned -------------------------------------------------------------------------------------------
+
+/** `key=value` (the dev server's --dynamic-config-value form, value in JSON) -> [key, value]. */
+function parseDynamicConfigValue(entry: string): [string, unknown] {
+  const at = entry.indexOf('=');
+  const key = entry.slice(0, at);
+  const raw = entry.slice(at + 1);
+  try {
+    return [key, JSON.parse(raw)];
+  } catch {
+    return [key, raw];
+  }
+}
+
+/**
+ * The dynamic config of `npm run cluster -- --tuned`: production.yaml's settings (passed in) plus
+ * every value of DEV_SERVER_DYNAMIC_CONFIG, the one list the dev servers are started with.
+ */
+export function tunedDynamicConfig(production: Record<string, unknown> | null): string {
+  const tuned: Record<string, unknown> = { ...(production ?? {}) };
+  for (const entry of DEV_SERVER_DYNAMIC_CONFIG) {
+    const [key, value] = parseDynamicConfigValue(entry);
+    tuned[key] = [{ value }];
+  }
+  return (
+    '# Written by `npm run cluster -- --tuned`: deploy/temporal/dynamicconfig/production.yaml plus\n' +
+    "# DEV_SERVER_DYNAMIC_CONFIG (scripts/dev-server.ts), the dev server's tuning. Do not edit.\n" +
+    stringify(tuned)
+  );
+}

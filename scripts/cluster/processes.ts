@@ -1,0 +1,111 @@
+// The long-running programs of `npm run cluster` (server, UI server): started detached with their
+// output in a log file, recorded in a state file, and stopped only when the recorded PID is still the
+// program that was started.
+import { spawn } from 'node:child_process';
+import { existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+
+export interface ProcessState {
+  pid: number;
+  command: string;
+  /** Anything else worth knowing about the running process (the server's dynamic config file). */
+  [key: string]: unknown;
+}
+
+export function readState(file: string): ProcessState | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as ProcessState;
+    return Number.isInteger(state.pid) ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The recorded process, if it is still running that program. A PID left in a state file from before
+ * a reboot may belong to something else by now: that one is never signalled.
+ */
+export function runningProcess(file: string): ProcessState | undefined {
+  const state = readState(file);
+  if (!state || !isAlive(state.pid)) return undefined;
+  const cmdline = `/proc/${state.pid}/cmdline`;
+  if (
+    existsSync('/proc/self/cmdline') &&
+    !(existsSync(cmdline) && readFileSync(cmdline, 'utf8').includes(state.command))
+  ) {
+    return undefined;
+  }
+  return state;
+}
+
+/** A log file's size: where the output of a process started now begins. */
+export function logOffset(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+/**
+ * The last lines of a log file from `offset` on (this run's output), for error messages: Go stack
+ * traces dropped from JSON log lines and every line cut to 400 characters, so the cause stays readable.
+ */
+export function tail(file: string, { lines = 15, offset = 0 } = {}): string {
+  if (!existsSync(file)) return `(no ${file})`;
+  const text = readFileSync(file).subarray(offset).toString('utf8').trimEnd();
+  return text
+    .split('\n')
+    .slice(-lines)
+    .map((line) => line.replace(/,"stacktrace":".*"\}$/, '}'))
+    .map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line))
+    .join('\n');
+}
+
+export interface Started {
+  pid: number;
+  /** Where this run's output begins in the log file. */
+  logOffset: number;
+  /** Rejects when the process exits (for a server: it failed to start); never resolves. */
+  exited: Promise<never>;
+}
+
+/** Starts a program in the background, detached from this process, appending its output to `log`. */
+export function startDetached(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; log: string; stateFile: string; extra?: Record<string, unknown> },
+): Started {
+  const offset = logOffset(options.log);
+  const out = openSync(options.log, 'a');
+  const child = spawn(command, args, { env: options.env, detached: true, stdio: ['ignore', out, out] });
+  if (child.pid === undefined) throw new Error(`could not start ${command}`);
+  const state: ProcessState = { ...options.extra, pid: child.pid, command };
+  writeFileSync(options.stateFile, `${JSON.stringify(state)}\n`);
+  const exited = new Promise<never>((_, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`${command} exited (${signal ?? `code ${code}`})`)));
+  });
+  // Observed by whoever awaits it; without a listener an exit after start-up is not an unhandled rejection.
+  exited.catch(() => undefined);
+  child.unref();
+  return { pid: child.pid, logOffset: offset, exited };
+}
+
+/** SIGTERM, then waits for the exit (SIGKILL after `timeoutMs`). Returns whether it was running. */
+export async function stopRecorded(stateFile: string, timeoutMs = 30_000): Promise<ProcessState | undefined> {
+  const state = runningProcess(stateFile);
+  rmSync(stateFile, { force: true });
+  if (!state) return undefined;
+  process.kill(state.pid, 'SIGTERM');
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(state.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+  while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+  return state;
+}

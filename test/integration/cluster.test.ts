@@ -1,0 +1,126 @@
+// The production-shaped cluster of `npm run cluster`: Temporal server 1.29.1 on PostgreSQL (persistence
+// and SQL visibility) with production-default dynamic config. The project's real worker runs one
+// staticExport and one agentJob on it end to end against the emulator, each started by workflow type
+// name with plain JSON, as another service would start them.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { loadWorkerConfig } from '../../src/config';
+import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { noopMetrics } from '../../src/metrics';
+import { type AgentJobResult, SEARCH_ATTRIBUTE_REGISTRATION, type StaticExportResult } from '../../src/shared';
+import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
+import { ensureCluster } from '../../scripts/cluster/control';
+import { CLUSTER_ADDRESS, CLUSTER_FILES } from '../../scripts/cluster/layout';
+import { runningProcess } from '../../scripts/cluster/processes';
+import {
+  type ClusterEnv,
+  clusterSkipReason,
+  createClusterEnv,
+  uniqueTaskQueue,
+  waitFor,
+  workflowBundle,
+} from '../helpers/temporal';
+
+const KEY = 'mint_cluster_e2e_key_0123456789';
+
+describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReason() }, () => {
+  let env: ClusterEnv;
+  let emu: EmulatorHandle;
+  let docsAdmin: DocsAdminWorker | undefined;
+  let running: Promise<void> | undefined;
+  const taskQueue = uniqueTaskQueue('cluster');
+  const domain = `docs-${taskQueue.slice(-12)}.example.com`;
+  const projectId = `cluster-${taskQueue.slice(-12)}`;
+
+  before(async () => {
+    env = await createClusterEnv();
+    emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
+    const config = loadWorkerConfig({
+      ADMIN_API_URL: emu.url,
+      ADMIN_API_KEY: KEY,
+      TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGENT_RATE_LIMIT: '100/10s',
+      METRICS_PORT: '0',
+    });
+    docsAdmin = await createDocsAdminWorker(config, {
+      connection: env.nativeConnection,
+      client: env.client,
+      workflowBundle: await workflowBundle(),
+      metrics: noopMetrics,
+      metricsListen: false,
+    });
+    running = docsAdmin.run();
+  });
+
+  after(async () => {
+    await docsAdmin?.close();
+    await running?.catch(() => undefined);
+    await emu?.close();
+    await env?.teardown();
+  });
+
+  test('it is the production server: 1.29.1, PostgreSQL for persistence and visibility, the search attributes', async () => {
+    const info = await env.connection.workflowService.getClusterInfo({});
+    assert.equal(info.serverVersion, '1.29.1');
+    assert.equal(info.persistenceStore, 'postgres12');
+    assert.equal(info.visibilityStore, 'postgres12');
+    const { customAttributes } = await env.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    for (const name of Object.keys(SEARCH_ATTRIBUTE_REGISTRATION))
+      assert.ok(customAttributes?.[name], `${name} is registered`);
+  });
+
+  test('staticExport, started by type name with JSON, runs end to end', async () => {
+    const handle = await env.client.workflow.start('staticExport', {
+      taskQueue,
+      workflowId: `cluster-export-${taskQueue}`,
+      args: [{ domain }],
+    });
+    const result = (await handle.result()) as StaticExportResult;
+    assert.equal(result.domain, domain);
+    assert.ok(result.pageCount > 0);
+    assert.match(result.bundleUrl, /^http:\/\/127\.0\.0\.1:\d+\//);
+  });
+
+  test('agentJob, started by type name with JSON, runs end to end (update-with-start on production defaults)', async () => {
+    const handle = await env.client.workflow.start('agentJob', {
+      taskQueue,
+      workflowId: `cluster-agent-${taskQueue}`,
+      args: [{ projectId, prompt: 'Document the cluster' }],
+    });
+    const result = (await handle.result()) as AgentJobResult;
+    assert.equal(result.status, 'completed');
+    assert.match(result.prLink ?? '', /^https:\/\/github\.com\/.+\/pull\/\d+$/);
+    assert.equal(emu.jobs().filter((job) => job.projectId === projectId).length, 1, 'one agent job, one pull request');
+  });
+
+  test('SQL visibility finds both runs by their search attributes', async () => {
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of env.client.workflow.list({ query })) ids.push(execution.workflowId);
+      return ids;
+    };
+    await waitFor(async () => (await listed(`TaskQueue="${taskQueue}" AND DocsDomain="${domain}"`)).length === 1, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: 'the export in the visibility store',
+    });
+    await waitFor(
+      async () =>
+        (await listed(`DocsProjectId="${projectId}" AND DocsJobStatus="completed"`)).includes(
+          `cluster-agent-${taskQueue}`,
+        ),
+      { timeoutMs: 20_000, intervalMs: 200, what: 'the agent job in the visibility store' },
+    );
+  });
+
+  test('starting the cluster again is a no-op: nothing started, the same processes, at once', async () => {
+    const pids = () => [CLUSTER_FILES.serverState, CLUSTER_FILES.uiState].map((file) => runningProcess(file)?.pid);
+    const before = pids();
+    const started = Date.now();
+    const again = await ensureCluster();
+    assert.deepEqual(again.started, []);
+    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started}ms`);
+    assert.deepEqual(pids(), before);
+  });
+});
