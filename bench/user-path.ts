@@ -48,7 +48,6 @@ async function startFleet(target: UserPathTarget, workers: number, emulatorOptio
     ADMIN_API_KEY: KEY,
     AGENT_RATE_LIMIT: rateLimit,
     METRICS_PORT: '0',
-    LOG_LEVEL: 'WARN',
   };
   const started: WorkerProcess[] = [];
   try {
