@@ -7,7 +7,7 @@ import type { AgentJob } from '../api/types';
 import { validateProjectId, validatePrompt } from '../validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
-import { LimiterClient } from './limiter-client';
+import { LimiterClient, type LimiterAnswer } from './limiter-client';
 import { withSendCheckpoints } from './send-checkpoint';
 
 /**
@@ -92,6 +92,17 @@ export function createAgentActivities(deps: ActivityDeps) {
   }
 
   return {
+    /**
+     * Asks the project's limiter for a permit, without calling the API. Run as a local activity inside
+     * the job's workflow task: a queued job costs no activity task and no second workflow task, which
+     * is what keeps a burst of one project from holding other projects' jobs behind it on a server
+     * without task-queue fairness.
+     */
+    async askPermit({ projectId, requestKey }: { projectId: string; requestKey: string }): Promise<LimiterAnswer> {
+      assertValid(projectId, undefined, deps);
+      return limiter.ask(projectId, { requesterWorkflowId: Context.current().info.workflowExecution!.workflowId, requestKey });
+    },
+
     /**
      * POST /v2/agent/{projectId}/job. Ambiguous failures arrive as OutcomeUnknown (non-retryable); a
      * worker that dies mid-attempt leaves send checkpoints for the workflow (./send-checkpoint.ts).

@@ -9,11 +9,14 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
+  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { PermitUse } from '../activities/agent';
+import type { Activities } from '../activities';
+import type { Admitted, PermitUse } from '../activities/agent';
+import type { LimiterAnswer } from '../activities/limiter-client';
 import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared';
 import type { Settled } from './send-once';
 
@@ -29,6 +32,19 @@ const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
  * up to half a window while other jobs' activities queue behind it.
  */
 const CALL_LEAD_MS = 1_000;
+
+/**
+ * The ask waits at most LIMITER_ANSWER_TIMEOUT_MS (10 s) for the limiter, and as long again to find out
+ * why it did not answer; it is idempotent, so a failed attempt is retried a few times before the loop
+ * below treats it as no answer.
+ */
+const askLimiter = proxyLocalActivities<Activities>({ startToCloseTimeout: '45s', retry: { initialInterval: '1s', maximumAttempts: 3 } });
+
+type NotAdmitted = Extract<Admitted<unknown>, { admitted: false }>;
+const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAdmitted =>
+  answer.kind === 'queued'
+    ? { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs }
+    : { admitted: false, unanswered: answer.reason };
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -61,19 +77,31 @@ export class ProjectPermits {
     let permit: PermitUse = { requestKey };
     let recheckMs = RECHECK_MIN_MS;
     for (let unanswered = 0; ; ) {
-      await this.waitForSlot(permit);
-      this.wait(null);
-      let outcome: Settled<T>;
-      try {
-        outcome = await call(permit);
-      } catch (err) {
-        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(requestKey);
-        throw err;
+      let refused: NotAdmitted | undefined;
+      if (!permit.granted) {
+        // Asked from inside this workflow task: granted at once, or queued without an activity task.
+        const answer = await this.ask(requestKey);
+        if (answer.kind === 'granted') permit = { requestKey, granted: true };
+        else refused = notAdmitted(answer);
       }
-      if (outcome.admitted) {
-        if (outcome.fromCheckpoint) this.reportUse(requestKey);
-        return outcome.value;
+      if (permit.granted) {
+        await this.waitForSlot(permit);
+        this.wait(null);
+        let outcome: Settled<T>;
+        try {
+          outcome = await call(permit);
+        } catch (err) {
+          if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(requestKey);
+          throw err;
+        }
+        if (outcome.admitted) {
+          if (outcome.fromCheckpoint) this.reportUse(requestKey);
+          return outcome.value;
+        }
+        refused = outcome;
+        permit = { requestKey };
       }
+      const outcome = refused!;
       const now = Date.now();
       if (outcome.unanswered) {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** unanswered++);
@@ -113,6 +141,17 @@ export class ProjectPermits {
   /** Resolves once every report is delivered (await before completing or continuing as new). */
   async delivered(): Promise<void> {
     await Promise.all([...this.reports]);
+  }
+
+  /** The limiter's answer; an ask that kept failing (not for bad input) counts as no answer. */
+  private async ask(requestKey: string): Promise<LimiterAnswer> {
+    try {
+      return await askLimiter.askPermit({ projectId: this.projectId, requestKey });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
+      return { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
+    }
   }
 
   private async waitForSlot(permit: PermitUse): Promise<void> {
