@@ -43,6 +43,15 @@ export const WORKER_POLLERS = {
   activityTaskPollerBehavior: { type: 'autoscaling' },
 } as const satisfies Pick<WorkerOptions, 'workflowTaskPollerBehavior' | 'activityTaskPollerBehavior'>;
 
+/**
+ * Workflow task slots of the jobs' worker (the SDK's default is 40). An agent job's first task asks
+ * the rate limiter from a local activity and holds its slot until the answer comes (a few hundred ms
+ * on a loaded server): with 40 slots a burst of 300 jobs is admitted 40 at a time in many small
+ * updates, and other projects' first tasks wait behind it; with 200 the burst's asks coalesce into a
+ * few large updates. A slot waiting on a local activity costs no CPU.
+ */
+export const JOB_WORKFLOW_TASK_SLOTS = 200;
+
 // ---- runtime: logger + Core's metrics exporter ----------------------------------------------------
 
 export interface InstallRuntimeOptions {
@@ -344,6 +353,8 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       activities,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
       ...WORKER_POLLERS,
+      maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
+      maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
       interceptors: {
         // One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and
         // keeps the attempts in flight, which a shutdown that overruns its deadline reports.
