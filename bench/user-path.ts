@@ -328,6 +328,66 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
   }
 }
 
+// ---- the report: cluster against the tuned dev server -------------------------------------------------
+
+export interface UserPathReport {
+  mixed: MixedFigures[];
+  burst: BurstFigures[];
+  /** Cluster completions per second over the tuned dev server's, per worker count (target >= 0.8). */
+  clusterVsTuned: { workers: number; ratio: number }[];
+}
+
+/**
+ * The whole comparison in one run: mixed lifecycles on the cluster (production defaults) and on a
+ * tuned dev server, with 1 and 3 worker processes; the burst on the cluster at a 10 s and a 60 s window.
+ */
+export async function runUserPathReport(cluster: UserPathTarget, tuned: UserPathTarget, log = (l: string) => process.stderr.write(`${l}\n`)): Promise<UserPathReport> {
+  const mixed: MixedFigures[] = [];
+  for (const workers of [1, 3]) {
+    for (const target of [cluster, tuned]) {
+      const figures = await runMixed(target, { workers, log });
+      log(`  ${JSON.stringify(figures)}`);
+      mixed.push(figures);
+    }
+  }
+  const burst: BurstFigures[] = [];
+  for (const [workers, windowMs] of [
+    [1, 10_000],
+    [3, 10_000],
+    [1, 60_000],
+  ] as const) {
+    const figures = await runBurst(cluster, { workers, windowMs, log });
+    log(`  ${JSON.stringify(figures)}`);
+    burst.push(figures);
+  }
+  const clusterVsTuned = [1, 3].map((workers) => {
+    const of = (label: string) => mixed.find((m) => m.server === label && m.workers === workers)!.completedPerSecond;
+    return { workers, ratio: Math.round((of(cluster.label) / of(tuned.label)) * 100) / 100 };
+  });
+  return { mixed, burst, clusterVsTuned };
+}
+
+export function userPathMarkdown(report: UserPathReport): string {
+  const lines = [
+    '| server | workers | lifecycles | completed | wall (s) | completed/s | lag p50 / p99 (s) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...report.mixed.map(
+      (m) => `| ${m.server} | ${m.workers} | ${m.lifecycles} | ${m.completed} | ${m.wallS} | ${m.completedPerSecond} | ${m.lagP50S} / ${m.lagP99S} |`,
+    ),
+    '',
+    ...report.clusterVsTuned.map((r) => `Cluster / tuned dev server, ${r.workers} worker(s): **${r.ratio}x** completions per second (target >= 0.8x).`),
+    '',
+    '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...report.burst.map(
+      (b) =>
+        `| ${b.server} | ${b.workers} | ${b.windowMs / 1000} s | ${b.rateLimited} of ${b.createCalls} | ${b.maxCreatesInWindow} | ${b.drainS} (${b.drainRatio}x) | ` +
+        `${b.theoreticalMinS} | ${b.drainTargetS} | ${b.otherLastCreateS} / ${b.otherLastCompletionS} |`,
+    ),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 // ---- standalone -----------------------------------------------------------------------------------------
 
 function flag(name: string): string | undefined {
@@ -335,7 +395,31 @@ function flag(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-if (require.main === module) {
+async function matrix(): Promise<void> {
+  const { DevServer } = await import('../test/chaos/helpers');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  const cluster = { label: 'cluster (default settings)', address: flag('address') ?? '127.0.0.1:7633' };
+  // A tuned dev server (DEV_SERVER_DYNAMIC_CONFIG), reused across this run's scenarios.
+  const dev = await DevServer.start();
+  try {
+    const report = await runUserPathReport(cluster, { label: 'dev server (tuned)', address: dev.address });
+    const dir = path.join(__dirname, 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'user-path.json'), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(path.join(dir, 'user-path.md'), userPathMarkdown(report));
+    process.stdout.write(userPathMarkdown(report));
+  } finally {
+    await dev.stop();
+  }
+}
+
+if (require.main === module && process.argv[2] === 'report') {
+  matrix().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  });
+} else if (require.main === module) {
   const kind = process.argv[2] === 'mixed' ? 'mixed' : 'burst';
   const address = flag('address') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7633';
   const target = { label: flag('label') ?? address, address };

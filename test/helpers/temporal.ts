@@ -7,7 +7,10 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { loadWorkerConfig } from '../../src/config';
+import { noopMetrics } from '../../src/metrics';
 import { SearchAttr } from '../../src/shared';
+import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
@@ -193,4 +196,22 @@ export async function waitFor<T>(predicate: () => T | Promise<T>, { timeoutMs = 
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/**
+ * The product's worker (createDocsAdminWorker, as `npm run worker` builds it) in this process, on env's
+ * connection, configured from `vars` like the environment of `npm run worker`; already running.
+ * close() shuts it down and waits.
+ */
+export async function startDocsAdminWorker(env: TestWorkflowEnvironment, vars: Record<string, string>): Promise<DocsAdminWorker> {
+  const config = loadWorkerConfig({ TEMPORAL_ADDRESS: env.address, AGENT_RATE_LIMIT: '100/10s', METRICS_PORT: '0', ...vars });
+  const worker = await createDocsAdminWorker(config, {
+    connection: env.nativeConnection,
+    client: env.client,
+    workflowBundle: await workflowBundle(),
+    metrics: noopMetrics,
+    metricsListen: false,
+  });
+  void worker.run().catch(() => undefined);
+  return worker;
 }

@@ -4,11 +4,9 @@
 // name with plain JSON, as another service would start them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { loadWorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
-import { noopMetrics } from '../../src/metrics';
 import { type AgentJobResult, SEARCH_ATTRIBUTE_REGISTRATION, type StaticExportResult } from '../../src/shared';
-import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
+import type { DocsAdminWorker } from '../../src/worker';
 import { ensureCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_FILES } from '../../scripts/cluster/layout';
 import { runningProcess } from '../../scripts/cluster/processes';
@@ -18,8 +16,7 @@ import {
   createClusterEnv,
   uniqueTaskQueue,
   waitFor,
-  workflowBundle,
-} from '../helpers/temporal';
+  startDocsAdminWorker } from '../helpers/temporal';
 
 const KEY = 'mint_cluster_e2e_key_0123456789';
 
@@ -27,7 +24,6 @@ describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReaso
   let env: ClusterEnv;
   let emu: EmulatorHandle;
   let docsAdmin: DocsAdminWorker | undefined;
-  let running: Promise<void> | undefined;
   const taskQueue = uniqueTaskQueue('cluster');
   const domain = `docs-${taskQueue.slice(-12)}.example.com`;
   const projectId = `cluster-${taskQueue.slice(-12)}`;
@@ -35,27 +31,16 @@ describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReaso
   before(async () => {
     env = await createClusterEnv();
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
-    const config = loadWorkerConfig({
+    docsAdmin = await startDocsAdminWorker(env, {
       ADMIN_API_URL: emu.url,
       ADMIN_API_KEY: KEY,
       TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
       TEMPORAL_TASK_QUEUE: taskQueue,
-      AGENT_RATE_LIMIT: '100/10s',
-      METRICS_PORT: '0',
     });
-    docsAdmin = await createDocsAdminWorker(config, {
-      connection: env.nativeConnection,
-      client: env.client,
-      workflowBundle: await workflowBundle(),
-      metrics: noopMetrics,
-      metricsListen: false,
-    });
-    running = docsAdmin.run();
   });
 
   after(async () => {
     await docsAdmin?.close();
-    await running?.catch(() => undefined);
     await emu?.close();
     await env?.teardown();
   });

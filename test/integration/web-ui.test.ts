@@ -10,12 +10,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
-import { loadWorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
-import { noopMetrics } from '../../src/metrics';
 import type { AgentJobResult, StaticExportResult } from '../../src/shared';
-import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
-import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import type { DocsAdminWorker } from '../../src/worker';
+import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, startDocsAdminWorker } from '../helpers/temporal';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -46,7 +44,6 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   let env: DevEnv;
   let emu: EmulatorHandle;
   let docsAdmin: DocsAdminWorker;
-  let running: Promise<void>;
   let browser: BrowserContext;
   let page: Page;
   let userDataDir: string;
@@ -110,21 +107,11 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     env = await createDevEnv({ ui: true });
     assert.ok(env.uiUrl, 'the dev server serves the Web UI');
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
-    const config = loadWorkerConfig({
+    docsAdmin = await startDocsAdminWorker(env, {
       ADMIN_API_URL: emu.url,
       ADMIN_API_KEY: KEY,
       TEMPORAL_TASK_QUEUE: taskQueue,
-      AGENT_RATE_LIMIT: '100/10s',
-      METRICS_PORT: '0',
     });
-    docsAdmin = await createDocsAdminWorker(config, {
-      connection: env.nativeConnection,
-      client: env.client,
-      workflowBundle: await workflowBundle(),
-      metrics: noopMetrics,
-      metricsListen: false,
-    });
-    running = docsAdmin.run();
 
     userDataDir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-chromium-'));
     browser = await chromium.launchPersistentContext(userDataDir, {
@@ -150,7 +137,6 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   after(async () => {
     await browser?.close();
     await docsAdmin?.close();
-    await running?.catch(() => undefined);
     await emu?.close();
     await env?.teardown();
     if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });

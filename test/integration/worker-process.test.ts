@@ -208,21 +208,20 @@ describe('the worker process', () => {
     }
   });
 
+  /** Starts an export whose start call the emulator holds (a slow fault), once the call has arrived. */
+  async function exportStartHanging(domain: string, taskQueue: string) {
+    const before = emu.counters().faultsInjected.slow ?? 0;
+    const handle = await startExport(env.client, { domain }, { taskQueue });
+    await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, { timeoutMs: 30_000, what: 'the start call at the emulator' });
+    return handle;
+  }
+
   test('SIGTERM while an export start call hangs: the call is cancelled after the grace time, exit 0', async () => {
     const worker = start();
     await worker.waitStarted();
     emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
     try {
-      const before = emu.counters().faultsInjected.slow ?? 0;
-      await startExport(
-        env.client,
-        { domain: 'sigterm-drain.example.com' },
-        { taskQueue: worker.env.TEMPORAL_TASK_QUEUE },
-      );
-      await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
-        timeoutMs: 30_000,
-        what: 'the start call at the emulator',
-      });
+      await exportStartHanging('sigterm-drain.example.com', worker.env.TEMPORAL_TASK_QUEUE);
       const signalledAt = Date.now();
       worker.child.kill('SIGTERM');
       const { code, atMs } = await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
@@ -242,16 +241,7 @@ describe('the worker process', () => {
     await worker.waitStarted();
     emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
     try {
-      const before = emu.counters().faultsInjected.slow ?? 0;
-      const handle = await startExport(
-        env.client,
-        { domain: 'sigterm-stuck.example.com' },
-        { taskQueue: worker.env.TEMPORAL_TASK_QUEUE },
-      );
-      await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
-        timeoutMs: 30_000,
-        what: 'the start call at the emulator',
-      });
+      const handle = await exportStartHanging('sigterm-stuck.example.com', worker.env.TEMPORAL_TASK_QUEUE);
       const signalledAt = Date.now();
       worker.child.kill('SIGTERM');
       // A duplicate delivery (npm and tsx relay a terminal's Ctrl-C) must not force the exit.

@@ -1,0 +1,128 @@
+// The rate limiter on the arrangements users have, on the production-shaped cluster (default server
+// settings): a fleet that moves to another task queue, a limiter an older fleet left on a queue nobody
+// serves, two fleets on different task queues sharing projects, and a changed AGENT_RATE_LIMIT. Jobs
+// start by workflow type name with plain JSON, as another service starts them.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { maxInAnyWindow } from '../../bench/user-path';
+import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import {
+  LIMITER_TASK_QUEUE,
+  WorkflowType,
+  agentStatusQuery,
+  rateLimiterStatusQuery,
+  rateLimiterWorkflowId,
+  type AgentRateLimiterInput,
+} from '../../src/shared';
+import type { DocsAdminWorker } from '../../src/worker';
+import { type ClusterEnv, clusterSkipReason, createClusterEnv, startDocsAdminWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+
+const KEY = 'mint_limiter_arrangements_key_0123';
+
+describe('the agent rate limiter on any arrangement (cluster, default settings)', { skip: clusterSkipReason() }, () => {
+  let env: ClusterEnv;
+  let emu: EmulatorHandle;
+  const fleets: DocsAdminWorker[] = [];
+  const run = Date.now().toString(36);
+  let seq = 0;
+
+  /** A fleet (one worker process's workers) on its own task queue, with its own AGENT_RATE_LIMIT. */
+  async function fleet(taskQueue: string, rateLimit: string): Promise<DocsAdminWorker> {
+    const worker = await startDocsAdminWorker(env, { ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue, AGENT_RATE_LIMIT: rateLimit });
+    fleets.push(worker);
+    return worker;
+  }
+
+  const startJob = (taskQueue: string, projectId: string) =>
+    env.client.workflow.start(WorkflowType.agentJob, {
+      taskQueue,
+      workflowId: `limiter-arrangement-${projectId}-${++seq}`,
+      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }],
+    });
+
+  before(async () => {
+    env = await createClusterEnv();
+    emu = await startEmulator({ agentActiveMs: 200, retryAfterForm: 'none', rateLimit: { limit: 5, windowMs: 4_000 } });
+  });
+  after(async () => {
+    for (const f of fleets) await f.close();
+    await emu?.close();
+    await env?.teardown();
+  });
+
+  test('a fleet that moves to another task queue finds the project limiter served: its job completes', async () => {
+    const projectId = `rename-${run}`;
+    const before = await fleet(uniqueTaskQueue('fleet-a'), '100/10s');
+    await startJob(before.worker.options.taskQueue, projectId).then((h) => h.result());
+    await before.close();
+
+    const after = await fleet(uniqueTaskQueue('fleet-b'), '100/10s');
+    const started = Date.now();
+    await startJob(after.worker.options.taskQueue, projectId).then((h) => h.result());
+    assert.ok(Date.now() - started < 30_000, `the job after the move took ${Date.now() - started} ms`);
+    const limiter = await env.client.workflow.getHandle(rateLimiterWorkflowId(projectId)).describe();
+    assert.equal(limiter.taskQueue, LIMITER_TASK_QUEUE);
+    await after.close();
+  });
+
+  test('a limiter left on a task queue nobody serves is adopted and moves; meanwhile the job says what it waits for', async () => {
+    const projectId = `stranded-${run}`;
+    const oldQueue = `${uniqueTaskQueue('old-fleet')}-limiter`;
+    // What an older fleet left behind: the project's limiter on that fleet's own limiter queue.
+    await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+      taskQueue: oldQueue,
+      workflowId: rateLimiterWorkflowId(projectId),
+      args: [{ projectId, limit: 100, windowMs: 10_000 } satisfies AgentRateLimiterInput],
+    });
+    const f = await fleet(uniqueTaskQueue('fleet-new'), '100/10s');
+    const handle = await startJob(f.worker.options.taskQueue, projectId);
+    const waiting = await waitFor(
+      async () => {
+        const status = await handle.query(agentStatusQuery);
+        return status.waitingFor?.includes('did not answer') ? status : null;
+      },
+      { timeoutMs: 30_000, what: 'the job to say the limiter does not answer' },
+    );
+    assert.equal(waiting.phase, 'waiting-for-permit');
+    assert.match(waiting.waitingFor!, new RegExp(oldQueue));
+    const result = await handle.result();
+    assert.ok(result.jobId);
+    const limiter = await env.client.workflow.getHandle(rateLimiterWorkflowId(projectId)).describe();
+    assert.equal(limiter.taskQueue, LIMITER_TASK_QUEUE, 'the limiter continued as new onto the limiter task queue');
+    await f.close();
+  });
+
+  test('two fleets on different task queues sharing a project never exceed the API limit together', async () => {
+    const projectId = `two-fleets-${run}`;
+    const [a, b] = [await fleet(uniqueTaskQueue('staging'), '5/4s'), await fleet(uniqueTaskQueue('production'), '5/4s')];
+    emu.reset();
+    const handles = await Promise.all(
+      Array.from({ length: 14 }, (_, i) => startJob((i % 2 === 0 ? a : b).worker.options.taskQueue, projectId)),
+    );
+    await Promise.all(handles.map((h) => h.result()));
+    const creates = emu
+      .jobs()
+      .filter((j) => j.projectId === projectId)
+      .map((j) => Date.parse(j.createdAt));
+    assert.equal(creates.length, 14);
+    assert.equal(emu.counters().calls.createAgentJob?.['429'] ?? 0, 0);
+    assert.ok(maxInAnyWindow(creates, 4_000) <= 5, `${maxInAnyWindow(creates, 4_000)} creates inside one 4 s window`);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  test('a changed AGENT_RATE_LIMIT reaches the running limiter', async () => {
+    const projectId = `changed-limit-${run}`;
+    const old = await fleet(uniqueTaskQueue('old-limit'), '100/10s');
+    await startJob(old.worker.options.taskQueue, projectId).then((h) => h.result());
+    const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(projectId));
+    assert.equal((await limiter.query(rateLimiterStatusQuery)).limit, 100);
+    await old.close();
+
+    const changed = await fleet(uniqueTaskQueue('new-limit'), '3/10s');
+    await startJob(changed.worker.options.taskQueue, projectId).then((h) => h.result());
+    const status = await limiter.query(rateLimiterStatusQuery);
+    assert.equal(status.limit, 3);
+    assert.equal(status.windowMs, 10_000);
+    await changed.close();
+  });
+});
