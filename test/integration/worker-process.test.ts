@@ -209,7 +209,7 @@ describe('the worker process', () => {
   });
 
   /** Starts an export whose start call the emulator holds (a slow fault), once the call has arrived. */
-  async function exportStartHanging(domain: string, taskQueue: string) {
+  async function exportStartHanging(domain: string, taskQueue: string | undefined) {
     const before = emu.counters().faultsInjected.slow ?? 0;
     const handle = await startExport(env.client, { domain }, { taskQueue });
     await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, { timeoutMs: 30_000, what: 'the start call at the emulator' });
