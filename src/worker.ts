@@ -163,6 +163,11 @@ export interface DocsAdminWorkerOptions {
   sdkMetricsUrl?: string;
   /** Default: the installed runtime's logger. */
   logger?: Logger;
+  /**
+   * false: another worker of this process serves the limiter task queue (the SDK allows one worker per
+   * task queue in a process; tests run two fleets in one process). Default true.
+   */
+  serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
   limiterTaskQueue?: string;
   /** Extra Worker.create options (tuning in benchmarks). */
@@ -183,7 +188,8 @@ export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
   /** Serves LIMITER_TASK_QUEUE: the per-project rate limiter workflows of every fleet in the namespace. */
-  limiterWorker: Worker;
+  /** Absent when options.serveLimiter is false. */
+  limiterWorker?: Worker;
   metrics: MetricsRecorder;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
@@ -381,7 +387,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     cleanups.push(() => releaseUnrunWorker(worker));
 
     // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
-    const limiterWorker = await Worker.create({
+    const limiterWorker = options.serveLimiter === false ? undefined : await Worker.create({
       connection,
       namespace: config.namespace,
       taskQueue: limiterQueue,
@@ -389,8 +395,8 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     });
-    cleanups.push(() => releaseUnrunWorker(limiterWorker));
-    const workers = [worker, limiterWorker];
+    if (limiterWorker) cleanups.push(() => releaseUnrunWorker(limiterWorker));
+    const workers = limiterWorker ? [worker, limiterWorker] : [worker];
 
     const shutdown = () => {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
@@ -496,7 +502,7 @@ function describeInFlight(handle: DocsAdminWorker | undefined, nowMs = Date.now(
     const seconds = ((nowMs - a.startedAtMs) / 1000).toFixed(1);
     return `${a.activityType} (workflow ${a.workflowId ?? 'none'}, attempt ${a.attempt}, running ${seconds} s)`;
   });
-  const workers = [handle.worker, handle.limiterWorker].map((w) => `${w.options.taskQueue}: ${w.getState()}`);
+  const workers = [handle.worker, ...(handle.limiterWorker ? [handle.limiterWorker] : [])].map((w) => `${w.options.taskQueue}: ${w.getState()}`);
   return `activities: ${activities.length > 0 ? activities.join('; ') : 'none'}; workers: ${workers.join(', ')}`;
 }
 

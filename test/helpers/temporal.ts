@@ -203,7 +203,11 @@ export async function waitFor<T>(predicate: () => T | Promise<T>, { timeoutMs = 
  * connection, configured from `vars` like the environment of `npm run worker`; already running.
  * close() shuts it down and waits.
  */
-export async function startDocsAdminWorker(env: TestWorkflowEnvironment, vars: Record<string, string>): Promise<DocsAdminWorker> {
+export async function startDocsAdminWorker(
+  env: TestWorkflowEnvironment,
+  vars: Record<string, string>,
+  { serveLimiter = true }: { serveLimiter?: boolean } = {},
+): Promise<DocsAdminWorker> {
   const config = loadWorkerConfig({ TEMPORAL_ADDRESS: env.address, AGENT_RATE_LIMIT: '100/10s', METRICS_PORT: '0', ...vars });
   const worker = await createDocsAdminWorker(config, {
     connection: env.nativeConnection,
@@ -211,6 +215,7 @@ export async function startDocsAdminWorker(env: TestWorkflowEnvironment, vars: R
     workflowBundle: await workflowBundle(),
     metrics: noopMetrics,
     metricsListen: false,
+    serveLimiter,
   });
   void worker.run().catch(() => undefined);
   return worker;
