@@ -10,7 +10,7 @@
 // of the product over the bare job shape on this server and machine.
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import { AGENT_TERMINAL_STATUSES, EXPORT_TERMINAL_STATUSES } from '../src/api/types';
-import { agentPollDelay, exportPollDelay, recentObservations, type Observation } from '../src/workflows/polling';
+import { agentPollDelay, exportPollDelay, recentObservations, type Observation } from '../src/policies/polling';
 import type { BaselineActivities } from './baseline-activities';
 
 // The real workflows' options (src/workflows/static-export.ts and src/workflows/agent-job.ts).

@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { AdminApiClient } from '../src/api/client';
 import { startEmulator } from '../src/emulator';
 import { noopMetrics } from '../src/metrics';
-import { defaultMarginMs, theoreticalDrainMs } from '../src/rate-limit';
+import { defaultMarginMs, theoreticalDrainMs } from '../src/policies/rate-window';
 import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
 import { createDocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';

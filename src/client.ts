@@ -41,9 +41,9 @@ import {
   type StaticExportInput,
   type StaticExportResult,
 } from './shared';
-import { promptPreview, validateAgentJobInput, validatePrompt } from './validation/agent';
-import { deploymentProblems, sinkProblems } from './validation/deployment';
-import { exportInputProblems, hostnameProblem, normalizeExportInput } from './validation/export';
+import { promptPreview, validateAgentJobInput, validatePrompt } from './policies/validation/agent';
+import { deploymentProblems, sinkProblems } from './policies/validation/deployment';
+import { exportInputProblems, hostnameProblem, normalizeExportInput } from './policies/validation/export';
 
 // Workflow signatures, by type name: the client never imports workflow code.
 export type StaticExportWorkflow = (input: StaticExportInput) => Promise<StaticExportResult>;

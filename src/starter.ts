@@ -35,9 +35,9 @@ import {
   type ScheduleView,
 } from './schedules';
 import type { BundleKeeperInput, DeploymentKind, SinkConfig, StaticExportInput } from './shared';
-import { validateAgentJobInput } from './validation/agent';
-import { DEPLOYMENT_KINDS } from './validation/deployment';
-import { exportInputProblems, hostnameProblem, normalizeExportInput } from './validation/export';
+import { validateAgentJobInput } from './policies/validation/agent';
+import { DEPLOYMENT_KINDS } from './policies/validation/deployment';
+import { exportInputProblems, hostnameProblem, normalizeExportInput } from './policies/validation/export';
 
 export interface CliIo {
   stdout: { write(chunk: string): boolean };

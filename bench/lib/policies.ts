@@ -1,5 +1,5 @@
 // The polling policies compared by the benchmark: fixed intervals, plain exponential backoff, and ours.
-import { type Observation, agentPollDelay, exportPollDelay } from '../../src/workflows/polling';
+import { type Observation, agentPollDelay, exportPollDelay } from '../../src/policies/polling';
 import { type Random } from './prng';
 
 export interface SimPolicy {

@@ -1,5 +1,5 @@
 // Runs one policy against one simulated job: poll until the job reports completion.
-import { type Observation, maxObservationsNeeded } from '../../src/workflows/polling';
+import { type Observation, maxObservationsNeeded } from '../../src/policies/polling';
 import { type SimJob, completionMs, statusAt } from './jobs';
 import { type SimPolicy } from './policies';
 import { type Random } from './prng';

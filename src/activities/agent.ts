@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
-import { validateProjectId, validatePrompt } from '../validation/agent';
+import { validateProjectId, validatePrompt } from '../policies/validation/agent';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { LimiterClient, type LimiterAnswer } from './limiter-client';

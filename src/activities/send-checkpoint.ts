@@ -12,7 +12,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { SendCheckpoint } from '../checkpoint';
+import type { SendCheckpoint } from '../policies/checkpoint';
 
 export async function withSendCheckpoints<T>(temporal: Client, operation: string, send: () => Promise<T>): Promise<T> {
   const { taskToken } = Context.current().info;

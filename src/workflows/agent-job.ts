@@ -35,10 +35,10 @@ import {
   jobIdUpdate,
   sendMessageUpdate,
 } from '../shared';
-import { promptPreview, validateAgentJobInput, validatePrompt } from '../validation/agent';
+import { promptPreview, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
 import { failureType } from './details';
 import { ProjectPermits } from './permits';
-import { agentPollDelay, recentObservations } from './polling';
+import { agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */

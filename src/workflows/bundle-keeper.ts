@@ -50,10 +50,10 @@ import {
   publishSignal,
   resumeSignal,
 } from '../shared';
-import { deploymentProblems, sinkProblems } from '../validation/deployment';
-import { hostnameProblem } from '../validation/export';
+import { deploymentProblems, sinkProblems } from '../policies/validation/deployment';
+import { hostnameProblem } from '../policies/validation/export';
 import { failureMessage, failureType, iso, linkForDisplay, markdownTable } from './details';
-import { refreshAtMs, refreshMarginProblems, retryDelayMs } from './keeper-schedule';
+import { refreshAtMs, refreshMarginProblems, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
 
 /** Workflow-level failure types of bundleKeeper. */

@@ -40,7 +40,7 @@ import {
   planHandovers,
   rememberLimit,
   usedSlotFreeAt,
-} from '../rate-limit';
+} from '../policies/rate-window';
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,

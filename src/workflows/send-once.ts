@@ -5,7 +5,7 @@
 // sent (try again), answered (that is the result), or sent without an answer (OutcomeUnknown).
 import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { Admitted } from '../activities/agent';
-import { readSendCheckpoint } from '../checkpoint';
+import { readSendCheckpoint } from '../policies/checkpoint';
 
 /** An admitted call's value; fromCheckpoint: recovered from a dead attempt's checkpoint (its permit use was not reported). */
 export type Settled<T> = Admitted<T> & { fromCheckpoint?: true };

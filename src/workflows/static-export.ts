@@ -35,9 +35,9 @@ import {
   type StaticExportResult,
   exportStatusQuery,
 } from '../shared';
-import { exportInputProblems, normalizeExportInput } from '../validation/export';
+import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
 import { failureType, iso, markdownTable, rootApplicationFailure } from './details';
-import { type Observation, exportPollDelay, recentObservations } from './polling';
+import { type Observation, exportPollDelay, recentObservations } from '../policies/polling';
 
 /** Workflow-level failure types of staticExport (the activity layer adds the API's own codes). */
 export const ExportWorkflowFailure = {

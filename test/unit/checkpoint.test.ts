@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readSendCheckpoint } from '../../src/checkpoint';
+import { readSendCheckpoint } from '../../src/policies/checkpoint';
 
 test('readSendCheckpoint: only no details means never sent; anything unreadable counts as maybe sent', () => {
   assert.equal(readSendCheckpoint(undefined), null);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { refreshAtMs, refreshMarginMs, refreshMarginProblems, retryDelayMs } from '../../src/workflows/keeper-schedule';
+import { refreshAtMs, refreshMarginMs, refreshMarginProblems, retryDelayMs } from '../../src/policies/keeper-schedule';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

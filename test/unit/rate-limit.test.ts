@@ -15,7 +15,7 @@ import {
   theoreticalDrainMs,
   usedSlotFreeAt,
   type WindowLimit,
-} from '../../src/rate-limit';
+} from '../../src/policies/rate-window';
 
 const L: WindowLimit = { limit: 3, windowMs: 1_000, marginMs: 100, leaseMs: 5_000 };
 

@@ -17,7 +17,7 @@ import {
   writeFileAtomic,
 } from '../../src/activities/sinks';
 import { BundleError, downloadAndCheck } from '../../src/activities/verify';
-import { sinkProblems } from '../../src/validation/deployment';
+import { sinkProblems } from '../../src/policies/validation/deployment';
 
 const ARCHIVE = gzipSync(Buffer.from('index.html\n'.repeat(5_000)));
 const SHA = createHash('sha256').update(ARCHIVE).digest('hex');

@@ -7,7 +7,7 @@ import {
   validateProjectId,
   validatePrompt,
   validateRequestId,
-} from '../../src/validation/agent';
+} from '../../src/policies/validation/agent';
 
 describe('agent input validation', () => {
   test('a well-formed input has no problems', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEPLOYMENT_FEATURES, DEPLOYMENT_KINDS, FEATURE_TABLE, deploymentProblems, resolveFeatures } from '../../src/validation/deployment';
+import { DEPLOYMENT_FEATURES, DEPLOYMENT_KINDS, FEATURE_TABLE, deploymentProblems, resolveFeatures } from '../../src/policies/validation/deployment';
 
 describe('deploymentProblems', () => {
   test('every kind is fine with defaults and a sink it can use', () => {

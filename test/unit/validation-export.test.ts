@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { exportInputProblems, hostnameProblem, normalizeExportInput } from '../../src/validation/export';
+import { exportInputProblems, hostnameProblem, normalizeExportInput } from '../../src/policies/validation/export';
 
 describe('hostnameProblem', () => {
   test('accepts bare hostnames', () => {
