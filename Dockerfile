@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# The docs-admin worker image (docker-compose.yml also runs the CLI starter and the admin API emulator
-# from it). `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc
+# The docs-admin worker image (docker-compose.yml also runs the CLI starter from it), and, as its own
+# target `emulator`, the admin API emulator (a test double: it never ships in the worker image). `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc
 # to dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
 # still bundles src/workflows (compiled) with Temporal's bundler when it starts.
 ARG NODE_IMAGE=node:20-slim
@@ -19,6 +19,27 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# ---- emulator-build: the admin API emulator alone (emulator/ and the API types it imports) -----------
+FROM ${NODE_IMAGE} AS emulator-build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.emulator.json ./
+COPY emulator ./emulator
+COPY src/api/types.ts ./src/api/types.ts
+RUN npx tsc -p tsconfig.emulator.json
+
+# ---- emulator: `npm run emulator` compiled (the emulator profile of docker-compose.yml) -----------------
+# Node built-ins only: no node_modules in this image.
+FROM ${NODE_IMAGE} AS emulator
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=emulator-build /app/dist ./dist
+USER node
+EXPOSE 4010
+CMD ["node", "dist/emulator/main.js"]
 
 # ---- runtime -----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

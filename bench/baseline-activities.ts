@@ -1,11 +1,11 @@
 // Activities of the throughput benchmark's baseline worker (bench/throughput.ts --baseline-worker): the
 // admin API calls the real lifecycles make, answered from an in-memory simulation of the emulator's jobs
-// (the emulator's own job views, src/emulator/state.ts) instead of HTTP. Same names, inputs and results
+// (the emulator's own job views, emulator/state.ts) instead of HTTP. Same names, inputs and results
 // as the real activities, so payloads are the same size; nothing else (no validation, metrics, logging,
 // limiter reports): the baseline measures the bare job shape.
 import { randomUUID } from 'node:crypto';
 import type { AgentJob, Bundle, StaticExportJob } from '../src/api/types';
-import { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from '../src/emulator/state';
+import { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from '../emulator/state';
 import type { StaticExportInput } from '../src/shared';
 
 /** Simulated job durations: the emulator's options of the same benchmark run. */

@@ -10,7 +10,7 @@
 // burst jobs' time went before their creates, window by window.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { AdminApiClient } from '../src/api/client';
-import { startEmulator } from '../src/emulator';
+import { startEmulator } from '../emulator';
 import { noopMetrics } from '../src/metrics';
 import { defaultMarginMs, theoreticalDrainMs } from '../src/policies/rate-window';
 import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';

@@ -13,7 +13,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../src/emulator';
+import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../emulator';
 import { WorkflowType } from '../src/shared';
 import {
   DevServer,

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { parseDuration } from '../src/config';
-import { startEmulator, type EmulatorHandle } from '../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../emulator';
 import { theoreticalDrainMs } from '../src/policies/rate-window';
 import { DEFAULT_TASK_QUEUE, WorkflowType, rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared';
 import { WorkerProcess, mapLimit, until } from '../test/chaos/helpers';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { awaitAgentJob, runExport, startAgentJob } from '../src/client';
 import { loadWorkerConfig } from '../src/config';
-import { startEmulator, type EmulatorHandle } from '../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../emulator';
 import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createDocsAdminWorker, installRuntime, type DocsAdminWorker } from '../src/worker';
 import { ADDRESS, isHealthy, startDevServer, UI_URL } from './dev-server';

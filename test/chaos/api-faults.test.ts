@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ensureKeeper, publish } from '../../src/client';
-import { startEmulator, type EmulatorHandle } from '../../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../../emulator';
 import { keeperStatusQuery } from '../../src/shared';
 import { appliedUrl, faultMix, linkDownloads, startInProcessWorker, type InProcessWorker } from './faults';
 import { DevServer, checkOutcomes, scanForSecret, secretKey, settle, startLifecycles, until } from './helpers';

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { ROOT } from '../../scripts/tools';
 import { InvalidInputError, startAgentJob, startExport } from '../../src/client';
-import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../../src/emulator';
+import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../../emulator';
 import { WorkflowType, agentStatusQuery, agentWorkflowId, exportStatusQuery, exportWorkflowId } from '../../src/shared';
 import { workflowBundle } from '../helpers/temporal';
 import { startInProcessWorker, type InProcessWorker } from './faults';

@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { AdminApiClient } from '../../src/api/client';
 import { loadWorkerConfig } from '../../src/config';
-import type { EmulatorHandle, FaultRule } from '../../src/emulator';
+import type { EmulatorHandle, FaultRule } from '../../emulator';
 import { noopMetrics } from '../../src/metrics';
 import { createDocsAdminWorker, installRuntime, type DocsAdminWorker } from '../../src/worker';
 

@@ -11,7 +11,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@t
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { findTemporalCli, ROOT } from '../../scripts/tools';
 import { startExport } from '../../src/client';
-import type { EmulatedAgentJob } from '../../src/emulator';
+import type { EmulatedAgentJob } from '../../emulator';
 import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/free-port';

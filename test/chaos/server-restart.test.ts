@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startEmulator, type EmulatorHandle } from '../../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../../emulator';
 import {
   DevServer,
   WorkerProcess,

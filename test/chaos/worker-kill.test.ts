@@ -3,7 +3,7 @@
 // agent job per agent workflow (no duplicate from a create that was in flight when the worker died).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startEmulator, type EmulatorHandle } from '../../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../../emulator';
 import {
   DevServer,
   WorkerProcess,

@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/metrics';
 import {
   type AgentJobInput,

@@ -22,7 +22,7 @@ import {
   UnauthorizedError,
 } from '../../src/api/errors';
 import { toApplicationFailure } from '../../src/activities/api-call';
-import { type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../emulator';
 
 const KEY = 'mint_contract_test_key_8f3a9c';
 const FREE_KEY = 'mint_free_plan_key_111';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { partitionConfig } from '../../bench/throughput';
-import { startEmulator, type EmulatorHandle } from '../../src/emulator';
+import { startEmulator, type EmulatorHandle } from '../../emulator';
 import { faultMix, startInProcessWorker, type InProcessWorker } from '../chaos/faults';
 import { DevServer, WorkerProcess, checkOutcomes, connect, scanForSecret, secretKey, settle, startLifecycles, until } from '../chaos/helpers';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkerConfig } from '../../src/config';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { keeperWorkflowId, rateLimiterWorkflowId } from '../../src/shared';
 import { runCli } from '../../src/starter';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';

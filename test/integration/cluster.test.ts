@@ -4,7 +4,7 @@
 // name with plain JSON, as another service would start them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { type AgentJobResult, SEARCH_ATTRIBUTE_REGISTRATION, type StaticExportResult } from '../../src/shared';
 import type { DocsAdminWorker } from '../../src/worker';
 import { ensureCluster } from '../../scripts/cluster/control';

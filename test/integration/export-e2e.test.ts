@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/metrics';
 import {
   type BundleKeeperInput,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { maxInAnyWindow } from '../../bench/user-path';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import {
   LIMITER_TASK_QUEUE,
   WorkflowType,

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runExport, startAgentJob, awaitAgentJob } from '../../src/client';
 import type { WorkerConfig } from '../../src/config';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/free-port';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 import type { AgentJobResult, StaticExportResult } from '../../src/shared';
 import type { DocsAdminWorker } from '../../src/worker';
 import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, startDocsAdminWorker } from '../helpers/temporal';

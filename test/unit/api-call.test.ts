@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AdminApiClient } from '../../src/api/client';
 import type { AgentJob } from '../../src/api/types';
 import { callAdminApi } from '../../src/activities/api-call';
-import { type EmulatorHandle, startEmulator } from '../../src/emulator';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
 
 // The mock environment logs every failed activity; keep the output for real problems.
 const mockEnv = (): MockActivityEnvironment => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });

@@ -3,7 +3,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { StartExportRequest } from '../api/types';
+import type { StartExportRequest } from '../src/api/types';
 import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
 import { DEFAULT_OPTIONS, type EmulatorOptions, type ResponseQuirks } from './options';
 import { SlidingWindowLimiter } from './rate-limit';

@@ -1,7 +1,7 @@
 // Fault injection: rules per route, fired for the next N matching calls or with a probability drawn
 // from a seeded RNG (reproducible runs).
-import type { AdminApiOperation } from '../api/types';
-import { seededRandom } from '../seeded-random';
+import type { AdminApiOperation } from '../src/api/types';
+import { seededRandom } from './seeded-random';
 
 export type EmulatorRoute = AdminApiOperation | 'downloadBundle';
 

@@ -1,6 +1,6 @@
 // Job state of the emulator. Status is a function of the clock (no timers), so an injected clock
 // moves every job forward consistently and thousands of jobs cost nothing while idle.
-import type { AgentJob, StaticExportJob } from '../api/types';
+import type { AgentJob, StaticExportJob } from '../src/api/types';
 import type { AgentOutcome, EmulatorOptions, ProgressShape } from './options';
 import { tarGz } from './tar';
 
