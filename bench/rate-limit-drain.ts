@@ -11,7 +11,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { AdminApiClient } from '../src/api/client';
 import { startEmulator } from '../emulator';
-import { noopMetrics } from '../src/metrics';
+import { noopMetrics } from '../src/observability/metrics';
 import { defaultMarginMs, theoreticalDrainMs } from '../src/policies/rate-window';
 import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
 import { createDocsAdminWorker } from '../src/worker';

@@ -25,11 +25,11 @@ import { AdminApiClient } from './api/client';
 import { redact } from './api/redact';
 import type { AdminApi } from './api/types';
 import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } from './config';
-import type { MetricsRecorder } from './metrics';
-import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './prometheus';
+import type { MetricsRecorder } from './observability/metrics';
+import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from './observability/prometheus';
 import { TemporalUnreachableError, temporalConnectionOptions } from './client';
 import { LIMITER_TASK_QUEUE } from './shared';
-import { freeLoopbackPort } from './free-port';
+import { freeLoopbackPort } from './observability/free-port';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { AdminApi } from '../api/types';
 import type { RateLimit } from '../config';
-import type { MetricsRecorder } from '../metrics';
+import type { MetricsRecorder } from '../observability/metrics';
 
 export interface ActivityDeps {
   api: AdminApi;

@@ -6,7 +6,7 @@ import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/
 import { AdminApiClient } from '../../src/api/client';
 import { loadWorkerConfig } from '../../src/config';
 import type { EmulatorHandle, FaultRule } from '../../emulator';
-import { noopMetrics } from '../../src/metrics';
+import { noopMetrics } from '../../src/observability/metrics';
 import { createDocsAdminWorker, installRuntime, type DocsAdminWorker } from '../../src/worker';
 
 /** Client timeouts for fault tests: a 'slow' fault of SLOW_MS outlasts them. */

@@ -14,7 +14,7 @@ import { startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
 import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
-import { freeLoopbackPort } from '../../src/free-port';
+import { freeLoopbackPort } from '../../src/observability/free-port';
 
 const run = promisify(execFile);
 

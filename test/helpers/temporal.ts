@@ -8,7 +8,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { loadWorkerConfig } from '../../src/config';
-import { noopMetrics } from '../../src/metrics';
+import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';

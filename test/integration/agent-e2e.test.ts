@@ -9,7 +9,7 @@ import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { noopMetrics } from '../../src/metrics';
+import { noopMetrics } from '../../src/observability/metrics';
 import {
   type AgentJobInput,
   type AgentJobOptions,
@@ -22,7 +22,7 @@ import {
 } from '../../src/shared';
 import { agentJob } from '../../src/workflows';
 import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
-import { freeLoopbackPort } from '../../src/free-port';
+import { freeLoopbackPort } from '../../src/observability/free-port';
 import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_e2e_test_key_0123456789';

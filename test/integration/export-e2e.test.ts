@@ -16,7 +16,7 @@ import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { noopMetrics } from '../../src/metrics';
+import { noopMetrics } from '../../src/observability/metrics';
 import {
   type BundleKeeperInput,
   type KeeperStatus,

@@ -11,7 +11,7 @@ import type { WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
-import { freeLoopbackPort } from '../../src/free-port';
+import { freeLoopbackPort } from '../../src/observability/free-port';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_metrics_test_key_0123456789';

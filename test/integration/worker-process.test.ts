@@ -11,7 +11,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { startExport } from '../../src/client';
 import { DEFAULT_METRICS_PORT, type WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { freeLoopbackPort } from '../../src/free-port';
+import { freeLoopbackPort } from '../../src/observability/free-port';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 

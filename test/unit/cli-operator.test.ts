@@ -10,7 +10,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { agentReporter, exportReporter } from '../../src/cli/progress';
 import { failureReason, InvalidInputError, splitAddress, unreachableMessage } from '../../src/client';
 import { ConfigError, loadWorkerConfig, parseDuration } from '../../src/config';
-import { createPrometheusMetrics, startMetricsServer } from '../../src/prometheus';
+import { createPrometheusMetrics, startMetricsServer } from '../../src/observability/prometheus';
 import { cronOfCalendar, formatDuration, resolveScheduleId, timingProblems, toOverlapPolicy, overlapName } from '../../src/schedules';
 import { errorLine } from '../../src/starter';
 import { createLogger } from '../../src/worker';
