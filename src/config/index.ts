@@ -1,9 +1,9 @@
 // Worker and CLI configuration from the environment. Pure: takes an env object, returns a config or
 // every problem at once, each naming the variable (never echoing a secret's value).
-import { checkAdminApiKey, checkHttpUrl } from './api/credentials';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from './shared';
+import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from '../shared';
 
-export { checkAdminApiKey, checkHttpUrl } from './api/credentials';
+export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 
 export interface RateLimit {
   limit: number;
