@@ -11,7 +11,7 @@ import { agentReporter, exportReporter } from '../../src/cli/progress';
 import { failureReason, InvalidInputError, splitAddress, unreachableMessage } from '../../src/client';
 import { ConfigError, loadWorkerConfig, parseDuration } from '../../src/config';
 import { createPrometheusMetrics, startMetricsServer } from '../../src/observability/prometheus';
-import { cronOfCalendar, formatDuration, resolveScheduleId, timingProblems, toOverlapPolicy, overlapName } from '../../src/schedules';
+import { cronOfCalendar, formatDuration, resolveScheduleId, timingProblems, toOverlapPolicy, overlapName } from '../../src/client/schedules';
 import { errorLine } from '../../src/starter';
 import { createLogger } from '../../src/worker';
 import type { ExportStatus } from '../../src/shared';

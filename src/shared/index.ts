@@ -2,8 +2,8 @@
 // ids, search attributes, and the signal/query/update definitions. No other module spells these out.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AgentJob } from './api/types';
-import type { SeenLimit } from './policies/rate-window';
+import type { AgentJob } from '../api/types';
+import type { SeenLimit } from '../policies/rate-window';
 
 export const DEFAULT_TASK_QUEUE = 'docs-admin';
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';

@@ -14,10 +14,10 @@ import {
   type ScheduleSummary,
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
-import { exportSummary, InvalidInputError, keeperInputProblems } from './client';
-import { parseDuration } from './config';
-import { DEFAULT_TASK_QUEUE, SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from './shared';
-import { exportInputProblems, hostnameProblem, normalizeExportInput } from './policies/validation/export';
+import { exportSummary, InvalidInputError, keeperInputProblems } from '.';
+import { parseDuration } from '../config';
+import { DEFAULT_TASK_QUEUE, SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from '../shared';
+import { exportInputProblems, hostnameProblem, normalizeExportInput } from '../policies/validation/export';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 export type OverlapName = (typeof OVERLAP_POLICIES)[number];
