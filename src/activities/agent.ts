@@ -5,6 +5,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
+import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { LimiterClient, type LimiterAnswer } from './limiter-client';
@@ -54,7 +55,7 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
     ...(prompt === undefined ? [] : validatePrompt(prompt, { maxPromptLength: deps.maxPromptLength })),
   ];
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: 'InvalidInput', message: `invalid agent input: ${problems.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid agent input: ${problems.join('; ')}`, nonRetryable: true });
   }
 }
 

@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
 import type { StaticExportInput } from '../shared';
+import { ActivityFailureType } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { type ApplyBundleRequest, type ApplyBundleResult, SinkError, applyToSink } from './sinks';
@@ -11,16 +12,6 @@ import { BundleError, type BundleCheck, downloadAndCheck } from './verify';
 
 export type { ApplyBundleRequest, ApplyBundleResult } from './sinks';
 export type { BundleCheck } from './verify';
-
-/** ApplicationFailure types raised by these activities besides the admin API's own codes. */
-export const ExportActivityFailure = {
-  /** The bundle's content is wrong (size, not gzip, corrupt). Not retried on the same link. */
-  bundleInvalid: 'BundleInvalid',
-  /** The bundle link could not be read (network, 5xx; 403/404/410 = expired or revoked, not retried). */
-  bundleUnavailable: 'BundleUnavailable',
-  /** A sink could not apply the bundle. */
-  sinkFailed: 'SinkFailed',
-} as const;
 
 export interface GenerateBundleOptions {
   /** A fresh link for an already exported job (counted as a refresh in metrics). */
@@ -42,7 +33,7 @@ function toFailure(err: unknown): unknown {
     return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable });
   }
   if (err instanceof SinkError) {
-    return ApplicationFailure.create({ type: ExportActivityFailure.sinkFailed, message: err.message, nonRetryable: !err.retryable });
+    return ApplicationFailure.create({ type: ActivityFailureType.sinkFailed, message: err.message, nonRetryable: !err.retryable });
   }
   return err;
 }

@@ -13,6 +13,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SendCheckpoint } from '../policies/checkpoint';
+import { ApiFailure } from '../shared/failures';
 
 export async function withSendCheckpoints<T>(temporal: Client, operation: string, send: () => Promise<T>): Promise<T> {
   const { taskToken } = Context.current().info;
@@ -21,7 +22,7 @@ export async function withSendCheckpoints<T>(temporal: Client, operation: string
   } catch (err) {
     // Nothing was sent: safe for the workflow to try again.
     throw ApplicationFailure.create({
-      type: 'NetworkError',
+      type: ApiFailure.networkError,
       message: `${operation} was not sent: Temporal did not record the attempt first (${(err as Error).message})`,
       nonRetryable: false,
     });

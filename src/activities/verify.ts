@@ -9,9 +9,10 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { request } from 'undici';
 import { redact } from '../api/redact';
+import type { ActivityFailureType } from '../shared/failures';
 
 /** Error codes of bundle problems; they become ApplicationFailure types in src/activities/export.ts. */
-export type BundleErrorCode = 'BundleInvalid' | 'BundleUnavailable';
+export type BundleErrorCode = (typeof ActivityFailureType)['bundleInvalid' | 'bundleUnavailable'];
 
 /**
  * BundleInvalid: the link answered but the content is wrong (size, not gzip, corrupt): fetching the

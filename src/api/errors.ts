@@ -1,20 +1,10 @@
 // One error taxonomy for the admin API. `code` is stable and becomes the ApplicationFailure `type`
 // (src/activities/api-call.ts); `retryable` decides Temporal's `nonRetryable`; `retryAfterMs`, from
 // Retry-After, becomes `nextRetryDelay`. Messages are redacted by the client before construction.
+// The codes are listed with every other failure type in src/shared/failures.ts.
+import { ApiFailure, type ApiFailureType } from '../shared/failures';
 
-export type AdminApiErrorCode =
-  | 'InvalidRequest'
-  | 'Unauthorized'
-  | 'Forbidden'
-  | 'PlanRequired'
-  | 'NotFound'
-  | 'Conflict'
-  | 'RateLimited'
-  | 'ServerError'
-  | 'NetworkError'
-  | 'Timeout'
-  | 'MalformedResponse'
-  | 'OutcomeUnknown';
+export type AdminApiErrorCode = ApiFailureType;
 
 export interface AdminApiErrorOptions {
   status?: number;
@@ -39,52 +29,52 @@ export abstract class AdminApiError extends Error {
 }
 
 export class InvalidRequestError extends AdminApiError {
-  readonly code = 'InvalidRequest';
+  readonly code = ApiFailure.invalidRequest;
   readonly retryable = false;
 }
 export class UnauthorizedError extends AdminApiError {
-  readonly code = 'Unauthorized';
+  readonly code = ApiFailure.unauthorized;
   readonly retryable = false;
 }
 export class ForbiddenError extends AdminApiError {
-  readonly code = 'Forbidden';
+  readonly code = ApiFailure.forbidden;
   readonly retryable = false;
 }
 export class PlanRequiredError extends AdminApiError {
-  readonly code = 'PlanRequired';
+  readonly code = ApiFailure.planRequired;
   readonly retryable = false;
 }
 export class NotFoundError extends AdminApiError {
-  readonly code = 'NotFound';
+  readonly code = ApiFailure.notFound;
   readonly retryable = false;
 }
 export class ConflictError extends AdminApiError {
-  readonly code = 'Conflict';
+  readonly code = ApiFailure.conflict;
   readonly retryable = true;
 }
 export class RateLimitedError extends AdminApiError {
-  readonly code = 'RateLimited';
+  readonly code = ApiFailure.rateLimited;
   readonly retryable = true;
 }
 export class ServerError extends AdminApiError {
-  readonly code = 'ServerError';
+  readonly code = ApiFailure.serverError;
   readonly retryable = true;
 }
 export class NetworkError extends AdminApiError {
-  readonly code = 'NetworkError';
+  readonly code = ApiFailure.networkError;
   readonly retryable = true;
 }
 export class TimeoutError extends AdminApiError {
-  readonly code = 'Timeout';
+  readonly code = ApiFailure.timeout;
   readonly retryable = true;
 }
 export class MalformedResponseError extends AdminApiError {
-  readonly code = 'MalformedResponse';
+  readonly code = ApiFailure.malformedResponse;
   readonly retryable = true;
 }
 /** A non-idempotent call (agent create/message) may or may not have taken effect. Never retried. */
 export class OutcomeUnknownError extends AdminApiError {
-  readonly code = 'OutcomeUnknown';
+  readonly code = ApiFailure.outcomeUnknown;
   readonly retryable = false;
   override readonly outcomeUnknown = true;
 }

@@ -36,7 +36,7 @@ import {
   sendMessageUpdate,
 } from '../shared';
 import { promptPreview, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
-import { failureType } from './details';
+import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { ProjectPermits } from './permits';
 import { agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
@@ -64,7 +64,7 @@ const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
 
 function invalidInput(problems: string[]): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'InvalidInput', message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
+  return ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
 }
 
 export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
@@ -159,7 +159,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     async (prompt) => {
       await condition(() => (job !== null && !messaging) || startFailure !== null);
       if (!job) throw startFailure!;
-      if (finishing) throw ApplicationFailure.create({ type: 'InvalidInput', message: `agent job ${job.id} has already finished`, nonRetryable: true });
+      if (finishing) throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `agent job ${job.id} has already finished`, nonRetryable: true });
       messaging = true;
       const previousPhase = phase;
       try {
@@ -179,9 +179,9 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
             );
           });
         } catch (err) {
-          if (failureType(err) === 'OutcomeUnknown') {
+          if (failureType(err) === ApiFailure.outcomeUnknown) {
             throw ApplicationFailure.create({
-              type: 'OutcomeUnknown',
+              type: ApiFailure.outcomeUnknown,
               nonRetryable: true,
               message:
                 `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
@@ -246,10 +246,10 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
       observe(created, true);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (failureType(err) === 'OutcomeUnknown') {
+      if (failureType(err) === ApiFailure.outcomeUnknown) {
         return fail(
           ApplicationFailure.create({
-            type: 'OutcomeUnknown',
+            type: ApiFailure.outcomeUnknown,
             nonRetryable: true,
             message:
               `the outcome of creating the agent job is unknown: the request may have reached the API. Project ` +
@@ -294,7 +294,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     phase = 'failed';
     publish();
     throw ApplicationFailure.create({
-      type: 'AgentJobFailed',
+      type: WorkflowFailure.agentJobFailed,
       nonRetryable: true,
       message: `agent job ${final.id} of project "${input.projectId}" failed`,
       details: [{ jobId: final.id, projectId: input.projectId, status: final.status }],

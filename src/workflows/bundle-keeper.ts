@@ -50,20 +50,14 @@ import {
   publishSignal,
   resumeSignal,
 } from '../shared';
-import { deploymentProblems, sinkProblems } from '../policies/validation/deployment';
-import { hostnameProblem } from '../policies/validation/export';
-import { failureMessage, failureType, iso, linkForDisplay, markdownTable } from './details';
-import { refreshAtMs, refreshMarginProblems, retryDelayMs } from '../policies/keeper-schedule';
+import { checkKeeperInput } from '../policies/validation/keeper';
+import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
+import { iso, linkForDisplay, markdownTable } from './details';
+import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
 
-/** Workflow-level failure types of bundleKeeper. */
-export const KeeperFailure = {
-  invalidInput: 'InvalidInput',
-  deploymentKindConflict: 'DeploymentKindConflict',
-} as const;
-
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
-const FATAL_EXPORT_FAILURES = new Set(['PlanRequired', 'InvalidInput']);
+const FATAL_EXPORT_FAILURES = new Set<string>([ApiFailure.planRequired, WorkflowFailure.invalidInput]);
 
 /** Back-off between failed exports (a failed export is a whole re-render: slower than link retries). */
 const EXPORT_BACKOFF = { baseMs: 60_000, maxMs: 60 * 60_000 };
@@ -101,26 +95,13 @@ function initialState(input: BundleKeeperInput): KeeperCarriedState {
 }
 
 function validate(input: BundleKeeperInput): void {
-  const problems: string[] = [];
-  if (typeof input !== 'object' || input === null) problems.push('input must be an object');
-  else {
-    const domainProblem = hostnameProblem(input.domain);
-    if (domainProblem) problems.push(domainProblem);
-    problems.push(...sinkProblems(input.sink));
-    problems.push(...refreshMarginProblems(input.refreshMargin));
-    if (input.version !== undefined && (typeof input.version !== 'string' || input.version.trim() === '')) {
-      problems.push('version, when given, must be a non-empty string');
-    }
-    const cycles = input.continueAsNewAfterCycles;
-    if (cycles !== undefined && !(Number.isInteger(cycles) && cycles >= 1)) problems.push('continueAsNewAfterCycles must be an integer >= 1');
-  }
+  const { problems, conflicts } = checkKeeperInput(input);
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: KeeperFailure.invalidInput, message: `invalid bundleKeeper input: ${problems.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid bundleKeeper input: ${problems.join('; ')}`, nonRetryable: true });
   }
-  const conflicts = deploymentProblems({ kind: input.kind, features: input.features, sinkType: input.sink.type });
   if (conflicts.length > 0) {
     throw ApplicationFailure.create({
-      type: KeeperFailure.deploymentKindConflict,
+      type: WorkflowFailure.deploymentKindConflict,
       message: `deployment kind conflict for ${input.domain}: ${conflicts.join('; ')}`,
       nonRetryable: true,
     });

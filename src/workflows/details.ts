@@ -1,6 +1,5 @@
-// Small helpers for the Web UI's current details (Markdown) and for failures seen from workflow code.
-// Deterministic: no I/O.
-import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure } from '@temporalio/workflow';
+// Small helpers for the Web UI's current details (Markdown). Deterministic: no I/O. Failures are read
+// with src/shared/failures.ts.
 
 /** ISO string of a workflow-time instant, or a dash. */
 export function iso(ms: number | null | undefined): string {
@@ -19,27 +18,4 @@ export function markdownTable(title: string, rows: [string, string | number | bo
   const cell = (v: string | number | boolean | null | undefined) =>
     v === null || v === undefined || v === '' ? '—' : String(v).replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
   return [`**${title}**`, '', '| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${cell(v)} |`)].join('\n');
-}
-
-/** The innermost ApplicationFailure of an activity or child workflow failure (or the error itself). */
-export function rootApplicationFailure(err: unknown): ApplicationFailure | undefined {
-  let cur: unknown = err;
-  for (let depth = 0; depth < 6 && cur; depth++) {
-    if (cur instanceof ApplicationFailure) return cur;
-    if (cur instanceof ActivityFailure || cur instanceof ChildWorkflowFailure) cur = cur.cause;
-    else return undefined;
-  }
-  return undefined;
-}
-
-/** Type of the innermost ApplicationFailure, e.g. PlanRequired or ExportFailed. */
-export function failureType(err: unknown): string | undefined {
-  return rootApplicationFailure(err)?.type ?? undefined;
-}
-
-/** A one-line reason for a failure, from the innermost ApplicationFailure when there is one. */
-export function failureMessage(err: unknown): string {
-  const root = rootApplicationFailure(err);
-  if (root) return `${root.type ?? 'Error'}: ${root.message}`;
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,11 +1,12 @@
 // One non-idempotent call (agent create or message), made at most once: Temporal never re-runs an
 // attempt that may have sent its request. Each attempt is one activity with no retries of its own;
 // this retries only what the client marks retryable for these calls (nothing was sent, or 429), and
-// settles a timed-out attempt (its worker died) by its send checkpoints (src/checkpoint.ts): never
+// settles a timed-out attempt (its worker died) by its send checkpoints (src/policies/checkpoint.ts): never
 // sent (try again), answered (that is the result), or sent without an answer (OutcomeUnknown).
 import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { Admitted } from '../activities/agent';
 import { readSendCheckpoint } from '../policies/checkpoint';
+import { ApiFailure } from '../shared/failures';
 
 /** An admitted call's value; fromCheckpoint: recovered from a dead attempt's checkpoint (its permit use was not reported). */
 export type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
@@ -27,7 +28,7 @@ export async function callOnceSafely<T>(call: () => Promise<Admitted<T>>): Promi
         if (checkpoint?.phase === 'answered') return { admitted: true, value: checkpoint.result, fromCheckpoint: true };
         if (checkpoint?.phase === 'sending') {
           throw ApplicationFailure.create({
-            type: 'OutcomeUnknown',
+            type: ApiFailure.outcomeUnknown,
             nonRetryable: true,
             message: 'the attempt timed out after sending its request (its worker may have stopped mid-request)',
             cause: err as Error,

@@ -36,15 +36,9 @@ import {
   exportStatusQuery,
 } from '../shared';
 import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
-import { failureType, iso, markdownTable, rootApplicationFailure } from './details';
+import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
+import { iso, markdownTable } from './details';
 import { type Observation, exportPollDelay, recentObservations } from '../policies/polling';
-
-/** Workflow-level failure types of staticExport (the activity layer adds the API's own codes). */
-export const ExportWorkflowFailure = {
-  invalidInput: 'InvalidInput',
-  exportFailed: 'ExportFailed',
-  planRequired: 'PlanRequired',
-} as const;
 
 /** Details attached to an ExportFailed failure. */
 export interface ExportFailedDetails {
@@ -79,7 +73,7 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
   const problems = exportInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.create({
-      type: ExportWorkflowFailure.invalidInput,
+      type: WorkflowFailure.invalidInput,
       message: `invalid staticExport input: ${problems.join('; ')}`,
       nonRetryable: true,
     });
@@ -141,9 +135,9 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     } catch (err) {
       status.phase = 'failed';
       show();
-      if (failureType(err) === ExportWorkflowFailure.planRequired) {
+      if (failureType(err) === ApiFailure.planRequired) {
         throw ApplicationFailure.create({
-          type: ExportWorkflowFailure.planRequired,
+          type: ApiFailure.planRequired,
           message:
             `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
             `Upgrade the plan or enable static export for this project; not retried.`,
@@ -194,7 +188,7 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     const error = last?.error ?? null;
     const details: ExportFailedDetails = { jobId, domain, error };
     throw ApplicationFailure.create({
-      type: ExportWorkflowFailure.exportFailed,
+      type: WorkflowFailure.exportFailed,
       message: `static export ${jobId} of ${domain} failed: ${error ?? 'the API gave no error text'}`,
       nonRetryable: true,
       details: [details],

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { firstApplicationFailure } from '../../src/shared/failures';
 import { findTemporalCli, ROOT } from '../../scripts/tools';
 import { startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
@@ -375,12 +375,7 @@ export interface Settled {
 
 /** The first ApplicationFailure type in an error's cause chain. */
 export function failureTypeOf(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 8; depth++) {
-    if (e instanceof ApplicationFailure && e.type) return e.type;
-    e = e instanceof WorkflowFailedError || e instanceof TemporalFailure || e instanceof Error ? (e as Error).cause : undefined;
-  }
-  return undefined;
+  return firstApplicationFailure(err)?.type ?? undefined;
 }
 
 /** Awaits every workflow's result (following continue-as-new); never throws for a failed workflow. */

@@ -21,6 +21,12 @@ export function hostnameProblem(value: unknown): string | null {
   return null;
 }
 
+/** hostnameProblem as a list (empty when the domain is fine), for callers that collect problems. */
+export function domainProblems(domain: unknown): string[] {
+  const problem = hostnameProblem(domain);
+  return problem ? [problem] : [];
+}
+
 /** Every problem with a staticExport input, each a short sentence naming the field; empty if valid. */
 export function exportInputProblems(input: unknown): string[] {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {

@@ -1,0 +1,36 @@
+// bundleKeeper input validation, once: the client library and the CLI check an input before starting a
+// keeper, and the workflow checks it again (other services start it by type name with any JSON).
+import type { BundleKeeperInput } from '../../shared';
+import { refreshMarginProblems } from '../keeper-schedule';
+import { deploymentProblems, sinkProblems } from './deployment';
+import { hostnameProblem } from './export';
+
+export interface KeeperInputCheck {
+  /** What makes the input unusable (the workflow fails with InvalidInput). */
+  problems: string[];
+  /** What the deployment kind forbids (DeploymentKindConflict); checked against a valid sink only. */
+  conflicts: string[];
+}
+
+export function checkKeeperInput(input: unknown): KeeperInputCheck {
+  if (typeof input !== 'object' || input === null) return { problems: ['input must be an object'], conflicts: [] };
+  const keeper = input as BundleKeeperInput;
+  const problems: string[] = [];
+  const domainProblem = hostnameProblem(keeper.domain);
+  if (domainProblem) problems.push(domainProblem);
+  const sink = sinkProblems(keeper.sink);
+  problems.push(...sink, ...refreshMarginProblems(keeper.refreshMargin));
+  if (keeper.version !== undefined && (typeof keeper.version !== 'string' || keeper.version.trim() === '')) {
+    problems.push('version, when given, must be a non-empty string');
+  }
+  const cycles = keeper.continueAsNewAfterCycles;
+  if (cycles !== undefined && !(Number.isInteger(cycles) && cycles >= 1)) problems.push('continueAsNewAfterCycles must be an integer >= 1');
+  const conflicts = deploymentProblems({ kind: keeper.kind, features: keeper.features, sinkType: sink.length === 0 ? keeper.sink.type : undefined });
+  return { problems, conflicts };
+}
+
+/** Every problem with a bundleKeeper input, conflicts included; empty when valid. */
+export function keeperInputProblems(input: BundleKeeperInput): string[] {
+  const { problems, conflicts } = checkKeeperInput(input);
+  return [...problems, ...conflicts];
+}
