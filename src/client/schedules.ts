@@ -14,10 +14,13 @@ import {
   type ScheduleSummary,
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
-import { exportSummary, InvalidInputError, keeperInputProblems } from '.';
 import { parseDuration } from '../config';
-import { DEFAULT_TASK_QUEUE, SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from '../shared';
-import { exportInputProblems, hostnameProblem, normalizeExportInput } from '../policies/validation/export';
+import { taskQueueOf } from '../connection/settings';
+import { keeperInputProblems } from '../policies/validation/keeper';
+import { SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from '../shared';
+import { domainProblems, exportInputProblems, normalizeExportInput } from '../policies/validation/export';
+import { checkInput, InvalidInputError } from './errors';
+import { exportSummary } from './export';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
 export type OverlapName = (typeof OVERLAP_POLICIES)[number];
@@ -65,8 +68,7 @@ export function defaultScheduleId(kind: ScheduleTarget['kind'], domain: string):
 export function resolveScheduleId(id: string | undefined, domain: string | undefined, kind: ScheduleTarget['kind'] = 'export'): string {
   if (id) return id;
   if (domain) {
-    const problem = hostnameProblem(domain);
-    if (problem) throw new InvalidInputError([problem]);
+    checkInput(domainProblems(domain));
     return defaultScheduleId(kind, domain);
   }
   throw new InvalidInputError(['give a schedule id (or --domain D for export:D)']);
@@ -150,12 +152,12 @@ function actionOf(target: ScheduleTarget, taskQueue: string) {
 export async function createDocsSchedule(client: Client, target: ScheduleTarget, options: CreateScheduleOptions): Promise<ScheduleHandle> {
   const problems = [...targetProblems(target), ...timingProblems(options)];
   const overlap = toOverlapPolicy(options.overlap ?? 'skip');
-  if (problems.length > 0) throw new InvalidInputError(problems);
+  checkInput(problems);
   const scheduleId = options.scheduleId ?? defaultScheduleId(target.kind, target.input.domain);
   return client.schedule.create({
     scheduleId,
     spec: specOf(options),
-    action: actionOf(target, options.taskQueue || process.env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE),
+    action: actionOf(target, taskQueueOf(options.taskQueue)),
     policies: { overlap },
     state: { paused: options.paused ?? false, ...(options.note ? { note: options.note } : {}) },
     memo: { kind: target.kind, domain: target.input.domain },
@@ -174,7 +176,7 @@ export interface UpdateScheduleChanges extends ScheduleTiming {
 export async function updateDocsSchedule(client: Client, scheduleId: string, changes: UpdateScheduleChanges): Promise<void> {
   const problems = timingProblems(changes, false);
   const overlap = changes.overlap ? toOverlapPolicy(changes.overlap) : undefined;
-  if (problems.length > 0) throw new InvalidInputError(problems);
+  checkInput(problems);
   const handle = client.schedule.getHandle(scheduleId);
   await handle.update((previous) => {
     const retime = (changes.cron?.length ?? 0) > 0 || (changes.every?.length ?? 0) > 0;
@@ -187,7 +189,7 @@ export async function updateDocsSchedule(client: Client, scheduleId: string, cha
       if (changes.version !== undefined) input.version = changes.version;
       if (changes.paths !== undefined) input.paths = changes.paths;
       const inputProblems = exportInputProblems(input);
-      if (inputProblems.length > 0) throw new InvalidInputError(inputProblems);
+      checkInput(inputProblems);
       action = { ...action, args: [input], staticSummary: `${exportSummary(input)} (scheduled)` };
     }
     const updated: ScheduleUpdateOptions = {

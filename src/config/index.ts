@@ -1,19 +1,14 @@
 // Worker and CLI configuration from the environment. Pure: takes an env object, returns a config or
 // every problem at once, each naming the variable (never echoing a secret's value).
 import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, DEFAULT_TEMPORAL_ADDRESS } from '../shared';
+import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
+export { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 
 export interface RateLimit {
   limit: number;
   windowMs: number;
-}
-
-export interface TemporalConfig {
-  address: string;
-  namespace: string;
-  taskQueue: string;
 }
 
 export interface WorkerConfig extends TemporalConfig {
@@ -68,14 +63,6 @@ export function parseRateLimit(text: string): RateLimit {
   if (limit < 1) throw new Error('the count must be at least 1');
   if (windowMs < 1) throw new Error('the window must be at least 1ms');
   return { limit, windowMs };
-}
-
-export function loadTemporalConfig(env: NodeJS.ProcessEnv): TemporalConfig {
-  return {
-    address: env.TEMPORAL_ADDRESS || DEFAULT_TEMPORAL_ADDRESS,
-    namespace: env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE,
-    taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
-  };
 }
 
 /** host, host:port or [IPv6]:port: what the worker's gRPC connection accepts (checked before connecting). */

@@ -1,0 +1,52 @@
+// What every start and wait of the client library shares: start options, the workflows' signatures (by
+// type name: the client never imports workflow code), static details, and awaiting with progress.
+import type { WorkflowHandle } from '@temporalio/client';
+import type { AgentJobInput, AgentJobResult, BundleKeeperInput, StaticExportInput, StaticExportResult } from '../shared';
+
+export type StaticExportWorkflow = (input: StaticExportInput) => Promise<StaticExportResult>;
+export type AgentJobWorkflow = (input: AgentJobInput) => Promise<AgentJobResult>;
+export type BundleKeeperWorkflow = (input: BundleKeeperInput) => Promise<void>;
+
+export interface StartOptions {
+  /** Same requestId -> same workflow id: a retried start attaches to the first one. Default: random. */
+  requestId?: string;
+  /** Default TEMPORAL_TASK_QUEUE or docs-admin. */
+  taskQueue?: string;
+}
+
+/** Static details as a Markdown list: the Web UI runs plain lines together into one paragraph. */
+export function markdownList(items: [label: string, value: string][]): string {
+  return items.map(([label, value]) => `- **${label}**: ${value}`).join('\n');
+}
+
+export interface ProgressOptions<S> {
+  /** Called with each new status query result while waiting. */
+  onProgress?: (status: S) => void;
+  /** How often to query the workflow's status (default 500 ms). */
+  progressIntervalMs?: number;
+}
+
+/** Awaits a workflow's result, querying its `status` query meanwhile for onProgress. */
+export async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, options: ProgressOptions<S>): Promise<R> {
+  const result = handle.result() as Promise<R>;
+  if (!options.onProgress) return result;
+  const onProgress = options.onProgress;
+  let done = false;
+  const poller = (async () => {
+    while (!done) {
+      try {
+        const status = await handle.client.withDeadline(Date.now() + 5_000, () => handle.query<S>(query));
+        if (!done) onProgress(status);
+      } catch {
+        // No worker yet, or the workflow just closed: the result decides.
+      }
+      await new Promise((resolve) => setTimeout(resolve, options.progressIntervalMs ?? 500));
+    }
+  })();
+  try {
+    return await result;
+  } finally {
+    done = true;
+    await poller;
+  }
+}

@@ -1,0 +1,39 @@
+// Connections from the settings of src/connection/settings.ts: the client's (client library, CLI and
+// the worker's own client) and the worker's NativeConnection.
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { TemporalUnreachableError, probeTcp } from './reach';
+import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
+
+export interface ConnectClientOptions {
+  /** Give up connecting after this long (default 5000 ms). */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * A Client for TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (defaults 127.0.0.1:7233, default). Fails fast
+ * with a TemporalUnreachableError (one clear line) when no server answers.
+ */
+export async function connectClient(env: NodeJS.ProcessEnv = process.env, options: ConnectClientOptions = {}): Promise<Client> {
+  const { address } = temporalConnectionOptions(env);
+  const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
+  // reason, instead of gRPC's reconnect loop running out the whole connect timeout.
+  await probeTcp(address, timeoutMs);
+  return connectClientAt(env, address, loadTemporalConfig(env).namespace, timeoutMs);
+}
+
+/** A Client on the environment's connection settings at `address` (no probe). */
+export async function connectClientAt(env: NodeJS.ProcessEnv, address: string, namespace: string, connectTimeoutMs: number): Promise<Client> {
+  const connection = await Connection.connect({ ...temporalConnectionOptions(env), address, connectTimeout: connectTimeoutMs }).catch((err: unknown) => {
+    throw new TemporalUnreachableError(address, { cause: err });
+  });
+  return new Client({ connection, namespace });
+}
+
+/** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */
+export async function connectNative(env: NodeJS.ProcessEnv, address: string): Promise<NativeConnection> {
+  return NativeConnection.connect(nativeConnectionOptions(env, address)).catch((err: unknown) => {
+    throw new TemporalUnreachableError(address, { cause: err });
+  });
+}

@@ -1,0 +1,4 @@
+// Temporal connections: the settings (one loader, envconfig first), reachability, and connecting.
+export * from './connect';
+export * from './reach';
+export * from './settings';
