@@ -1,6 +1,9 @@
 // `npm run worker` (and the worker API the demo, tests and benchmarks import): the code is in src/worker/.
-import { main } from './worker/worker';
+import { main } from './worker/process';
 
+export * from './worker/process';
 export * from './worker/worker';
+export { createLogger, type LoggerOptions } from './observability/logger';
+export { installRuntime, type InstallRuntimeOptions, type InstalledRuntime } from './observability/runtime';
 
 if (require.main === module) main();

@@ -1,37 +1,39 @@
 // The docs-admin worker: every workflow and activity on one task queue, configured from the
-// environment (`npm run worker`), or started in-process by the demo, tests and benchmarks through
-// createDocsAdminWorker.
+// environment (`npm run worker`, src/worker/process.ts), or started in-process by the demo, tests and
+// benchmarks through createDocsAdminWorker.
 //
 // Metrics: one Prometheus endpoint (METRICS_PORT, default 9464, 127.0.0.1 unless METRICS_HOST; a
 // free port when the default one is taken, so several workers run on one host). The project's metrics
-// are prom-client counters (src/prometheus.ts); the SDK's temporal_* metrics come from Core's
-// Prometheus exporter, bound by installRuntime to a private loopback port and appended to each
+// are prom-client counters (src/observability/prometheus.ts); the SDK's temporal_* metrics come from Core's
+// Prometheus exporter, bound by installRuntime (src/observability/runtime.ts) to a private loopback port and appended to each
 // scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
-import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
+  type NativeConnection,
   Runtime,
   Worker,
-  type LogEntry,
+  type ActivityInterceptorsFactory,
   type Logger,
   type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { AdminApiClient } from '../api/client';
-import { redact } from '../api/redact';
 import type { AdminApi } from '../api/types';
-import { ConfigError, loadWorkerConfig, type LogLevelName, type WorkerConfig } from '../config';
+import type { WorkerConfig } from '../config';
 import type { MetricsRecorder } from '../observability/metrics';
 import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from '../observability/prometheus';
-import { TemporalUnreachableError, temporalConnectionOptions } from '../client';
+import { connectClientAt, connectNative } from '../connection';
 import { LIMITER_TASK_QUEUE } from '../shared';
-import { freeLoopbackPort } from '../observability/free-port';
+import { installedRuntime } from '../observability/runtime';
+import { LimiterQueueAdopter } from './limiter-adopter';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
+
+/** How long the worker's own client may take to connect. */
+export const CLIENT_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
@@ -51,95 +53,6 @@ export const WORKER_POLLERS = {
  * few large updates. A slot waiting on a local activity costs no CPU.
  */
 export const JOB_WORKFLOW_TASK_SLOTS = 200;
-
-// ---- runtime: logger + Core's metrics exporter ----------------------------------------------------
-
-export interface InstallRuntimeOptions {
-  logLevel?: LogLevelName;
-  logFormat?: 'text' | 'json';
-  /** Strings that must never appear in a log line (the admin key). */
-  secrets?: readonly string[];
-  /** Bind Core's Prometheus exporter on a private loopback port (default true). */
-  sdkMetrics?: boolean;
-  /** Where log lines go (default process.stderr). */
-  write?: (line: string) => void;
-  /** Signals on which the Runtime shuts down every running Worker (default SIGINT and SIGTERM). */
-  shutdownSignals?: NodeJS.Signals[];
-}
-
-export interface InstalledRuntime {
-  logger: Logger;
-  /** Core's exporter (http://127.0.0.1:PORT/metrics), when sdkMetrics. */
-  sdkMetricsUrl?: string;
-}
-
-let installed: InstalledRuntime | undefined;
-
-function safeJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (v instanceof Error) return { name: v.name, message: v.message };
-    return v;
-  });
-}
-
-/**
- * The limiter worker serves workflows only, so the SDK warns at every start that it polls no activity
- * tasks. That is the design, not a problem: the line would only teach operators to ignore warnings.
- */
-function isExpectedLimiterWarning(entry: LogEntry): boolean {
-  const taskQueue = entry.meta?.taskQueue;
-  return (
-    entry.level === 'WARN' &&
-    entry.message.startsWith('No activities registered') &&
-    typeof taskQueue === 'string' &&
-    taskQueue.endsWith('-limiter')
-  );
-}
-
-/** A logger that writes one line per entry, text or JSON, never containing any of `secrets`. */
-export function createLogger(options: Omit<InstallRuntimeOptions, 'sdkMetrics'> = {}): Logger {
-  const secrets = options.secrets ?? [];
-  const write = options.write ?? ((line: string) => void process.stderr.write(line));
-  const format = options.logFormat ?? 'text';
-  return new DefaultLogger(options.logLevel ?? 'INFO', (entry: LogEntry) => {
-    if (isExpectedLimiterWarning(entry)) return;
-    const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
-    const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : undefined;
-    const line =
-      format === 'json'
-        ? safeJson({ time, level: entry.level, msg: entry.message, ...meta })
-        : `${time} ${entry.level.padEnd(5)} ${entry.message}${meta ? ` ${safeJson(meta)}` : ''}`;
-    write(`${redact(line, secrets)}\n`);
-  });
-}
-
-/**
- * Installs the process-wide Temporal Runtime: the logger (Core's logs forwarded to it) and, unless
- * disabled, Core's Prometheus exporter on a free 127.0.0.1 port that createDocsAdminWorker appends to
- * its endpoint. Call once, before any connection; a second call returns the first result.
- */
-export async function installRuntime(options: InstallRuntimeOptions = {}): Promise<InstalledRuntime> {
-  if (installed) return installed;
-  const logger = createLogger(options);
-  let sdkMetricsUrl: string | undefined;
-  let metrics: { prometheus: { bindAddress: string } } | undefined;
-  if (options.sdkMetrics ?? true) {
-    const port = await freeLoopbackPort();
-    metrics = { prometheus: { bindAddress: `127.0.0.1:${port}` } };
-    sdkMetricsUrl = `http://127.0.0.1:${port}/metrics`;
-  }
-  Runtime.install({
-    logger,
-    shutdownSignals: options.shutdownSignals ?? ['SIGINT', 'SIGTERM'],
-    telemetryOptions: {
-      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
-      ...(metrics ? { metrics } : {}),
-    },
-  });
-  installed = { logger, sdkMetricsUrl };
-  return installed;
-}
 
 // ---- the worker -----------------------------------------------------------------------------------
 
@@ -250,7 +163,7 @@ async function startMetricsEndpoint(
   if (!listen || !isPrometheus(metrics)) return undefined;
   const host = listen.host ?? '127.0.0.1';
   const start = (port: number) =>
-    startMetricsServer({ registry: metrics.registry, port, host, sdkMetricsUrl: options.sdkMetricsUrl ?? installed?.sdkMetricsUrl });
+    startMetricsServer({ registry: metrics.registry, port, host, sdkMetricsUrl: options.sdkMetricsUrl ?? installedRuntime()?.sdkMetricsUrl });
   try {
     return await start(listen.port);
   } catch (err) {
@@ -298,44 +211,110 @@ async function releaseUnrunWorker(worker: Worker): Promise<void> {
   await running.catch(() => undefined);
 }
 
+type Cleanup = () => Promise<void>;
+
+/** The connections and the API client the options do not provide, opened here (and closed by `cleanups`). */
+async function openDependencies(
+  config: WorkerConfig,
+  options: DocsAdminWorkerOptions,
+  metrics: MetricsRecorder,
+  logger: Logger,
+  cleanups: Cleanup[],
+): Promise<{ connection: NativeConnection; client: Client; api: AdminApi }> {
+  let connection = options.connection;
+  if (!connection) {
+    const owned = await connectNative(process.env, config.address);
+    cleanups.push(() => owned.close());
+    connection = owned;
+  }
+  let client = options.client;
+  if (!client) {
+    const owned = await connectClientAt(process.env, config.address, config.namespace, CLIENT_CONNECT_TIMEOUT_MS);
+    cleanups.push(() => owned.connection.close());
+    client = owned;
+  }
+  await checkNamespace(client, config.namespace, config.address);
+  let api = options.api;
+  if (!api) {
+    const owned = new AdminApiClient({
+      baseUrl: config.adminApiUrl,
+      apiKey: config.adminApiKey,
+      onCall: (event) => metrics.apiCall(event.operation, event.status, event.durationMs),
+      logger: { warn: (message) => logger.warn(message) },
+    });
+    cleanups.push(() => owned.close());
+    api = owned;
+  }
+  return { connection, client, api };
+}
+
+/**
+ * One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and keeps
+ * the attempts in flight, which a shutdown that overruns its deadline reports.
+ */
+function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActivity>): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      execute: async (input, next) => {
+        const { activityType, attempt, workflowExecution } = ctx.info;
+        if (attempt > 1) metrics.activityRetry(activityType);
+        const entry: InFlightActivity = { activityType, workflowId: workflowExecution?.workflowId, attempt, startedAtMs: Date.now() };
+        active.add(entry);
+        try {
+          return await next(input);
+        } finally {
+          active.delete(entry);
+        }
+      },
+    },
+  });
+}
+
+/** The handle over the created workers: run both, stop both, close what was opened. */
+function workerHandle(
+  parts: Pick<DocsAdminWorker, 'worker' | 'limiterWorker' | 'metrics' | 'metricsUrl'>,
+  active: Set<InFlightActivity>,
+  cleanup: () => Promise<void>,
+): DocsAdminWorker {
+  const workers = parts.limiterWorker ? [parts.worker, parts.limiterWorker] : [parts.worker];
+  const shutdown = () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  let running: Promise<void> | undefined;
+  return {
+    ...parts,
+    run() {
+      // Either worker stopping (a fatal error, or a shutdown) stops the other.
+      running ??= Promise.allSettled(workers.map((w) => w.run().finally(shutdown))).then((outcomes) => {
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw failed.reason;
+      });
+      return running;
+    },
+    shutdown,
+    inFlight: () => [...active],
+    async close() {
+      shutdown();
+      if (running) await running.catch(() => undefined);
+      await cleanup();
+    },
+  };
+}
+
 export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
   // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
-  const cleanups: (() => Promise<void>)[] = [];
+  const cleanups: Cleanup[] = [];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
     cleanups.length = 0;
   };
   try {
-    const logger = options.logger ?? installed?.logger ?? Runtime.instance().logger;
+    const logger = options.logger ?? installedRuntime()?.logger ?? Runtime.instance().logger;
     const metrics = options.metrics ?? createPrometheusMetrics();
 
     const server = await startMetricsEndpoint(config, options, metrics, logger);
     if (server) cleanups.push(() => server.close());
-
-    let connection = options.connection;
-    if (!connection) {
-      const owned = await NativeConnection.connect({ address: config.address });
-      cleanups.push(() => owned.close());
-      connection = owned;
-    }
-    let client = options.client;
-    if (!client) {
-      const clientConnection = await Connection.connect({ address: config.address });
-      cleanups.push(() => clientConnection.close());
-      client = new Client({ connection: clientConnection, namespace: config.namespace });
-    }
-    await checkNamespace(client, config.namespace, config.address);
-    let api = options.api;
-    if (!api) {
-      const owned = new AdminApiClient({
-        baseUrl: config.adminApiUrl,
-        apiKey: config.adminApiKey,
-        onCall: (event) => metrics.apiCall(event.operation, event.status, event.durationMs),
-        logger: { warn: (message) => logger.warn(message) },
-      });
-      cleanups.push(() => owned.close());
-      api = owned;
-    }
+    const { connection, client, api } = await openDependencies(config, options, metrics, logger, cleanups);
 
     const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
     const active = new Set<InFlightActivity>();
@@ -361,27 +340,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
-      interceptors: {
-        // One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and
-        // keeps the attempts in flight, which a shutdown that overruns its deadline reports.
-        activity: [
-          (ctx) => ({
-            inbound: {
-              execute: async (input, next) => {
-                const { activityType, attempt, workflowExecution } = ctx.info;
-                if (attempt > 1) metrics.activityRetry(activityType);
-                const entry: InFlightActivity = { activityType, workflowId: workflowExecution?.workflowId, attempt, startedAtMs: Date.now() };
-                active.add(entry);
-                try {
-                  return await next(input);
-                } finally {
-                  active.delete(entry);
-                }
-              },
-            },
-          }),
-        ],
-      },
+      interceptors: { activity: [activityInterceptor(metrics, active)] },
       ...options.workerOptions,
     });
     cleanups.push(() => releaseUnrunWorker(worker));
@@ -396,237 +355,9 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     });
     if (limiterWorker) cleanups.push(() => releaseUnrunWorker(limiterWorker));
-    const workers = limiterWorker ? [worker, limiterWorker] : [worker];
-
-    const shutdown = () => {
-      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-    };
-    let running: Promise<void> | undefined;
-    return {
-      worker,
-      limiterWorker,
-      metrics,
-      metricsUrl: server?.url,
-      run() {
-        // Either worker stopping (a fatal error, or a shutdown) stops the other.
-        running ??= Promise.allSettled(workers.map((w) => w.run().finally(shutdown))).then((outcomes) => {
-          const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-          if (failed) throw failed.reason;
-        });
-        return running;
-      },
-      shutdown,
-      inFlight: () => [...active],
-      async close() {
-        shutdown();
-        if (running) await running.catch(() => undefined);
-        await cleanup();
-      },
-    };
+    return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url }, active, cleanup);
   } catch (err) {
     await cleanup();
     throw err;
   }
 }
-
-/**
- * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
- * (`<queue>-limiter` before LIMITER_TASK_QUEUE existed) waits for a worker that may be gone; served
- * once, it answers the waiting permit requests and continues as new onto our queue, so the adopted
- * queue is only needed for a few minutes.
- */
-class LimiterQueueAdopter {
-  private readonly adopted = new Map<string, Promise<void>>();
-  private readonly workers = new Set<Worker>();
-
-  constructor(
-    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
-  ) {}
-
-  adopt(taskQueue: string, forMs = 3 * 60_000): void {
-    if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
-    const { connection, namespace, workflowBundle, logger } = this.options;
-    const served = (async () => {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
-      this.workers.add(worker);
-      logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
-      const timer = setTimeout(() => worker.shutdown(), forMs);
-      try {
-        await worker.run();
-      } finally {
-        clearTimeout(timer);
-        this.workers.delete(worker);
-      }
-    })()
-      .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
-      .finally(() => this.adopted.delete(taskQueue));
-    this.adopted.set(taskQueue, served);
-  }
-
-  async close(): Promise<void> {
-    for (const worker of this.workers) if (worker.getState() === 'RUNNING') worker.shutdown();
-    await Promise.all([...this.adopted.values()]);
-  }
-}
-
-// ---- `npm run worker` ----------------------------------------------------------------------------
-
-/** Exit codes of `npm run worker` (README, "Running several workers"). */
-export const EXIT_CODE = {
-  /** Stopped by SIGTERM/SIGINT after everything in flight finished or was cancelled. */
-  stopped: 0,
-  /** Could not start (environment, Temporal address or namespace, metrics port), or a worker failed. */
-  failed: 1,
-  /** Exited with work still in flight: the shutdown deadline passed, or a second signal came. */
-  forced: 2,
-} as const;
-
-/** After a signal, the process exits at the latest this long after SHUTDOWN_GRACE_TIME. */
-export const SHUTDOWN_DEADLINE_MARGIN_MS = 10_000;
-/** A second signal sooner than this after the first is the same one delivered twice. */
-const REPEATED_SIGNAL_MS = 1_000;
-/** Once the worker has stopped, closing connections and the process exiting may take this long. */
-const EXIT_DEADLINE_MS = 5_000;
-
-/** One line: our own start errors speak for themselves; others keep their name (TransportError: ...). */
-function errorLine(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const ours = err instanceof TemporalUnreachableError || err instanceof WorkerStartError;
-  return `${ours || err.name === 'Error' ? '' : `${err.name}: `}${err.message.split('\n')[0]}`;
-}
-
-/** What a forced exit leaves behind, for the log: the activity attempts running and each worker's state. */
-function describeInFlight(handle: DocsAdminWorker | undefined, nowMs = Date.now()): string {
-  if (!handle) return 'the worker was still starting';
-  const activities = handle.inFlight().map((a) => {
-    const seconds = ((nowMs - a.startedAtMs) / 1000).toFixed(1);
-    return `${a.activityType} (workflow ${a.workflowId ?? 'none'}, attempt ${a.attempt}, running ${seconds} s)`;
-  });
-  const workers = [handle.worker, ...(handle.limiterWorker ? [handle.limiterWorker] : [])].map((w) => `${w.options.taskQueue}: ${w.getState()}`);
-  return `activities: ${activities.length > 0 ? activities.join('; ') : 'none'}; workers: ${workers.join(', ')}`;
-}
-
-export interface WorkerProcessOptions {
-  /** The admin API client (default: AdminApiClient from the environment). */
-  api?: AdminApi;
-}
-
-/**
- * `npm run worker`: the worker from the environment, run as this process until SIGTERM or SIGINT.
- * Resolves with the exit code (EXIT_CODE). It owns the process: its signal handlers, and process.exit
- * when a deadline passes (SHUTDOWN_GRACE_TIME + 10 s after a signal, or 5 s after the worker stopped
- * when something still holds the event loop). Every failure to start logs its cause on one line.
- */
-export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
-  let config: WorkerConfig;
-  try {
-    config = loadWorkerConfig(env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
-    return EXIT_CODE.failed;
-  }
-  // This function handles the signals itself (below), so the Runtime must not.
-  const { logger } = await installRuntime({
-    logLevel: config.logLevel,
-    logFormat: config.logFormat,
-    secrets: [config.adminApiKey],
-    shutdownSignals: [],
-  });
-  const graceMs = config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS;
-
-  let handle: DocsAdminWorker | undefined;
-  let stopSignal: NodeJS.Signals | undefined;
-  let stopSignalAtMs = 0;
-  let deadline: NodeJS.Timeout | undefined;
-  const exitNow = (why: string) => {
-    logger.error(`${why}; still in flight: ${describeInFlight(handle)}`);
-    process.exit(EXIT_CODE.forced);
-  };
-  // The first signal drains: the SDK gives running activities graceMs, then cancels them. An activity
-  // that ignores its cancellation would keep the process up for ever, so a deadline (unref'd: it never
-  // delays a clean exit) ends it regardless. One Ctrl-C under `npm run worker` can arrive twice within
-  // milliseconds (from the terminal and relayed by npm/tsx): only a repeat after that means "now".
-  const onSignal = (signal: NodeJS.Signals) => {
-    const limitMs = graceMs + SHUTDOWN_DEADLINE_MARGIN_MS;
-    if (stopSignal) {
-      if (Date.now() - stopSignalAtMs < REPEATED_SIGNAL_MS) return;
-      return exitNow(`${signal} again while stopping: exiting now`);
-    }
-    stopSignal = signal;
-    stopSignalAtMs = Date.now();
-    logger.info(`${signal}: stopping; running activities get ${graceMs / 1000} s, then are cancelled; exit within ${limitMs / 1000} s`);
-    handle?.shutdown();
-    deadline = setTimeout(() => exitNow(`not stopped ${limitMs / 1000} s after ${signal}: exiting`), limitMs).unref();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  let code: number = EXIT_CODE.failed;
-  const closers: (() => Promise<void>)[] = [];
-  try {
-    const connectOptions = { ...temporalConnectionOptions(env), address: config.address };
-    const { apiKey, tls, metadata } = connectOptions;
-    const connection = await NativeConnection.connect({
-      address: config.address,
-      ...(typeof apiKey === 'string' ? { apiKey } : {}),
-      ...(tls !== undefined && tls !== null ? { tls } : {}),
-      ...(metadata ? { metadata: metadata as Record<string, string> } : {}),
-    }).catch((err: unknown) => {
-      throw new TemporalUnreachableError(config.address, { cause: err });
-    });
-    closers.push(() => connection.close());
-    const clientConnection = await Connection.connect({ ...connectOptions, connectTimeout: 10_000 }).catch((err: unknown) => {
-      throw new TemporalUnreachableError(config.address, { cause: err });
-    });
-    closers.push(() => clientConnection.close());
-    const client = new Client({ connection: clientConnection, namespace: config.namespace });
-
-    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api });
-    handle = started;
-    // Before the connections: the workers must let go of them first.
-    closers.push(() => started.close());
-    if (!stopSignal) {
-      logger.info('docs-admin worker started', {
-        taskQueue: config.taskQueue,
-        namespace: config.namespace,
-        address: config.address,
-        adminApiUrl: config.adminApiUrl,
-        metrics: started.metricsUrl ?? 'disabled',
-        agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
-      });
-      await started.run();
-    }
-    logger.info('docs-admin worker stopped');
-    code = EXIT_CODE.stopped;
-  } catch (err) {
-    logger.error(`docs-admin worker ${handle ? 'failed' : 'cannot start'}: ${errorLine(err)}`);
-    code = EXIT_CODE.failed;
-  } finally {
-    clearTimeout(deadline);
-    // Whatever is left open (a connection that does not close, a stray handle) must not keep the process.
-    const exitCode = code;
-    setTimeout(() => {
-      logger.warn(`still running ${EXIT_DEADLINE_MS / 1000} s after the worker stopped: exiting`);
-      process.exit(exitCode);
-    }, EXIT_DEADLINE_MS).unref();
-    for (const close of closers.reverse()) {
-      await close().catch((err: unknown) => logger.warn(`while closing: ${errorLine(err)}`));
-    }
-  }
-  return code;
-}
-
-/** The entry point of `npm run worker`: runWorkerProcess on process.env, its result as the exit code. */
-export function main(options: WorkerProcessOptions = {}): void {
-  runWorkerProcess(process.env, options).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`docs-admin worker failed: ${redact(errorLine(err), [process.env.ADMIN_API_KEY])}\n`);
-      process.exitCode = EXIT_CODE.failed;
-    },
-  );
-}
-

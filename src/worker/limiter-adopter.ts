@@ -1,0 +1,42 @@
+// Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
+import { Worker, type Logger, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+
+/**
+ * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
+ * (`<queue>-limiter` before LIMITER_TASK_QUEUE existed) waits for a worker that may be gone; served
+ * once, it answers the waiting permit requests and continues as new onto our queue, so the adopted
+ * queue is only needed for a few minutes.
+ */
+export class LimiterQueueAdopter {
+  private readonly adopted = new Map<string, Promise<void>>();
+  private readonly workers = new Set<Worker>();
+
+  constructor(
+    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
+  ) {}
+
+  adopt(taskQueue: string, forMs = 3 * 60_000): void {
+    if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
+    const { connection, namespace, workflowBundle, logger } = this.options;
+    const served = (async () => {
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
+      this.workers.add(worker);
+      logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
+      const timer = setTimeout(() => worker.shutdown(), forMs);
+      try {
+        await worker.run();
+      } finally {
+        clearTimeout(timer);
+        this.workers.delete(worker);
+      }
+    })()
+      .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
+      .finally(() => this.adopted.delete(taskQueue));
+    this.adopted.set(taskQueue, served);
+  }
+
+  async close(): Promise<void> {
+    for (const worker of this.workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    await Promise.all([...this.adopted.values()]);
+  }
+}
