@@ -1,9 +1,11 @@
-// `npm run cli -- <command>`: the docs-admin CLI (and runCli for embedding); the code is in src/cli/.
+// `npm run cli -- <command>` and `npx docs-admin <command>`: the docs-admin CLI (and runCli for
+// embedding); the code is in src/cli/.
 import { EXIT_FAILURE, errorLine, runCli } from './cli/program';
 
 export * from './cli/program';
 
-if (require.main === module) {
+/** Runs the CLI on this process's arguments and environment; the exit code becomes the process's. */
+export function main(): void {
   runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
     (code) => {
       process.exitCode = code;
@@ -14,3 +16,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) main();

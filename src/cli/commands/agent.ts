@@ -1,0 +1,56 @@
+// `agent`: start an agent job (returns once the API job exists), or run it to the end with --wait.
+import { Command } from 'commander';
+import { awaitAgentJob, checkInput, startAgentJob } from '../../client';
+import { validateAgentJobInput } from '../../policies/validation/agent';
+import type { CliContext } from '../context';
+import { agentResultText, jsonLine, type AgentOutput } from '../format';
+import { agentReporter } from '../progress';
+
+interface AgentOpts {
+  project: string;
+  prompt: string;
+  requestId?: string;
+  wait?: boolean;
+  json?: boolean;
+}
+
+export function agentCommand(ctx: CliContext): Command {
+  return ctx
+    .wire(new Command('agent'))
+    .description('Run an agent job: a prompt in, a pull request out.')
+    .requiredOption('--project <projectId>', 'project id')
+    .requiredOption('--prompt <text>', 'what the agent should change')
+    .option('--request-id <id>', 'idempotency key: the same id never creates a second job (or a second PR)')
+    .option('--wait', 'wait for the job to finish, showing its status on stderr')
+    .option('--json', 'print JSON (with --wait, the last stdout line is the result object)')
+    .action((opts: AgentOpts) => runAgentCommand(ctx, opts));
+}
+
+async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Promise<void> {
+  const input = { projectId: opts.project, prompt: opts.prompt, ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}) };
+  checkInput(validateAgentJobInput(input));
+  const c = await client();
+  const started = await startAgentJob(c, input);
+  if (!opts.wait) {
+    io.stdout.write(opts.json ? jsonLine({ workflowId: started.workflowId, jobId: started.jobId }) : `${started.workflowId}\n${started.jobId}\n`);
+    return;
+  }
+  io.stderr.write(`started ${started.workflowId} (job ${started.jobId})\n`);
+  const reporter = agentReporter(io.stderr, started.jobId);
+  let result;
+  try {
+    let polls = 0;
+    result = await awaitAgentJob(c, started.workflowId, {
+      onProgress: (s) => {
+        polls = s.polls;
+        reporter.update(s);
+      },
+      progressIntervalMs: 1_000,
+    });
+    reporter.update({ phase: 'done', jobId: result.jobId, status: result.status, prLink: result.prLink, polls, lastPollAt: null, nextPollAt: null });
+  } finally {
+    reporter.stop();
+  }
+  const out: AgentOutput = { workflowId: result.workflowId, jobId: result.jobId, status: result.status, prLink: result.prLink };
+  io.stdout.write(opts.json ? jsonLine(out) : agentResultText(out));
+}

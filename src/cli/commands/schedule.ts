@@ -1,0 +1,189 @@
+// `schedule create|update|list|describe|pause|unpause|trigger|backfill|delete`: Temporal Schedules
+// that start exports or ensure keepers on a timetable.
+import { Command, Option } from 'commander';
+import { checkInput, InvalidInputError } from '../../client';
+import {
+  OVERLAP_POLICIES,
+  backfillDocsSchedule,
+  createDocsSchedule,
+  deleteDocsSchedule,
+  describeDocsSchedule,
+  listDocsSchedules,
+  pauseDocsSchedule,
+  resolveScheduleId,
+  timingProblems,
+  triggerDocsSchedule,
+  unpauseDocsSchedule,
+  updateDocsSchedule,
+  type OverlapName,
+  type ScheduleTarget,
+} from '../../client/schedules';
+import { exportInputProblems } from '../../policies/validation/export';
+import { collect, type CliContext } from '../context';
+import { jsonLine, scheduleText } from '../format';
+import { exportInputFrom } from './export';
+import { addSinkOptions, keeperInputFrom, type SinkOpts } from './keeper';
+
+interface TimingOpts {
+  cron?: string[];
+  every?: string[];
+  timezone?: string;
+  jitter?: string;
+  overlap?: OverlapName;
+}
+
+type CreateOpts = TimingOpts &
+  SinkOpts & { domain: string; id?: string; action: 'export' | 'keep'; path?: string[]; paused?: boolean; note?: string; json?: boolean };
+
+const overlapOption = (dflt?: string) => {
+  const option = new Option('--overlap <policy>', 'what to do when the previous run is still going').choices(OVERLAP_POLICIES as unknown as string[]);
+  return dflt ? option.default(dflt) : option;
+};
+
+const idArgument = (cmd: Command) =>
+  cmd.argument('[scheduleId]', 'schedule id (default export:<domain> with --domain)').option('--domain <domain>', 'the domain (schedule id export:<domain>)');
+
+const timingOptions = (cmd: Command) =>
+  cmd
+    .option('--cron <expr>', 'cron expression, e.g. "0 3 * * *" (repeatable)', collect)
+    .option('--every <duration>', 'interval such as 1h, 30m, 1d (repeatable)', collect)
+    .option('--timezone <tz>', 'IANA time zone for --cron (default UTC)')
+    .option('--jitter <duration>', 'random delay added to each run, e.g. 30s');
+
+function createCommand({ io, client, wire }: CliContext): Command {
+  return addSinkOptions(
+    timingOptions(
+      wire(new Command('create'))
+        .description('Create a schedule that starts an export (default) or ensures a keeper.')
+        .requiredOption('--domain <domain>', 'bare hostname of the docs site')
+        .option('--id <scheduleId>', 'schedule id (default export:<domain> or keeper:<domain>)')
+        .addOption(new Option('--action <action>', 'what each run does').choices(['export', 'keep']).default('export'))
+        .option('--path <path>', 'export only this page path (repeatable)', collect)
+        .addOption(overlapOption('skip'))
+        .option('--paused', 'create it paused')
+        .option('--note <text>', 'a note shown with the schedule'),
+    ),
+  )
+    .option('--json', 'print JSON')
+    .action(async (opts: CreateOpts) => {
+      const target: ScheduleTarget =
+        opts.action === 'keep' ? { kind: 'keeper', input: keeperInputFrom(opts.domain, opts) } : { kind: 'export', input: exportInputFrom(opts) };
+      checkInput([...(target.kind === 'export' ? exportInputProblems(target.input) : []), ...timingProblems(opts)]);
+      const handle = await createDocsSchedule(await client(), target, {
+        scheduleId: opts.id,
+        cron: opts.cron,
+        every: opts.every,
+        timezone: opts.timezone,
+        jitter: opts.jitter,
+        overlap: opts.overlap,
+        paused: opts.paused,
+        note: opts.note,
+      });
+      io.stdout.write(opts.json ? jsonLine({ scheduleId: handle.scheduleId }) : `${handle.scheduleId}\n`);
+    });
+}
+
+function updateCommand({ io, client, wire }: CliContext): Command {
+  return timingOptions(idArgument(wire(new Command('update')).description("Change a schedule's timing, overlap policy, or export version/paths.")))
+    .addOption(overlapOption())
+    .option('--version <version>', 'export this version label from now on')
+    .option('--path <path>', 'export only these page paths from now on (repeatable)', collect)
+    .action(async (id: string | undefined, opts: TimingOpts & { domain?: string; version?: string; path?: string[] }) => {
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      checkInput(timingProblems(opts, false));
+      await updateDocsSchedule(await client(), scheduleId, {
+        cron: opts.cron,
+        every: opts.every,
+        timezone: opts.timezone,
+        jitter: opts.jitter,
+        overlap: opts.overlap,
+        version: opts.version,
+        paths: opts.path,
+      });
+      io.stdout.write(`updated ${scheduleId}\n`);
+    });
+}
+
+function listCommand({ io, client, wire }: CliContext): Command {
+  return wire(new Command('list'))
+    .description("List the schedules of this project's workflows.")
+    .option('--json', 'print one JSON array')
+    .action(async (opts: { json?: boolean }) => {
+      const views = await listDocsSchedules(await client());
+      if (opts.json) io.stdout.write(jsonLine(views));
+      else if (views.length === 0) io.stdout.write('no schedules\n');
+      else for (const view of views) io.stdout.write(scheduleText(view));
+    });
+}
+
+function describeCommand({ io, client, wire }: CliContext): Command {
+  return idArgument(wire(new Command('describe')).description('Show a schedule: timing, policy, next and recent runs.'))
+    .option('--json', 'print one JSON object')
+    .action(async (id: string | undefined, opts: { domain?: string; json?: boolean }) => {
+      const view = await describeDocsSchedule(await client(), resolveScheduleId(id, opts.domain));
+      io.stdout.write(opts.json ? jsonLine(view) : scheduleText(view));
+    });
+}
+
+/** pause and unpause: the same shape, a different call and word. */
+function pauseCommand({ io, client, wire }: CliContext, pause: boolean): Command {
+  const name = pause ? 'pause' : 'unpause';
+  return idArgument(wire(new Command(name)).description(pause ? 'Pause a schedule.' : 'Unpause a schedule.'))
+    .option('--note <text>', 'why')
+    .action(async (id: string | undefined, opts: { domain?: string; note?: string }) => {
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      await (pause ? pauseDocsSchedule : unpauseDocsSchedule)(await client(), scheduleId, opts.note);
+      io.stdout.write(`${name}d ${scheduleId}\n`);
+    });
+}
+
+function triggerCommand({ io, client, wire }: CliContext): Command {
+  return idArgument(wire(new Command('trigger')).description("Run a schedule's action now."))
+    .addOption(overlapOption())
+    .action(async (id: string | undefined, opts: { domain?: string; overlap?: OverlapName }) => {
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      await triggerDocsSchedule(await client(), scheduleId, opts.overlap);
+      io.stdout.write(`triggered ${scheduleId}\n`);
+    });
+}
+
+function backfillCommand({ io, client, wire }: CliContext): Command {
+  return idArgument(wire(new Command('backfill')).description('Take the actions a schedule would have taken between two times.'))
+    .requiredOption('--start <time>', 'ISO-8601 start, e.g. 2026-01-01T00:00:00Z')
+    .requiredOption('--end <time>', 'ISO-8601 end')
+    .addOption(overlapOption())
+    .action(async (id: string | undefined, opts: { domain?: string; start: string; end: string; overlap?: OverlapName }) => {
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      const start = new Date(opts.start);
+      const end = new Date(opts.end);
+      if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new InvalidInputError(['--start and --end must be ISO-8601 times']);
+      if (end <= start) throw new InvalidInputError(['--end must be after --start']);
+      await backfillDocsSchedule(await client(), scheduleId, start, end, opts.overlap);
+      io.stdout.write(`backfilled ${scheduleId} from ${start.toISOString()} to ${end.toISOString()}\n`);
+    });
+}
+
+function deleteCommand({ io, client, wire }: CliContext): Command {
+  return idArgument(wire(new Command('delete')).description('Delete a schedule (runs it started keep running).')).action(
+    async (id: string | undefined, opts: { domain?: string }) => {
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      await deleteDocsSchedule(await client(), scheduleId);
+      io.stdout.write(`deleted ${scheduleId}\n`);
+    },
+  );
+}
+
+export function scheduleCommand(ctx: CliContext): Command {
+  return ctx
+    .wire(new Command('schedule'))
+    .description('Manage Temporal Schedules for exports and keepers.')
+    .addCommand(createCommand(ctx))
+    .addCommand(updateCommand(ctx))
+    .addCommand(listCommand(ctx))
+    .addCommand(describeCommand(ctx))
+    .addCommand(pauseCommand(ctx, true))
+    .addCommand(pauseCommand(ctx, false))
+    .addCommand(triggerCommand(ctx))
+    .addCommand(backfillCommand(ctx))
+    .addCommand(deleteCommand(ctx));
+}

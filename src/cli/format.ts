@@ -1,0 +1,70 @@
+// Everything the CLI prints on stdout besides --json objects: one function per view, each returning
+// the lines with their final newline.
+import type { ScheduleView } from '../client/schedules';
+import type { WorkflowStatusReport } from '../client/status';
+
+/** One JSON object on one line (what --json prints). */
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+export interface ExportOutput {
+  workflowId: string;
+  jobId: string;
+  domain: string;
+  pageCount: number;
+  bundleUrl: string;
+  expiresAt: string;
+  sizeBytes: number;
+}
+
+export function exportResultText(out: ExportOutput): string {
+  return (
+    [
+      `exported ${out.domain}: ${out.pageCount} pages, job ${out.jobId}`,
+      `bundle:  ${out.bundleUrl}`,
+      `size:    ${out.sizeBytes} bytes, link expires ${out.expiresAt}`,
+      `workflow ${out.workflowId}`,
+    ].join('\n') + '\n'
+  );
+}
+
+export interface AgentOutput {
+  workflowId: string;
+  jobId: string;
+  status: string;
+  prLink: string | null;
+}
+
+export function agentResultText(out: AgentOutput): string {
+  return `agent job ${out.jobId}: ${out.status}, ${out.prLink ? `pull request ${out.prLink}` : 'no pull request (nothing changed)'}\nworkflow ${out.workflowId}\n`;
+}
+
+export function statusText(report: WorkflowStatusReport): string {
+  const lines = [
+    `workflow ${report.workflowId} (${report.type})`,
+    `  status:   ${report.status}`,
+    ...(report.summary ? [`  summary:  ${report.summary}`] : []),
+    `  started:  ${report.startTime}${report.closeTime ? `, closed ${report.closeTime}` : ''}`,
+    ...Object.entries(report.searchAttributes).map(([k, v]) => `  ${k}: ${v}`),
+    ...(report.details ? [`  details:  ${JSON.stringify(report.details)}`] : []),
+    ...(report.result !== undefined ? [`  result:   ${JSON.stringify(report.result)}`] : []),
+    ...(report.failure ? [`  failure:  ${report.failure}`] : []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export function scheduleText(view: ScheduleView): string {
+  const lines = [
+    `schedule ${view.scheduleId}${view.paused ? ' (paused)' : ''}`,
+    `  action:   ${view.workflowType ?? '?'}${view.domain ? ` for ${view.domain}` : ''}`,
+    ...(view.cron.length > 0 ? [`  cron:     ${view.cron.join(' | ')}${view.timezone ? ` (${view.timezone})` : ''}`] : []),
+    ...(view.every.length > 0 ? [`  every:    ${view.every.join(', ')}`] : []),
+    `  overlap:  ${view.overlap}`,
+    ...(view.note ? [`  note:     ${view.note}`] : []),
+    `  next:     ${view.nextActionTimes.slice(0, 3).join(', ') || '-'}`,
+    ...(view.numActionsTaken !== undefined ? [`  actions:  ${view.numActionsTaken} taken`] : []),
+    ...view.recentActions.slice(-3).map((a) => `  recent:   ${a.scheduledAt} -> ${a.workflowId}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
