@@ -105,6 +105,50 @@ export function recentObservations(observations: readonly Observation[]): Observ
 
 const TERMINAL_HINT = new Set(['completed', 'failed']);
 
+/** How long the job has been queued: since the start of the current queued streak (within `obs`). */
+function queuedForMs(obs: readonly Observation[], nowMs: number): number {
+  let i = obs.length - 1;
+  while (i > 0 && normStatus(obs[i - 1]!.status) === 'queued') i--;
+  return Math.max(0, nowMs - obs[i]!.atMs);
+}
+
+/**
+ * The progress points of the current run: after the last queued observation and after the last
+ * decrease of progress (a reset or garbage restarts the fit).
+ */
+function currentRunPoints(obs: readonly Observation[]): { points: { t: number; p: number }[]; runStartMs: number } {
+  let start = obs.length - 1;
+  while (start > 0 && normStatus(obs[start - 1]!.status) !== 'queued') start--;
+  const points: { t: number; p: number }[] = [];
+  let runStartMs = obs[start]!.atMs;
+  for (let i = start; i < obs.length; i++) {
+    const p = normProgress(obs[i]!.progress);
+    if (p === undefined) continue;
+    const prev = points[points.length - 1];
+    if (prev && p < prev.p) {
+      points.length = 0;
+      runStartMs = obs[i]!.atMs;
+    }
+    points.push({ t: obs[i]!.atMs, p });
+  }
+  return { points, runStartMs };
+}
+
+/**
+ * Change points: the estimated time each distinct progress value was reached (midpoint between the
+ * observation before it and the first one showing it).
+ */
+function changePoints(points: readonly { t: number; p: number }[]): { t: number; p: number; halfWidth: number }[] {
+  const changes: { t: number; p: number; halfWidth: number }[] = [];
+  for (let i = 0; i < points.length; i++) {
+    const cur = points[i]!;
+    const prev = points[i - 1];
+    if (!prev) changes.push({ t: cur.t, p: cur.p, halfWidth: 0 });
+    else if (cur.p > prev.p) changes.push({ t: (prev.t + cur.t) / 2, p: cur.p, halfWidth: (cur.t - prev.t) / 2 });
+  }
+  return changes;
+}
+
 /** Milliseconds to wait before the next static-export status poll. */
 export function exportPollDelay(
   observations: readonly Observation[],
@@ -135,29 +179,12 @@ export function exportPollDelay(
     // expensive (25 s is 144 calls an hour), so past queuedCeilingMs / longQueueFraction (250 s) the cap
     // grows with the time queued, up to the ceiling: an hour in the queue costs about 73 calls (65 with
     // the old 60 s cap), and a brief run after a long wait is found at most 10 % of that wait late.
-    // Start of the current queued streak (within the suffix we were given).
-    let i = obs.length - 1;
-    while (i > 0 && normStatus(obs[i - 1]!.status) === 'queued') i--;
-    const queuedFor = Math.max(0, nowMs - obs[i]!.atMs);
+    const queuedFor = queuedForMs(obs, nowMs);
     return finish(o.queuedFraction * queuedFor, Math.max(o.queuedCeilingMs, o.longQueueFraction * queuedFor));
   }
 
-  // Running (or an unknown, non-terminal status): the progress points of the current run, i.e. after the
-  // last queued observation and after the last decrease of progress (a reset or garbage restarts the fit).
-  let start = obs.length - 1;
-  while (start > 0 && normStatus(obs[start - 1]!.status) !== 'queued') start--;
-  const points: { t: number; p: number }[] = [];
-  let runStartMs = obs[start]!.atMs;
-  for (let i = start; i < obs.length; i++) {
-    const p = normProgress(obs[i]!.progress);
-    if (p === undefined) continue;
-    const prev = points[points.length - 1];
-    if (prev && p < prev.p) {
-      points.length = 0;
-      runStartMs = obs[i]!.atMs;
-    }
-    points.push({ t: obs[i]!.atMs, p });
-  }
+  // Running (or an unknown, non-terminal status): fit the progress of the current run.
+  const { points, runStartMs } = currentRunPoints(obs);
 
   const lastPoint = points[points.length - 1];
   if (!lastPoint) {
@@ -165,15 +192,7 @@ export function exportPollDelay(
     return finish(o.noSignalFraction * Math.max(0, nowMs - runStartMs), ceiling);
   }
 
-  // Change points: the estimated time each distinct progress value was reached (midpoint between the
-  // observation before it and the first one showing it).
-  const changes: { t: number; p: number; halfWidth: number }[] = [];
-  for (let i = 0; i < points.length; i++) {
-    const cur = points[i]!;
-    const prev = points[i - 1];
-    if (!prev) changes.push({ t: cur.t, p: cur.p, halfWidth: 0 });
-    else if (cur.p > prev.p) changes.push({ t: (prev.t + cur.t) / 2, p: cur.p, halfWidth: (cur.t - prev.t) / 2 });
-  }
+  const changes = changePoints(points);
   const anchor = changes[changes.length - 1]!;
   const rate = estimateRate(changes, Math.max(2, Math.floor(o.rateWindow)));
 
