@@ -5,7 +5,7 @@
 // limiter reports): the baseline measures the bare job shape.
 import { randomUUID } from 'node:crypto';
 import type { AgentJob, Bundle, StaticExportJob } from '../src/api/types';
-import { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from '../emulator/state';
+import { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from '../emulator';
 import type { StaticExportInput } from '../src/shared';
 
 /** Simulated job durations: the emulator's options of the same benchmark run. */

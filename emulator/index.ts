@@ -9,6 +9,9 @@ export { DEFAULT_OPTIONS, defaultAgentOutcome, defaultExportFailure } from './op
 export type { FaultRule, FaultKind, EmulatorRoute } from './faults';
 export type { EmulatorCounters, EmulatedAgentJob, EmulatedExport } from './server';
 export { Emulator } from './server';
+// The emulator's own job views (the benchmark's no-HTTP baseline) and its seeded PRNG (the simulations).
+export { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from './state';
+export { seededRandom, type Random } from './seeded-random';
 
 export interface EmulatorHandle {
   /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). Use it as ADMIN_API_URL. */

@@ -1,6 +1,6 @@
 // Seedable pseudo-random numbers for the simulations (mulberry32): same seed, same run.
 
-import { type Random, seededRandom } from '../../emulator/seeded-random';
+import { type Random, seededRandom } from '../../emulator';
 
 export type { Random };
 export const mulberry32 = seededRandom;
