@@ -34,5 +34,12 @@ export function cliContext(io: CliIo, connect: () => Promise<Client>): CliContex
   };
 }
 
+/** The options of the commands that start a workflow (export, agent). */
+export interface StartCommandOpts {
+  requestId?: string;
+  wait?: boolean;
+  json?: boolean;
+}
+
 /** Collects a repeatable option's values. */
 export const collect = (value: string, previous: string[] = []) => [...previous, value];

@@ -2,21 +2,15 @@
 // the lines with their final newline.
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
+import type { AgentJobResult, StaticExportResult } from '../shared';
 
 /** One JSON object on one line (what --json prints). */
 export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-export interface ExportOutput {
-  workflowId: string;
-  jobId: string;
-  domain: string;
-  pageCount: number;
-  bundleUrl: string;
-  expiresAt: string;
-  sizeBytes: number;
-}
+/** What `export --wait` prints (SPEC: these keys, in this order, for --json). */
+export type ExportOutput = { workflowId: string } & Pick<StaticExportResult, 'jobId' | 'domain' | 'pageCount' | 'bundleUrl' | 'expiresAt' | 'sizeBytes'>;
 
 export function exportResultText(out: ExportOutput): string {
   return (
@@ -29,12 +23,8 @@ export function exportResultText(out: ExportOutput): string {
   );
 }
 
-export interface AgentOutput {
-  workflowId: string;
-  jobId: string;
-  status: string;
-  prLink: string | null;
-}
+/** What `agent --wait` prints (SPEC: these keys, in this order, for --json). */
+export type AgentOutput = { workflowId: string } & Pick<AgentJobResult, 'jobId' | 'status' | 'prLink'>;
 
 export function agentResultText(out: AgentOutput): string {
   return `agent job ${out.jobId}: ${out.status}, ${out.prLink ? `pull request ${out.prLink}` : 'no pull request (nothing changed)'}\nworkflow ${out.workflowId}\n`;

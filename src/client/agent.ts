@@ -18,7 +18,7 @@ import {
   type AgentStatus,
 } from '../shared';
 import { checkInput } from './errors';
-import { awaitWithProgress, markdownList, type AgentJobWorkflow, type ProgressOptions, type StartOptions } from './start';
+import { awaitResult, markdownList, type AgentJobWorkflow, type ProgressOptions, type StartOptions } from './start';
 
 export function agentSummary(input: AgentJobInput): string {
   return `Agent job for project ${input.projectId}: ${promptPreview(input.prompt)}`;
@@ -77,9 +77,7 @@ export async function awaitAgentJob(
   workflowId: string,
   options: ProgressOptions<AgentStatus> = {},
 ): Promise<AgentJobResult & { workflowId: string }> {
-  const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
-  const result = await awaitWithProgress<AgentJobResult, AgentStatus>(handle, agentStatusQuery.name, options);
-  return { workflowId, ...result };
+  return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, options);
 }
 
 /** Sends a follow-up prompt to a running agent job; resolves with the refreshed job. */

@@ -15,7 +15,7 @@ import {
   type StaticExportResult,
 } from '../shared';
 import { checkInput } from './errors';
-import { awaitWithProgress, markdownList, type ProgressOptions, type StartOptions, type StaticExportWorkflow } from './start';
+import { awaitResult, markdownList, type ProgressOptions, type StartOptions, type StaticExportWorkflow } from './start';
 
 export function exportSummary(input: StaticExportInput): string {
   return `Export ${input.domain}${input.version ? ` (version ${input.version})` : ''}`;
@@ -66,9 +66,7 @@ export async function awaitExport(
   workflowId: string,
   options: ProgressOptions<ExportStatus> = {},
 ): Promise<StaticExportResult & { workflowId: string }> {
-  const handle = client.workflow.getHandle<StaticExportWorkflow>(workflowId);
-  const result = await awaitWithProgress<StaticExportResult, ExportStatus>(handle, exportStatusQuery.name, options);
-  return { workflowId, ...result };
+  return awaitResult<StaticExportResult, ExportStatus>(client, workflowId, exportStatusQuery.name, options);
 }
 
 /** startExport, then awaitExport. */

@@ -105,6 +105,17 @@ export function recentObservations(observations: readonly Observation[]): Observ
 
 const TERMINAL_HINT = new Set(['completed', 'failed']);
 
+/** The options over their defaults (undefined keeps the default), and the floor, never negative. */
+function withDefaults<D extends { floorMs: number }, O extends object>(defaults: D, options: O) {
+  const o = { ...defaults, ...definedOnly(options) };
+  return { o, floor: Math.max(0, o.floorMs) };
+}
+
+/** The recent observations with a usable time: what both policies decide on. */
+function usableObservations(observations: readonly Observation[]): Observation[] {
+  return recentObservations(observations).filter((x) => Number.isFinite(x.atMs));
+}
+
 /** How long the job has been queued: since the start of the current queued streak (within `obs`). */
 function queuedForMs(obs: readonly Observation[], nowMs: number): number {
   let i = obs.length - 1;
@@ -155,10 +166,9 @@ export function exportPollDelay(
   nowMs: number,
   options: ExportPollOptions = {},
 ): number {
-  const o = { ...DEFAULT_EXPORT_POLL_OPTIONS, ...definedOnly(options) };
-  const floor = Math.max(0, o.floorMs);
+  const { o, floor } = withDefaults(DEFAULT_EXPORT_POLL_OPTIONS, options);
   const ceiling = Math.max(floor, o.ceilingMs);
-  const obs = recentObservations(observations).filter((x) => Number.isFinite(x.atMs));
+  const obs = usableObservations(observations);
   const last = obs[obs.length - 1];
   const finish = (raw: number, cap: number): number =>
     applyJitter(raw, floor, Math.max(floor, Math.min(cap, ceiling)), o.jitter, o.random, obs, nowMs);
@@ -226,10 +236,9 @@ export function agentPollDelay(
   nowMs: number,
   options: AgentPollOptions = {},
 ): number {
-  const o = { ...DEFAULT_AGENT_POLL_OPTIONS, ...definedOnly(options) };
-  const floor = Math.max(0, o.floorMs);
+  const { o, floor } = withDefaults(DEFAULT_AGENT_POLL_OPTIONS, options);
   const cap = Math.max(floor, o.capMs);
-  const obs = recentObservations(observations).filter((x) => Number.isFinite(x.atMs));
+  const obs = usableObservations(observations);
   const first = obs[0];
   const elapsed = first ? Math.max(0, nowMs - first.atMs) : 0;
   return applyJitter(o.fraction * elapsed, floor, cap, o.jitter, o.random, obs, nowMs);

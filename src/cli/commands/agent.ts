@@ -2,16 +2,13 @@
 import { Command } from 'commander';
 import { awaitAgentJob, checkInput, startAgentJob } from '../../client';
 import { validateAgentJobInput } from '../../policies/validation/agent';
-import type { CliContext } from '../context';
+import type { CliContext, StartCommandOpts } from '../context';
 import { agentResultText, jsonLine, type AgentOutput } from '../format';
 import { agentReporter } from '../progress';
 
-interface AgentOpts {
+interface AgentOpts extends StartCommandOpts {
   project: string;
   prompt: string;
-  requestId?: string;
-  wait?: boolean;
-  json?: boolean;
 }
 
 export function agentCommand(ctx: CliContext): Command {

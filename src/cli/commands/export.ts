@@ -3,17 +3,14 @@ import { Command } from 'commander';
 import { awaitExport, checkInput, startExport } from '../../client';
 import { exportInputProblems, normalizeExportInput } from '../../policies/validation/export';
 import type { StaticExportInput } from '../../shared';
-import { collect, type CliContext } from '../context';
+import { collect, type CliContext, type StartCommandOpts } from '../context';
 import { exportResultText, jsonLine, type ExportOutput } from '../format';
 import { exportReporter } from '../progress';
 
-interface ExportOpts {
+interface ExportOpts extends StartCommandOpts {
   domain: string;
   version?: string;
   path?: string[];
-  requestId?: string;
-  wait?: boolean;
-  json?: boolean;
 }
 
 /** The export input the options describe (also what `schedule create` exports). */
