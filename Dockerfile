@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The docs-admin worker image (docker-compose.yml also runs the CLI starter from it), and, as its own
-# target `emulator`, the admin API emulator (a test double: it never ships in the worker image). `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc
-# to dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
+# target `emulator`, the admin API emulator (a test double: it never ships in the worker image).
+# `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc to
+# dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
 # still bundles src/workflows (compiled) with Temporal's bundler when it starts.
 ARG NODE_IMAGE=node:20-slim
 

@@ -1,5 +1,5 @@
 // The project's own metrics, as an interface the API client hooks and activities call. The worker
-// backs it with prom-client (src/prometheus.ts); tests use the no-op or a counting fake.
+// backs it with prom-client (src/observability/prometheus.ts); tests use the no-op or a counting fake.
 
 export interface MetricsRecorder {
   /** One HTTP call to the admin API; status is the HTTP status or an error code such as NetworkError. */

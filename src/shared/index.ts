@@ -124,7 +124,7 @@ export interface KeeperStatus {
   exportWanted?: boolean;
 }
 
-/** Features of a self-hosted deployment (SPEC section 1 table); rules in src/validation/deployment.ts. */
+/** Features of a self-hosted deployment (SPEC section 1 table); rules in src/policies/validation/deployment.ts. */
 export type DeploymentFeature = 'search' | 'assistant' | 'analytics' | 'apiPlayground' | 'staticExport';
 export type DeploymentFeatures = Partial<Record<DeploymentFeature, boolean>>;
 
@@ -303,7 +303,7 @@ export interface LimiterRequestContext {
  */
 export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>('admitPermits');
 
-/** The status-poll history the agent polling policy needs (see src/workflows/polling.ts). Plain JSON. */
+/** The status-poll history the agent polling policy needs (see src/policies/polling.ts). Plain JSON. */
 export interface AgentObservation {
   atMs: number;
   status: string;
@@ -366,7 +366,7 @@ export interface RateLimiterState {
   grants: PermitGrant[];
   /** Requests waiting for a permit, FIFO. */
   queue: PermitRequest[];
-  /** The limits workers asked with lately (src/rate-limit.ts effectiveLimit picks the one applied). */
+  /** The limits workers asked with lately (src/policies/rate-window.ts effectiveLimit picks the one applied). */
   seenLimits?: SeenLimit[];
 }
 
@@ -375,7 +375,7 @@ export interface AgentRateLimiterInput {
   /** Permits per window (AGENT_RATE_LIMIT of the worker that started the limiter). */
   limit: number;
   windowMs: number;
-  /** Extra time each grant keeps its slot (default: src/rate-limit.ts defaultMarginMs). */
+  /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
   marginMs?: number;
   /** Set by the limiter itself when it continues as new. */
   carried?: RateLimiterState;

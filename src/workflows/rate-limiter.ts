@@ -6,7 +6,7 @@
 // requesting workflow. At most `limit` slots are occupied at once. A grant holds its slot until the
 // requester reports (permitsUsedSignal) when it made the call, then for one window (plus a small
 // margin) after that: the window follows the API's own, measured at arrival, however late a busy
-// worker sends the request (src/rate-limit.ts). One limiter per project keeps projects independent: a
+// worker sends the request (src/policies/rate-window.ts). One limiter per project keeps projects independent: a
 // burst in one project never delays another's permits.
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
