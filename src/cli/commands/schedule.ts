@@ -120,7 +120,8 @@ function describeCommand({ io, client, wire }: CliContext): Command {
   return idArgument(wire(new Command('describe')).description('Show a schedule: timing, policy, next and recent runs.'))
     .option('--json', 'print one JSON object')
     .action(async (id: string | undefined, opts: { domain?: string; json?: boolean }) => {
-      const view = await describeDocsSchedule(await client(), resolveScheduleId(id, opts.domain));
+      const scheduleId = resolveScheduleId(id, opts.domain);
+      const view = await describeDocsSchedule(await client(), scheduleId);
       io.stdout.write(opts.json ? jsonLine(view) : scheduleText(view));
     });
 }
