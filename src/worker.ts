@@ -164,8 +164,8 @@ export interface DocsAdminWorkerOptions {
   /** Default: the installed runtime's logger. */
   logger?: Logger;
   /**
-   * false: another worker of this process serves the limiter task queue (the SDK allows one worker per
-   * task queue in a process; tests run two fleets in one process). Default true.
+   * false: never serve the limiter task queue. By default it is served unless another worker of this
+   * process already serves it (the SDK allows one worker per task queue in a process).
    */
   serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
@@ -188,7 +188,7 @@ export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
   /** Serves LIMITER_TASK_QUEUE: the per-project rate limiter workflows of every fleet in the namespace. */
-  /** Absent when options.serveLimiter is false. */
+  /** Absent when options.serveLimiter is false or another worker of this process serves that queue. */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
@@ -298,6 +298,20 @@ async function releaseUnrunWorker(worker: Worker): Promise<void> {
   await running.catch(() => undefined);
 }
 
+/**
+ * The task queues a Worker of this process serves, by namespace. The SDK allows one Worker per task
+ * queue in a process, and a Worker.create it refuses leaves that Worker's workflow threads running
+ * (SDK 1.24), which keeps the process alive after the error: so ask here before creating one.
+ * Returns the release function, or undefined when the queue is taken.
+ */
+const servedInProcess = new Set<string>();
+function claimTaskQueue(namespace: string, taskQueue: string): (() => Promise<void>) | undefined {
+  const key = JSON.stringify([namespace, taskQueue]);
+  if (servedInProcess.has(key)) return undefined;
+  servedInProcess.add(key);
+  return async () => void servedInProcess.delete(key);
+}
+
 export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
   // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
   const cleanups: (() => Promise<void>)[] = [];
@@ -351,6 +365,11 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
     });
+    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue);
+    if (!releaseQueue) {
+      throw new Error(`task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`);
+    }
+    cleanups.push(releaseQueue);
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,
@@ -387,15 +406,21 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     cleanups.push(() => releaseUnrunWorker(worker));
 
     // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
-    const limiterWorker = options.serveLimiter === false ? undefined : await Worker.create({
-      connection,
-      namespace: config.namespace,
-      taskQueue: limiterQueue,
-      workflowBundle,
-      ...WORKER_POLLERS,
-      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-    });
-    if (limiterWorker) cleanups.push(() => releaseUnrunWorker(limiterWorker));
+    const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, limiterQueue);
+    let limiterWorker: Worker | undefined;
+    if (releaseLimiterQueue) {
+      cleanups.push(releaseLimiterQueue);
+      const created = await Worker.create({
+        connection,
+        namespace: config.namespace,
+        taskQueue: limiterQueue,
+        workflowBundle,
+        ...WORKER_POLLERS,
+        shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+      });
+      cleanups.push(() => releaseUnrunWorker(created));
+      limiterWorker = created;
+    }
     const workers = limiterWorker ? [worker, limiterWorker] : [worker];
 
     const shutdown = () => {
@@ -446,6 +471,8 @@ class LimiterQueueAdopter {
   adopt(taskQueue: string, forMs = 3 * 60_000): void {
     if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
+    const release = claimTaskQueue(namespace, taskQueue);
+    if (!release) return; // a worker of this process serves it already
     const served = (async () => {
       const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
       this.workers.add(worker);
@@ -459,7 +486,10 @@ class LimiterQueueAdopter {
       }
     })()
       .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
-      .finally(() => this.adopted.delete(taskQueue));
+      .finally(() => {
+        this.adopted.delete(taskQueue);
+        void release();
+      });
     this.adopted.set(taskQueue, served);
   }
 
