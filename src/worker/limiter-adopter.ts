@@ -1,5 +1,6 @@
 // Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
 import { Worker, type Logger, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { claimTaskQueue } from './task-queues';
 
 /**
  * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
@@ -18,6 +19,8 @@ export class LimiterQueueAdopter {
   adopt(taskQueue: string, forMs = 3 * 60_000): void {
     if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
+    const release = claimTaskQueue(namespace, taskQueue);
+    if (!release) return; // a worker of this process serves it already
     const served = (async () => {
       const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
       this.workers.add(worker);
@@ -31,7 +34,10 @@ export class LimiterQueueAdopter {
       }
     })()
       .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
-      .finally(() => this.adopted.delete(taskQueue));
+      .finally(() => {
+        this.adopted.delete(taskQueue);
+        void release();
+      });
     this.adopted.set(taskQueue, served);
   }
 

@@ -29,6 +29,7 @@ import { connectClientAt, connectNative } from '../connection';
 import { LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
 import { LimiterQueueAdopter } from './limiter-adopter';
+import { claimTaskQueue } from './task-queues';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
@@ -77,8 +78,8 @@ export interface DocsAdminWorkerOptions {
   /** Default: the installed runtime's logger. */
   logger?: Logger;
   /**
-   * false: another worker of this process serves the limiter task queue (the SDK allows one worker per
-   * task queue in a process; tests run two fleets in one process). Default true.
+   * false: never serve the limiter task queue. By default it is served unless another worker of this
+   * process already serves it (the SDK allows one worker per task queue in a process).
    */
   serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
@@ -101,7 +102,7 @@ export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
   /** Serves LIMITER_TASK_QUEUE: the per-project rate limiter workflows of every fleet in the namespace. */
-  /** Absent when options.serveLimiter is false. */
+  /** Absent when options.serveLimiter is false or another worker of this process serves that queue. */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
@@ -301,6 +302,28 @@ function workerHandle(
   };
 }
 
+/** The rate limiter workflows' worker, on their own queue, slots and workflow thread (see limiterTaskQueue). */
+async function createLimiterWorker(
+  config: WorkerConfig,
+  options: DocsAdminWorkerOptions,
+  parts: { connection: NativeConnection; workflowBundle: WorkflowBundleOption; limiterQueue: string },
+  cleanups: Cleanup[],
+): Promise<Worker | undefined> {
+  const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue);
+  if (!releaseLimiterQueue) return undefined;
+  cleanups.push(releaseLimiterQueue);
+  const created = await Worker.create({
+    connection: parts.connection,
+    namespace: config.namespace,
+    taskQueue: parts.limiterQueue,
+    workflowBundle: parts.workflowBundle,
+    ...WORKER_POLLERS,
+    shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+  });
+  cleanups.push(() => releaseUnrunWorker(created));
+  return created;
+}
+
 export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
   // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
   const cleanups: Cleanup[] = [];
@@ -330,6 +353,11 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
     });
+    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue);
+    if (!releaseQueue) {
+      throw new Error(`task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`);
+    }
+    cleanups.push(releaseQueue);
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,
@@ -345,16 +373,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     });
     cleanups.push(() => releaseUnrunWorker(worker));
 
-    // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
-    const limiterWorker = options.serveLimiter === false ? undefined : await Worker.create({
-      connection,
-      namespace: config.namespace,
-      taskQueue: limiterQueue,
-      workflowBundle,
-      ...WORKER_POLLERS,
-      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-    });
-    if (limiterWorker) cleanups.push(() => releaseUnrunWorker(limiterWorker));
+    const limiterWorker = await createLimiterWorker(config, options, { connection, workflowBundle, limiterQueue }, cleanups);
     return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url }, active, cleanup);
   } catch (err) {
     await cleanup();

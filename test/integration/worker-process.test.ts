@@ -27,8 +27,9 @@ interface Exit {
   atMs: number;
 }
 
-/** `node --import tsx <script>` with exactly `env` (plus PATH and HOME); stderr collected. */
+/** `node --import tsx <script>` with exactly `env` (plus PATH and HOME); stdout and stderr collected. */
 class Spawned {
+  stdout = '';
   stderr = '';
   readonly exited: Promise<Exit>;
   readonly child;
@@ -41,8 +42,9 @@ class Spawned {
     this.child = spawn(process.execPath, ['--import', 'tsx', script], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    this.child.stdout.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal, atMs: Date.now() })),
@@ -287,5 +289,15 @@ describe('the worker process', () => {
     await handle.close();
     await connection.close(); // throws IllegalStateError while a Worker holds it
     assert.ok(Date.now() - t0 < 10_000, `released in ${Date.now() - t0} ms`);
+  });
+
+  test('two fleets in one process: the same task queue is refused clearly, another shares the limiter, and the process exits', async () => {
+    const proc = start({}, 'test/fixtures/two-fleets-one-process.ts');
+    const exit = await proc.exit(90_000);
+    assert.equal(exit.signal, null, `the process had to be killed: something held it open\n${proc.stderr}`);
+    assert.equal(exit.code, 0, proc.stderr);
+    const result = JSON.parse(proc.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    assert.match(String(result.sameQueue), /already served by a worker of this process/);
+    assert.deepEqual({ first: result.firstServesLimiter, other: result.otherServesLimiter }, { first: true, other: false });
   });
 });
