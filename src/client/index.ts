@@ -9,5 +9,5 @@ export * from './agent';
 export * from './errors';
 export * from './export';
 export * from './keeper';
-export * from './start';
+export type { AgentJobWorkflow, BundleKeeperWorkflow, ProgressOptions, StartOptions, StaticExportWorkflow } from './start';
 export * from './status';
