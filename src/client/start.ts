@@ -33,7 +33,7 @@ export async function awaitResult<R, S>(client: Client, workflowId: string, quer
   return { workflowId, ...result };
 }
 
-export async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, options: ProgressOptions<S>): Promise<R> {
+async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, options: ProgressOptions<S>): Promise<R> {
   const result = handle.result() as Promise<R>;
   if (!options.onProgress) return result;
   const onProgress = options.onProgress;
