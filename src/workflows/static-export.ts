@@ -30,6 +30,7 @@ import { EXPORT_TERMINAL_STATUSES, type StaticExportJob } from '../api/types';
 import {
   type ExportStatus,
   SearchAttr,
+  type StaticExportCarry,
   type StaticExportInput,
   type StaticExportOptions,
   type StaticExportResult,
@@ -69,38 +70,32 @@ const observe = (job: StaticExportJob, atMs: number): Observation => ({
   pageCount: job.pageCount,
 });
 
-// Longer than 80 lines on purpose: a workflow function is its state, the handlers registered over that
-// state and its lifecycle, in one closure, so every read and write of the state is in view. Moving the
-// state into a class of its own module (samples-typescript safe-message-handlers) is a change of
-// deterministic code that waits for the replay corpus (issue 13) to prove old histories still replay.
-// eslint-disable-next-line max-lines-per-function -- one closure per workflow, see above
-export async function staticExport(input: StaticExportInput, options: StaticExportOptions = {}): Promise<StaticExportResult> {
-  const problems = exportInputProblems(input);
-  if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid staticExport input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
-  }
-  const request = normalizeExportInput(input);
-  const { domain } = request;
-  const carry = options.carry;
+/** The live state of one run: the `status` query, the Web UI's current details, the search attributes. */
+class ExportRun {
+  readonly status: ExportStatus;
+  private upsertedStatus: string | null = null;
 
-  const status: ExportStatus = {
-    phase: carry ? 'exporting' : 'starting',
-    jobId: carry?.jobId ?? null,
-    status: carry?.observations.at(-1)?.status ?? null,
-    progress: carry?.observations.at(-1)?.progress ?? 0,
-    pageCount: carry?.observations.at(-1)?.pageCount ?? 0,
-    polls: carry?.polls ?? 0,
-    lastPollAt: null,
-    nextPollAt: null,
-  };
-  setHandler(exportStatusQuery, () => status);
-  const show = () =>
+  constructor(
+    readonly domain: string,
+    carry: StaticExportCarry | undefined,
+  ) {
+    const lastSeen = carry?.observations.at(-1);
+    this.status = {
+      phase: carry ? 'exporting' : 'starting',
+      jobId: carry?.jobId ?? null,
+      status: lastSeen?.status ?? null,
+      progress: lastSeen?.progress ?? 0,
+      pageCount: lastSeen?.pageCount ?? 0,
+      polls: carry?.polls ?? 0,
+      lastPollAt: null,
+      nextPollAt: null,
+    };
+  }
+
+  show(): void {
+    const { status } = this;
     setCurrentDetails(
-      markdownTable(`Static export · ${domain}`, [
+      markdownTable(`Static export · ${this.domain}`, [
         ['phase', status.phase],
         ['job', status.jobId ? `\`${status.jobId}\`` : null],
         ['status', status.status],
@@ -111,54 +106,66 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
         ['next poll', status.nextPollAt],
       ]),
     );
-  show();
+  }
 
-  let upsertedStatus: string | null = null;
-  const upsertJob = (jobId: string, jobStatus: string) => {
-    if (jobStatus === upsertedStatus) return;
+  setPhase(phase: ExportStatus['phase']): void {
+    this.status.phase = phase;
+    this.show();
+  }
+
+  /** DocsJobId and DocsJobStatus, written when the job's status changes. */
+  upsertJob(jobId: string, jobStatus: string): void {
+    if (jobStatus === this.upsertedStatus) return;
     upsertSearchAttributes([
-      { key: SearchAttr.domain, value: domain },
+      { key: SearchAttr.domain, value: this.domain },
       { key: SearchAttr.jobId, value: jobId },
       { key: SearchAttr.jobStatus, value: jobStatus },
     ]);
-    upsertedStatus = jobStatus;
-  };
-
-  let jobId: string;
-  let last: StaticExportJob | null = null;
-  let observations: Observation[];
-  const startedAtMs = carry?.startedAtMs ?? Date.now();
-  if (carry) {
-    jobId = carry.jobId;
-    observations = recentObservations(carry.observations);
-    if (workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) !== jobId) upsertJob(jobId, status.status ?? 'unknown');
-    else upsertedStatus = status.status;
-  } else {
-    upsertSearchAttributes([{ key: SearchAttr.domain, value: domain }]);
-    try {
-      last = await api.startExport.executeWithOptions({ summary: `Start static export of ${domain}` }, [request]);
-    } catch (err) {
-      status.phase = 'failed';
-      show();
-      if (failureType(err) === ApiFailure.planRequired) {
-        throw ApplicationFailure.create({
-          type: ApiFailure.planRequired,
-          message:
-            `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
-            `Upgrade the plan or enable static export for this project; not retried.`,
-          nonRetryable: true,
-          cause: rootApplicationFailure(err),
-        });
-      }
-      throw err;
-    }
-    jobId = last.jobId;
-    observations = [observe(last, Date.now())];
-    Object.assign(status, { phase: 'exporting', jobId, status: last.status, progress: last.progress, pageCount: last.pageCount });
-    upsertJob(jobId, last.status);
-    show();
+    this.upsertedStatus = jobStatus;
   }
 
+  /** A run continued from `carry`: its search attributes are written already unless the job is new to them. */
+  resume(jobId: string): void {
+    if (workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) !== jobId) this.upsertJob(jobId, this.status.status ?? 'unknown');
+    else this.upsertedStatus = this.status.status;
+  }
+}
+
+/** Starts the export job; a 403 for the plan becomes a PlanRequired failure that says what to do. */
+async function startJob(run: ExportRun, request: StaticExportInput): Promise<StaticExportJob> {
+  const { domain } = run;
+  upsertSearchAttributes([{ key: SearchAttr.domain, value: domain }]);
+  try {
+    return await api.startExport.executeWithOptions({ summary: `Start static export of ${domain}` }, [request]);
+  } catch (err) {
+    run.setPhase('failed');
+    if (failureType(err) === ApiFailure.planRequired) {
+      throw ApplicationFailure.create({
+        type: ApiFailure.planRequired,
+        message:
+          `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
+          `Upgrade the plan or enable static export for this project; not retried.`,
+        nonRetryable: true,
+        cause: rootApplicationFailure(err),
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Polls until the job is terminal, when exportPollDelay says; returns the last job seen (null when the
+ * run began terminal), or continues as new when the server suggests it or maxPollsPerRun is reached.
+ */
+async function pollUntilTerminal(
+  run: ExportRun,
+  input: StaticExportInput,
+  options: StaticExportOptions,
+  state: { jobId: string; observations: Observation[]; startedAtMs: number; last: StaticExportJob | null },
+): Promise<StaticExportJob | null> {
+  const { status, domain } = run;
+  const { jobId, startedAtMs } = state;
+  let { observations, last } = state;
   let pollsThisRun = 0;
   while (!isTerminal(status.status)) {
     const maxPolls = options.maxPollsPerRun;
@@ -171,7 +178,7 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     }
     const delayMs = exportPollDelay(observations, Date.now());
     status.nextPollAt = iso(Date.now() + delayMs);
-    show();
+    run.show();
     await sleep(delayMs);
     last = await pollApi.getExportStatus.executeWithOptions({ summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` }, [jobId]);
     pollsThisRun++;
@@ -184,12 +191,48 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
       lastPollAt: iso(Date.now()),
       nextPollAt: null,
     });
-    upsertJob(jobId, last.status);
+    run.upsertJob(jobId, last.status);
   }
+  return last;
+}
+
+export async function staticExport(input: StaticExportInput, options: StaticExportOptions = {}): Promise<StaticExportResult> {
+  const problems = exportInputProblems(input);
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid staticExport input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
+  }
+  const request = normalizeExportInput(input);
+  const { domain } = request;
+  const carry = options.carry;
+  const run = new ExportRun(domain, carry);
+  const { status } = run;
+  setHandler(exportStatusQuery, () => status);
+  run.show();
+
+  let jobId: string;
+  let last: StaticExportJob | null = null;
+  let observations: Observation[];
+  const startedAtMs = carry?.startedAtMs ?? Date.now();
+  if (carry) {
+    jobId = carry.jobId;
+    observations = recentObservations(carry.observations);
+    run.resume(jobId);
+  } else {
+    last = await startJob(run, request);
+    jobId = last.jobId;
+    observations = [observe(last, Date.now())];
+    Object.assign(status, { phase: 'exporting', jobId, status: last.status, progress: last.progress, pageCount: last.pageCount });
+    run.upsertJob(jobId, last.status);
+    run.show();
+  }
+  last = await pollUntilTerminal(run, input, options, { jobId, observations, startedAtMs, last });
 
   if (status.status?.trim().toLowerCase() === 'failed') {
-    status.phase = 'failed';
-    show();
+    run.setPhase('failed');
     const error = last?.error ?? null;
     const details: ExportFailedDetails = { jobId, domain, error };
     throw ApplicationFailure.create({
@@ -200,11 +243,9 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     });
   }
 
-  status.phase = 'bundling';
-  show();
+  run.setPhase('bundling');
   const bundle = await api.generateBundle.executeWithOptions({ summary: `Generate bundle link for export ${jobId}` }, [jobId]);
-  status.phase = 'done';
-  show();
+  run.setPhase('done');
   return {
     jobId,
     domain,
