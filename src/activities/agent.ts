@@ -59,6 +59,30 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
   }
 }
 
+/**
+ * Runs a rate-limited call under its permit: asks the project's limiter first unless the permit was
+ * granted already, then, after the call, reports when it was made. The limiter ignores a repeated
+ * requestKey, so a retried attempt never takes two permits.
+ */
+async function permitted<T>(limiter: LimiterClient, projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
+  if (!permit) return { admitted: true, value: await call() };
+  const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
+  if (!permit.granted) {
+    const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
+    if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
+    if (answer.kind === 'queued') return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
+  }
+  // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
+  const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
+  if (waitMs > 0) await Context.current().sleep(waitMs);
+  try {
+    return { admitted: true, value: await call() };
+  } finally {
+    // Not awaited: the job's polling need not wait for the limiter.
+    limiter.reportUse(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() });
+  }
+}
+
 export function createAgentActivities(deps: ActivityDeps) {
   const limiter = new LimiterClient({
     temporal: deps.temporal,
@@ -67,30 +91,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
   });
-
-  /**
-   * Runs a rate-limited call under its permit: asks the project's limiter first unless the permit was
-   * granted already, then, after the call, reports when it was made. The limiter ignores a repeated
-   * requestKey, so a retried attempt never takes two permits.
-   */
-  async function permitted<T>(projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
-    if (!permit) return { admitted: true, value: await call() };
-    const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
-    if (!permit.granted) {
-      const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
-      if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
-      if (answer.kind === 'queued') return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
-    }
-    // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
-    const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
-    if (waitMs > 0) await Context.current().sleep(waitMs);
-    try {
-      return { admitted: true, value: await call() };
-    } finally {
-      // Not awaited: the job's polling need not wait for the limiter.
-      limiter.reportUse(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() });
-    }
-  }
 
   return {
     /**
@@ -110,7 +110,7 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(projectId, permit, () =>
+      return permitted(limiter, projectId, permit, () =>
         withSendCheckpoints(deps.temporal, 'createAgentJob', () =>
           callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
         ),
@@ -126,7 +126,7 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(projectId, permit, () =>
+      return permitted(limiter, projectId, permit, () =>
         withSendCheckpoints(deps.temporal, 'sendAgentMessage', () =>
           callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
         ),
