@@ -108,66 +108,101 @@ function validate(input: BundleKeeperInput): void {
   }
 }
 
-// Longer than 80 lines on purpose: a workflow function is its state, the handlers registered over that
-// state and its lifecycle, in one closure, so every read and write of the state is in view. Moving the
-// state into a class of its own module (samples-typescript safe-message-handlers) is a change of
-// deterministic code that waits for the replay corpus (issue 13) to prove old histories still replay.
-// eslint-disable-next-line max-lines-per-function -- one closure per workflow, see above
-export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
-  validate(input);
-  const { domain, sink } = input;
-  const st: KeeperCarriedState = input.carried ? { ...input.carried } : initialState(input);
-  const verifiesItself = sink.type === 'mirror'; // the mirror checks size, magic and gzip while copying
+type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
 
+/** A retry or refresh time that has come (or none set). */
+const due = (atMs: number | null | undefined) => atMs === null || atMs === undefined || atMs <= Date.now();
+
+/**
+ * One keeper run: the carried state (`st`), what lives only in this run (the export child, wake-ups),
+ * and the operations of the lifecycle. The workflow function below is the loop that picks the next one.
+ */
+class Keeper {
+  readonly st: KeeperCarriedState;
+  readonly domain: string;
+  readonly sink: BundleKeeperInput['sink'];
+  /** The mirror checks size, magic and gzip while copying. */
+  private readonly verifiesItself: boolean;
   // Runtime-only state: never carried (the keeper does not continue as new while an export runs).
-  let exporting = false;
-  let exportOutcome: { ok: StaticExportResult } | { err: unknown } | null = null;
-  let wake = 0;
-  let cyclesThisRun = 0;
+  exporting = false;
+  exportOutcome: ExportOutcome | null = null;
+  wake = 0;
+  cyclesThisRun = 0;
+  private upsertedJobId: string | null = null;
 
-  const status = (): KeeperStatus => ({
-    jobId: st.current?.jobId ?? null,
-    bundleUrl: st.current?.appliedUrl ?? null,
-    expiresAt: st.current?.appliedExpiresAt ?? null,
-    version: st.version,
-    lastAppliedAt: st.current?.appliedAt ?? null,
-    nextRefreshAt: st.current?.refreshAtMs ? iso(st.current.refreshAtMs) : null,
-    exportsDone: st.exportsDone,
-    refreshesDone: st.refreshesDone,
-    paused: st.paused,
-    lastError: st.lastError,
-    exporting,
-    exportWanted: st.exportWanted,
-  });
-  setHandler(keeperStatusQuery, status);
-  setHandler(publishSignal, () => {
-    st.exportWanted = true;
-    st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
-    wake++;
-  });
-  setHandler(pinVersionSignal, (version) => {
-    st.version = typeof version === 'string' && version.trim() !== '' ? version : null;
-    st.exportWanted = true;
-    st.exportRetryAtMs = null;
-    wake++;
-  });
-  setHandler(pauseSignal, () => {
-    st.paused = true;
-    wake++;
-  });
-  setHandler(resumeSignal, () => {
-    st.paused = false;
-    wake++;
-  });
+  constructor(readonly input: BundleKeeperInput) {
+    this.domain = input.domain;
+    this.sink = input.sink;
+    this.st = input.carried ? { ...input.carried } : initialState(input);
+    this.verifiesItself = input.sink.type === 'mirror';
+  }
 
-  const show = () => {
-    const s = status();
-    const state = st.paused ? 'paused' : exporting ? 'exporting' : st.pending ? 'installing a new bundle' : st.current ? 'keeping' : 'starting';
+  status(): KeeperStatus {
+    const { st } = this;
+    return {
+      jobId: st.current?.jobId ?? null,
+      bundleUrl: st.current?.appliedUrl ?? null,
+      expiresAt: st.current?.appliedExpiresAt ?? null,
+      version: st.version,
+      lastAppliedAt: st.current?.appliedAt ?? null,
+      nextRefreshAt: st.current?.refreshAtMs ? iso(st.current.refreshAtMs) : null,
+      exportsDone: st.exportsDone,
+      refreshesDone: st.refreshesDone,
+      paused: st.paused,
+      lastError: st.lastError,
+      exporting: this.exporting,
+      exportWanted: st.exportWanted,
+    };
+  }
+
+  /** The status query and the publish / pin / pause / resume signals. */
+  registerHandlers(): void {
+    const { st } = this;
+    setHandler(keeperStatusQuery, () => this.status());
+    setHandler(publishSignal, () => {
+      st.exportWanted = true;
+      st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
+      this.wake++;
+    });
+    setHandler(pinVersionSignal, (version) => {
+      st.version = typeof version === 'string' && version.trim() !== '' ? version : null;
+      st.exportWanted = true;
+      st.exportRetryAtMs = null;
+      this.wake++;
+    });
+    setHandler(pauseSignal, () => {
+      st.paused = true;
+      this.wake++;
+    });
+    setHandler(resumeSignal, () => {
+      st.paused = false;
+      this.wake++;
+    });
+  }
+
+  /** DocsDomain when this run does not have it yet; DocsJobId as the applied job changes (upsertJob). */
+  initSearchAttributes(): void {
+    this.upsertedJobId = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
+    if (workflowInfo().typedSearchAttributes.get(SearchAttr.domain) !== this.domain) {
+      upsertSearchAttributes([{ key: SearchAttr.domain, value: this.domain }]);
+    }
+  }
+
+  private upsertJob(jobId: string): void {
+    if (jobId === this.upsertedJobId) return;
+    upsertSearchAttributes([{ key: SearchAttr.jobId, value: jobId }]);
+    this.upsertedJobId = jobId;
+  }
+
+  show(): void {
+    const { st } = this;
+    const s = this.status();
+    const state = st.paused ? 'paused' : this.exporting ? 'exporting' : st.pending ? 'installing a new bundle' : st.current ? 'keeping' : 'starting';
     setCurrentDetails(
-      markdownTable(`Bundle keeper · ${domain}`, [
+      markdownTable(`Bundle keeper · ${this.domain}`, [
         ['state', state],
-        ['sink', sink.type],
-        ['kind', input.kind ?? 'client-hosted'],
+        ['sink', this.sink.type],
+        ['kind', this.input.kind ?? 'client-hosted'],
         ['job', s.jobId ? `\`${s.jobId}\`` : null],
         ['applied link', linkForDisplay(s.bundleUrl)],
         ['link expires', s.expiresAt ?? (st.current ? 'never (mirrored)' : null)],
@@ -181,24 +216,15 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
         ['continued as new', st.generation],
       ]),
     );
-  };
-
-  let upsertedJobId: string | null = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
-  if (workflowInfo().typedSearchAttributes.get(SearchAttr.domain) !== domain) {
-    upsertSearchAttributes([{ key: SearchAttr.domain, value: domain }]);
   }
-  const upsertJob = (jobId: string) => {
-    if (jobId === upsertedJobId) return;
-    upsertSearchAttributes([{ key: SearchAttr.jobId, value: jobId }]);
-    upsertedJobId = jobId;
-  };
 
   /**
    * Verify (unless the sink verifies itself) and apply `bundle`. Returns the applied record, or throws
    * the activity failure: the caller keeps the previous config and schedules a retry.
    */
-  const install = async (bundle: Bundle, version: string | null, issuedAtMs: number, why: string): Promise<AppliedBundle> => {
-    if (!verifiesItself) {
+  private async install(bundle: Bundle, version: string | null, issuedAtMs: number, why: string): Promise<AppliedBundle> {
+    const { domain, sink } = this;
+    if (!this.verifiesItself) {
       await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [bundle]);
     }
     const applied = await applier.applyBundle.executeWithOptions({ summary: `Apply bundle of ${bundle.jobId} via ${sink.type} (${why})` }, [
@@ -213,13 +239,14 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
       sizeBytes: bundle.sizeBytes,
       version,
       appliedAt: iso(Date.now()),
-      refreshAtMs: expiresMs === null || !Number.isFinite(expiresMs) ? null : refreshAtMs(issuedAtMs, expiresMs, input.refreshMargin),
+      refreshAtMs: expiresMs === null || !Number.isFinite(expiresMs) ? null : refreshAtMs(issuedAtMs, expiresMs, this.input.refreshMargin),
       refreshFailures: 0,
     };
-  };
+  }
 
-  const startExport = () => {
-    exporting = true;
+  startExport(): void {
+    const { domain, st } = this;
+    this.exporting = true;
     st.exportWanted = false;
     const version = st.version;
     const workflowId = exportWorkflowId(domain, `keeper-${uuid4()}`);
@@ -229,19 +256,20 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
       staticSummary: `Export for the bundle keeper of ${domain}`,
     }).then(
       (ok) => {
-        exportOutcome = { ok };
+        this.exportOutcome = { ok };
       },
       (err: unknown) => {
-        exportOutcome = { err };
+        this.exportOutcome = { err };
       },
     ).finally(() => {
-      exporting = false;
-      wake++;
+      this.exporting = false;
+      this.wake++;
     });
-  };
+  }
 
   /** An export finished: queue its bundle for install, or back off after a failure. */
-  const takeExportOutcome = (outcome: { ok: StaticExportResult } | { err: unknown }) => {
+  takeExportOutcome(outcome: ExportOutcome): void {
+    const { domain, st } = this;
     if ('ok' in outcome) {
       const r = outcome.ok;
       st.exportsDone++;
@@ -259,7 +287,7 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
     const type = failureType(outcome.err);
     st.lastError = `export failed: ${failureMessage(outcome.err)}`;
     if (type && FATAL_EXPORT_FAILURES.has(type)) {
-      show();
+      this.show();
       throw ApplicationFailure.create({
         type,
         message: `bundle keeper for ${domain} stops: ${failureMessage(outcome.err)}`,
@@ -270,10 +298,11 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
     st.exportWanted = true;
     st.exportRetryAtMs = Date.now() + retryDelayMs(st.exportFailures, undefined, EXPORT_BACKOFF);
     log.warn('export for the bundle keeper failed; will retry', { domain, type, failures: st.exportFailures });
-  };
+  }
 
   /** Install the pending export's bundle (first its own link, later a fresh one). */
-  const installPending = async () => {
+  async installPending(): Promise<void> {
+    const { domain, st } = this;
     const pending = st.pending!;
     try {
       let bundle: Bundle;
@@ -284,26 +313,27 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
         bundle = await api.generateBundle.executeWithOptions({ summary: `Fresh bundle link for export ${pending.jobId} (retry)` }, [pending.jobId]);
         issuedAtMs = Date.now();
       }
-      st.current = await install(bundle, pending.version, issuedAtMs, 'new export');
+      st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
       st.pending = null;
       st.lastError = null;
-      upsertJob(st.current.jobId);
+      this.upsertJob(st.current.jobId);
     } catch (err) {
       pending.failures++;
       pending.bundle = null;
       pending.retryAtMs = Date.now() + retryDelayMs(pending.failures);
       st.lastError = `new bundle of ${pending.jobId} not applied (previous config stays): ${failureMessage(err)}`;
-      if (failureType(err) === 'NotFound') {
+      if (failureType(err) === ApiFailure.notFound) {
         // The job is gone: export again instead.
         st.pending = null;
         st.exportWanted = true;
       }
       log.warn('bundle not applied; previous config stays', { domain, jobId: pending.jobId, failures: pending.failures });
     }
-  };
+  }
 
   /** Fresh link for the live job, verify, apply. */
-  const refreshCurrent = async () => {
+  async refreshCurrent(): Promise<void> {
+    const { domain, st } = this;
     const current = st.current!;
     try {
       const bundle = await api.generateBundle.executeWithOptions({ summary: `Refresh bundle link of ${current.jobId} before it expires` }, [
@@ -311,7 +341,7 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
         { refresh: true },
       ]);
       const issuedAtMs = Date.now();
-      st.current = await install(bundle, current.version, issuedAtMs, 'refresh');
+      st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
       st.refreshesDone++;
       st.lastError = null;
     } catch (err) {
@@ -321,57 +351,72 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
       const leftMs = (current.appliedExpiresAt ? Date.parse(current.appliedExpiresAt) : Date.now()) - Date.now();
       current.refreshAtMs = Date.now() + retryDelayMs(current.refreshFailures, leftMs > 0 ? leftMs : undefined);
       st.lastError = `refresh of ${current.jobId} failed (live link expires ${current.appliedExpiresAt}): ${failureMessage(err)}`;
-      if (failureType(err) === 'NotFound' && !exporting) st.exportWanted = true;
+      if (failureType(err) === ApiFailure.notFound && !this.exporting) st.exportWanted = true;
       log.warn('bundle refresh failed; will retry before expiry', { domain, jobId: current.jobId, failures: current.refreshFailures });
     }
-  };
+  }
 
-  const due = (atMs: number | null | undefined) => atMs === null || atMs === undefined || atMs <= Date.now();
-
-  for (;;) {
-    show();
-    if (!st.paused) {
-      if (exportOutcome) {
-        const outcome = exportOutcome;
-        exportOutcome = null;
-        takeExportOutcome(outcome);
-        cyclesThisRun++;
-        continue;
-      }
-      if (st.pending && due(st.pending.retryAtMs)) {
-        await installPending();
-        cyclesThisRun++;
-        continue;
-      }
-      if (st.current?.refreshAtMs != null && due(st.current.refreshAtMs)) {
-        await refreshCurrent();
-        cyclesThisRun++;
-        continue;
-      }
-      if (st.exportWanted && !exporting && due(st.exportRetryAtMs)) {
-        startExport();
-        continue;
-      }
+  /** Does the next thing that is due, if any: true when it did something (look again at once). */
+  async step(): Promise<boolean> {
+    const { st } = this;
+    if (st.paused) return false;
+    if (this.exportOutcome) {
+      const outcome = this.exportOutcome;
+      this.exportOutcome = null;
+      this.takeExportOutcome(outcome);
+      this.cyclesThisRun++;
+      return true;
     }
+    if (st.pending && due(st.pending.retryAtMs)) {
+      await this.installPending();
+      this.cyclesThisRun++;
+      return true;
+    }
+    if (st.current?.refreshAtMs != null && due(st.current.refreshAtMs)) {
+      await this.refreshCurrent();
+      this.cyclesThisRun++;
+      return true;
+    }
+    if (st.exportWanted && !this.exporting && due(st.exportRetryAtMs)) {
+      this.startExport();
+      return true;
+    }
+    return false;
+  }
+
+  /** Sleeps until the earliest due moment, or until a signal or the export child wakes the keeper. */
+  async sleepUntilDue(): Promise<void> {
+    const { st } = this;
+    const dueTimes = st.paused
+      ? []
+      : [st.pending?.retryAtMs, st.current?.refreshAtMs, st.exportWanted && !this.exporting ? st.exportRetryAtMs : null].filter(
+          (t): t is number => typeof t === 'number',
+        );
+    const seen = this.wake;
+    if (dueTimes.length === 0) {
+      await condition(() => this.wake !== seen);
+    } else {
+      const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
+      await condition(() => this.wake !== seen, waitMs);
+    }
+  }
+}
+
+export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
+  validate(input);
+  const keeper = new Keeper(input);
+  keeper.registerHandlers();
+  keeper.initSearchAttributes();
+  for (;;) {
+    keeper.show();
+    if (await keeper.step()) continue;
 
     const limit = input.continueAsNewAfterCycles;
-    if (!exporting && !exportOutcome && (workflowInfo().continueAsNewSuggested || (limit !== undefined && cyclesThisRun >= limit))) {
+    const { st } = keeper;
+    if (!keeper.exporting && !keeper.exportOutcome && (workflowInfo().continueAsNewSuggested || (limit !== undefined && keeper.cyclesThisRun >= limit))) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof bundleKeeper>({ ...input, carried: { ...st, generation: st.generation + 1 } });
     }
-
-    // Sleep until the earliest due moment, or until a signal or the export child wakes us.
-    const dueTimes = st.paused
-      ? []
-      : [st.pending?.retryAtMs, st.current?.refreshAtMs, st.exportWanted && !exporting ? st.exportRetryAtMs : null].filter(
-          (t): t is number => typeof t === 'number',
-        );
-    const seen = wake;
-    if (dueTimes.length === 0) {
-      await condition(() => wake !== seen);
-    } else {
-      const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
-      await condition(() => wake !== seen, waitMs);
-    }
+    await keeper.sleepUntilDue();
   }
 }
