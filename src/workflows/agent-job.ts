@@ -67,287 +67,322 @@ function invalidInput(problems: string[]): ApplicationFailure {
   return ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
 }
 
-// Longer than 80 lines on purpose: a workflow function is its state, the handlers registered over that
-// state and its lifecycle, in one closure, so every read and write of the state is in view. Moving the
-// state into a class of its own module (samples-typescript safe-message-handlers) is a change of
-// deterministic code that waits for the replay corpus (issue 13) to prove old histories still replay.
-// eslint-disable-next-line max-lines-per-function -- one closure per workflow, see above
-export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
-  const info = workflowInfo();
-  const carry: AgentJobCarry | undefined = options.carry;
-  /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
-  const nonIdempotentOptions = (permit: PermitUse): ActivityOptions => ({
-    ...NON_IDEMPOTENT_OPTIONS,
-    startToCloseTimeout: (options.nonIdempotentCallTimeoutMs ?? NON_IDEMPOTENT_TIMEOUT_MS) + Math.max(0, (permit.notBeforeMs ?? 0) - Date.now()),
-  });
-
-  let job: AgentJob | null = carry?.job ?? null;
-  let observations: AgentObservation[] = carry?.observations.map((o) => ({ ...o })) ?? [];
-  let polls = carry?.polls ?? 0;
-  let pollsThisRun = 0;
-  let messagesSent = carry?.messagesSent ?? 0;
-  let phase: AgentStatus['phase'] = carry ? 'polling' : 'waiting-for-permit';
-  let lastPollAt: string | null = null;
-  let nextPollAt: string | null = null;
+/**
+ * One agent job run: its state (the job, observations, polls, messages, phase), the surfaces that show
+ * it (the `status` query, current details, search attributes), the `jobId` and `sendMessage` updates,
+ * and the create, poll and finish steps. The workflow function below is the lifecycle.
+ */
+class AgentRun {
+  readonly info = workflowInfo();
+  job: AgentJob | null;
+  private observations: AgentObservation[];
+  private polls: number;
+  private pollsThisRun = 0;
+  private messagesSent: number;
+  private phase: AgentStatus['phase'];
+  private lastPollAt: string | null = null;
+  private nextPollAt: string | null = null;
   /** Why the job will never have an id (bad input, create failed): pending jobId updates fail with it. */
-  let startFailure: ApplicationFailure | null = null;
+  private startFailure: ApplicationFailure | null = null;
   /** Set when the workflow is about to return: new messages are rejected. */
-  let finishing = false;
+  finishing = false;
   /** One update at a time (create/message/poll ordering stays simple). */
-  let messaging = false;
+  private messaging = false;
   /** Bumped by every message: a poll that started before a message is stale. */
-  let generation = 0;
+  private generation = 0;
   /** Wakes the poll loop early (after a message). */
-  let wake = false;
-  const startedAtMs = carry?.startedAtMs ?? Date.now();
-
+  private wake = false;
+  private readonly startedAtMs: number;
   /** Every create and message runs under a permit of the project's rate limiter. */
-  const permits = new ProjectPermits(input.projectId, () => {
-    if (phase === 'creating' || phase === 'waiting-for-permit') phase = permits.waitingFor ? 'waiting-for-permit' : 'creating';
-    publish();
-  });
+  readonly permits: ProjectPermits;
+  private shownStatus: string | null = null;
+  private shownPrLink: string | null = null;
+
+  constructor(
+    readonly input: AgentJobInput,
+    readonly options: AgentJobOptions,
+  ) {
+    const carry: AgentJobCarry | undefined = options.carry;
+    this.job = carry?.job ?? null;
+    this.observations = carry?.observations.map((o) => ({ ...o })) ?? [];
+    this.polls = carry?.polls ?? 0;
+    this.messagesSent = carry?.messagesSent ?? 0;
+    this.phase = carry ? 'polling' : 'waiting-for-permit';
+    this.startedAtMs = carry?.startedAtMs ?? Date.now();
+    this.permits = new ProjectPermits(input.projectId, () => {
+      if (this.phase === 'creating' || this.phase === 'waiting-for-permit') this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
+      this.publish();
+    });
+  }
+
+  /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
+  private nonIdempotentOptions(permit: PermitUse): ActivityOptions {
+    return {
+      ...NON_IDEMPOTENT_OPTIONS,
+      startToCloseTimeout: (this.options.nonIdempotentCallTimeoutMs ?? NON_IDEMPOTENT_TIMEOUT_MS) + Math.max(0, (permit.notBeforeMs ?? 0) - Date.now()),
+    };
+  }
 
   // ---- surfaces -----------------------------------------------------------------------------------
-  const status = (): AgentStatus => ({
-    phase,
-    jobId: job?.id ?? null,
-    status: job?.status ?? null,
-    prLink: job?.prLink ?? null,
-    polls,
-    lastPollAt,
-    nextPollAt,
-    waitingFor: permits.waitingFor,
-  });
+  status(): AgentStatus {
+    const { job } = this;
+    return {
+      phase: this.phase,
+      jobId: job?.id ?? null,
+      status: job?.status ?? null,
+      prLink: job?.prLink ?? null,
+      polls: this.polls,
+      lastPollAt: this.lastPollAt,
+      nextPollAt: this.nextPollAt,
+      waitingFor: this.permits.waitingFor,
+    };
+  }
 
-  let shownStatus: string | null = null;
-  let shownPrLink: string | null = null;
-  const publish = (): void => {
+  setPhase(phase: AgentStatus['phase']): void {
+    this.phase = phase;
+    this.publish();
+  }
+
+  publish(): void {
+    const { job, polls, lastPollAt, nextPollAt } = this;
     // A blank line after the heading, or the Web UI renders the list as one paragraph.
-    const lines = [`**Agent job** for project \`${input.projectId}\` — ${phase}`, ''];
+    const lines = [`**Agent job** for project \`${this.input.projectId}\` — ${this.phase}`, ''];
     if (job) {
       lines.push(`- Job: \`${job.id}\`, status **${job.status}**`);
       lines.push(`- Pull request: ${job.prLink ? `[${job.prLink}](${job.prLink})` : isTerminal(job.status) ? 'none (no changes)' : 'not yet'}`);
     }
     lines.push(`- Polls: ${polls}${lastPollAt ? `, last ${lastPollAt}` : ''}${nextPollAt && !isTerminal(job?.status ?? null) ? `, next ${nextPollAt}` : ''}`);
-    if (messagesSent > 0) lines.push(`- Follow-up messages: ${messagesSent}`);
-    if (permits.waitingFor) lines.push(`- Waiting for ${permits.waitingFor}`);
+    if (this.messagesSent > 0) lines.push(`- Follow-up messages: ${this.messagesSent}`);
+    if (this.permits.waitingFor) lines.push(`- Waiting for ${this.permits.waitingFor}`);
     setCurrentDetails(lines.join('\n'));
 
-    if (job && (job.status !== shownStatus || job.prLink !== shownPrLink)) {
+    if (job && (job.status !== this.shownStatus || job.prLink !== this.shownPrLink)) {
       const updates: Parameters<typeof upsertSearchAttributes>[0] = [
         { key: SearchAttr.jobId, value: job.id },
         { key: SearchAttr.jobStatus, value: job.status },
       ];
       if (job.prLink) updates.push({ key: SearchAttr.prLink, value: job.prLink });
       upsertSearchAttributes(updates);
-      shownStatus = job.status;
-      shownPrLink = job.prLink;
+      this.shownStatus = job.status;
+      this.shownPrLink = job.prLink;
     }
-  };
+  }
 
-  const observe = (next: AgentJob, restart: boolean): void => {
-    job = next;
+  private observe(next: AgentJob, restart: boolean): void {
+    this.job = next;
     const observation = { atMs: Date.now(), status: next.status };
-    observations = restart ? [observation] : recentObservations([...observations, observation]);
-    publish();
-  };
+    this.observations = restart ? [observation] : recentObservations([...this.observations, observation]);
+    this.publish();
+  }
 
   // ---- handlers (registered first: update-with-start delivers jobId in the first task) ------------
-  setHandler(agentStatusQuery, status);
-  setHandler(jobIdUpdate, async () => {
-    await condition(() => job !== null || startFailure !== null);
-    if (job) return job.id;
-    throw startFailure!;
-  });
-  setHandler(
-    sendMessageUpdate,
-    async (prompt) => {
-      await condition(() => (job !== null && !messaging) || startFailure !== null);
-      if (!job) throw startFailure!;
-      if (finishing) throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `agent job ${job.id} has already finished`, nonRetryable: true });
-      messaging = true;
-      const previousPhase = phase;
-      try {
-        const jobId = job.id;
-        const attemptedAt = new Date().toISOString();
-        messagesSent += 1;
-        let refreshed: AgentJob;
-        try {
-          refreshed = await permits.run(`${info.runId}:message:${messagesSent}`, (permit) => {
-            phase = 'messaging';
-            publish();
-            return callOnceSafely(() =>
-              api.sendAgentMessage.executeWithOptions(
-                { ...nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
-                [{ projectId: input.projectId, jobId, prompt, permit }],
-              ),
-            );
-          });
-        } catch (err) {
-          if (failureType(err) === ApiFailure.outcomeUnknown) {
-            throw ApplicationFailure.create({
-              type: ApiFailure.outcomeUnknown,
-              nonRetryable: true,
-              message:
-                `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
-                `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
-                `running the instruction twice: check the job and its pull request before sending it again`,
-              cause: err as Error,
-            });
-          }
-          throw err;
-        }
-        generation += 1;
-        observe(refreshed, true);
-        wake = true;
-        return refreshed;
-      } finally {
-        messaging = false;
-        phase = previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase;
-        publish();
-      }
-    },
-    {
+  registerHandlers(): void {
+    setHandler(agentStatusQuery, () => this.status());
+    setHandler(jobIdUpdate, async () => {
+      await condition(() => this.job !== null || this.startFailure !== null);
+      if (this.job) return this.job.id;
+      throw this.startFailure!;
+    });
+    setHandler(sendMessageUpdate, (prompt) => this.sendMessage(prompt), {
       validator: (prompt: unknown) => {
         const problems = validatePrompt(prompt);
         if (problems.length > 0) throw invalidInput(problems);
-        if (finishing || startFailure) throw new Error('the agent job has already finished');
+        if (this.finishing || this.startFailure) throw new Error('the agent job has already finished');
       },
-    },
-  );
-
-  const fail = async (failure: ApplicationFailure): Promise<never> => {
-    startFailure = startFailure ?? failure;
-    phase = 'failed';
-    publish();
-    await condition(allHandlersFinished);
-    await permits.delivered();
-    throw failure;
-  };
-
-  // ---- start --------------------------------------------------------------------------------------
-  const problems = validateAgentJobInput(input);
-  if (problems.length > 0) return fail(invalidInput(problems));
-  // Starters through src/client.ts set it already: no extra event and visibility write per job then.
-  if (info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {
-    upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
+    });
   }
 
-  if (!job) {
-    publish();
+  private async sendMessage(prompt: string): Promise<AgentJob> {
+    const { input } = this;
+    await condition(() => (this.job !== null && !this.messaging) || this.startFailure !== null);
+    if (!this.job) throw this.startFailure!;
+    if (this.finishing) throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `agent job ${this.job.id} has already finished`, nonRetryable: true });
+    this.messaging = true;
+    const previousPhase = this.phase;
+    try {
+      const jobId = this.job.id;
+      const attemptedAt = new Date().toISOString();
+      this.messagesSent += 1;
+      let refreshed: AgentJob;
+      try {
+        refreshed = await this.permits.run(`${this.info.runId}:message:${this.messagesSent}`, (permit) => {
+          this.setPhase('messaging');
+          return callOnceSafely(() =>
+            api.sendAgentMessage.executeWithOptions(
+              { ...this.nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
+              [{ projectId: input.projectId, jobId, prompt, permit }],
+            ),
+          );
+        });
+      } catch (err) {
+        if (failureType(err) === ApiFailure.outcomeUnknown) {
+          throw ApplicationFailure.create({
+            type: ApiFailure.outcomeUnknown,
+            nonRetryable: true,
+            message:
+              `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
+              `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
+              `running the instruction twice: check the job and its pull request before sending it again`,
+            cause: err as Error,
+          });
+        }
+        throw err;
+      }
+      this.generation += 1;
+      this.observe(refreshed, true);
+      this.wake = true;
+      return refreshed;
+    } finally {
+      this.messaging = false;
+      this.setPhase(previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase);
+    }
+  }
+
+  async fail(failure: ApplicationFailure): Promise<never> {
+    this.startFailure = this.startFailure ?? failure;
+    this.setPhase('failed');
+    await condition(allHandlersFinished);
+    await this.permits.delivered();
+    throw failure;
+  }
+
+  // ---- start --------------------------------------------------------------------------------------
+  /** Creates the job under a permit; a failure fails the workflow (OutcomeUnknown when it may have been created). */
+  async create(): Promise<void> {
+    const { input } = this;
+    this.publish();
     let attemptedAt = new Date().toISOString();
     try {
-      const created = await permits.run(`${info.runId}:create`, (permit) => {
-        phase = 'creating';
-        publish();
+      const created = await this.permits.run(`${this.info.runId}:create`, (permit) => {
+        this.setPhase('creating');
         attemptedAt = new Date().toISOString();
         return callOnceSafely(() =>
           api.createAgentJob.executeWithOptions(
-            { ...nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
+            { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
             [{ projectId: input.projectId, prompt: input.prompt, permit }],
           ),
         );
       });
-      observe(created, true);
+      this.observe(created, true);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (failureType(err) === ApiFailure.outcomeUnknown) {
-        return fail(
-          ApplicationFailure.create({
-            type: ApiFailure.outcomeUnknown,
-            nonRetryable: true,
-            message:
-              `the outcome of creating the agent job is unknown: the request may have reached the API. Project ` +
-              `"${input.projectId}", request id ${input.requestId ? `"${input.requestId}"` : '(none)'}, attempted at ` +
-              `${attemptedAt}, prompt starting "${promptPreview(input.prompt)}". It was not retried, to avoid a ` +
-              `duplicate job and pull request: check the project's agent jobs and pull requests opened since then ` +
-              `before starting it again`,
-            cause: err as Error,
-          }),
-        );
-      }
-      const type = failureType(err) ?? 'Error';
-      return fail(
-        ApplicationFailure.create({
-          type,
-          nonRetryable: true,
-          message: `creating the agent job for project "${input.projectId}" failed: ${(err as Error).message}`,
-          cause: err as Error,
-        }),
-      );
+      return this.fail(createFailure(input, err, attemptedAt));
     }
-    phase = 'polling';
-    publish();
-  } else {
-    publish();
+    this.setPhase('polling');
   }
 
   // ---- poll until terminal ------------------------------------------------------------------------
-  for (;;) {
-    await pollUntilTerminal();
-    finishing = true;
-    await condition(allHandlersFinished);
-    // A message accepted just before `finishing` may have restarted the job.
-    if (isTerminal(job!.status)) break;
-    finishing = false;
-  }
-
-  const final: AgentJob = job!;
-  nextPollAt = null;
-  await permits.delivered();
-  if (final.status === 'failed') {
-    phase = 'failed';
-    publish();
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.agentJobFailed,
-      nonRetryable: true,
-      message: `agent job ${final.id} of project "${input.projectId}" failed`,
-      details: [{ jobId: final.id, projectId: input.projectId, status: final.status }],
-    });
-  }
-  phase = 'done';
-  publish();
-  return {
-    jobId: final.id,
-    status: final.status,
-    prLink: final.prLink,
-    source: final.source,
-    model: final.model,
-    createdAt: final.createdAt,
-  };
-
-  async function pollUntilTerminal(): Promise<void> {
+  async pollUntilTerminal(): Promise<void> {
+    const { input, options } = this;
     for (;;) {
-      if (messaging) await condition(() => !messaging);
-      if (isTerminal(job!.status)) return;
+      if (this.messaging) await condition(() => !this.messaging);
+      if (isTerminal(this.job!.status)) return;
 
       const maxPolls = options.maxPollsPerRun;
-      if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && pollsThisRun >= maxPolls)) {
-        await condition(() => allHandlersFinished() && !messaging);
-        await permits.delivered();
-        const next: AgentJobCarry = { job: job!, observations: recentObservations(observations), polls, messagesSent, startedAtMs };
+      if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && this.pollsThisRun >= maxPolls)) {
+        await condition(() => allHandlersFinished() && !this.messaging);
+        await this.permits.delivered();
+        const next: AgentJobCarry = {
+          job: this.job!,
+          observations: recentObservations(this.observations),
+          polls: this.polls,
+          messagesSent: this.messagesSent,
+          startedAtMs: this.startedAtMs,
+        };
         await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
       }
 
       const now = Date.now();
-      const delay = agentPollDelay(observations, now, options.poll);
-      nextPollAt = new Date(now + delay).toISOString();
-      publish();
-      wake = false;
-      await condition(() => wake, delay);
-      if (messaging || wake) continue;
+      const delay = agentPollDelay(this.observations, now, options.poll);
+      this.nextPollAt = new Date(now + delay).toISOString();
+      this.publish();
+      this.wake = false;
+      await condition(() => this.wake, delay);
+      if (this.messaging || this.wake) continue;
 
-      const seen = generation;
+      const seen = this.generation;
       const polled = await pollApi.getAgentJob.executeWithOptions(
-        { startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry, summary: `poll agent job ${job!.id}` },
-        [{ projectId: input.projectId, jobId: job!.id }],
+        { startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry, summary: `poll agent job ${this.job!.id}` },
+        [{ projectId: input.projectId, jobId: this.job!.id }],
       );
-      polls += 1;
-      pollsThisRun += 1;
-      lastPollAt = new Date().toISOString();
+      this.polls += 1;
+      this.pollsThisRun += 1;
+      this.lastPollAt = new Date().toISOString();
       // A message sent while this poll was in flight supersedes its answer.
-      if (seen === generation && !messaging) observe(polled, false);
-      else publish();
+      if (seen === this.generation && !this.messaging) this.observe(polled, false);
+      else this.publish();
     }
   }
+
+  /** The terminal job: the result, or AgentJobFailed. */
+  async finish(): Promise<AgentJobResult> {
+    const final: AgentJob = this.job!;
+    this.nextPollAt = null;
+    await this.permits.delivered();
+    if (final.status === 'failed') {
+      this.setPhase('failed');
+      throw ApplicationFailure.create({
+        type: WorkflowFailure.agentJobFailed,
+        nonRetryable: true,
+        message: `agent job ${final.id} of project "${this.input.projectId}" failed`,
+        details: [{ jobId: final.id, projectId: this.input.projectId, status: final.status }],
+      });
+    }
+    this.setPhase('done');
+    return {
+      jobId: final.id,
+      status: final.status,
+      prLink: final.prLink,
+      source: final.source,
+      model: final.model,
+      createdAt: final.createdAt,
+    };
+  }
+}
+
+/** Why creating the job failed: OutcomeUnknown (it may exist: check before starting again) or the API's reason. */
+function createFailure(input: AgentJobInput, err: unknown, attemptedAt: string): ApplicationFailure {
+  if (failureType(err) === ApiFailure.outcomeUnknown) {
+    return ApplicationFailure.create({
+      type: ApiFailure.outcomeUnknown,
+      nonRetryable: true,
+      message:
+        `the outcome of creating the agent job is unknown: the request may have reached the API. Project ` +
+        `"${input.projectId}", request id ${input.requestId ? `"${input.requestId}"` : '(none)'}, attempted at ` +
+        `${attemptedAt}, prompt starting "${promptPreview(input.prompt)}". It was not retried, to avoid a ` +
+        `duplicate job and pull request: check the project's agent jobs and pull requests opened since then ` +
+        `before starting it again`,
+      cause: err as Error,
+    });
+  }
+  return ApplicationFailure.create({
+    type: failureType(err) ?? 'Error',
+    nonRetryable: true,
+    message: `creating the agent job for project "${input.projectId}" failed: ${(err as Error).message}`,
+    cause: err as Error,
+  });
+}
+
+export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
+  const run = new AgentRun(input, options);
+  run.registerHandlers();
+
+  const problems = validateAgentJobInput(input);
+  if (problems.length > 0) return run.fail(invalidInput(problems));
+  // Starters through src/client.ts set it already: no extra event and visibility write per job then.
+  if (run.info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {
+    upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
+  }
+  if (!run.job) await run.create();
+  else run.publish();
+
+  for (;;) {
+    await run.pollUntilTerminal();
+    run.finishing = true;
+    await condition(allHandlersFinished);
+    // A message accepted just before `finishing` may have restarted the job.
+    if (isTerminal(run.job!.status)) break;
+    run.finishing = false;
+  }
+  return run.finish();
 }
