@@ -30,6 +30,15 @@ import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type P
 import { TemporalUnreachableError, temporalConnectionOptions } from './client';
 import { LIMITER_TASK_QUEUE } from './shared';
 import { freeLoopbackPort } from './free-port';
+import {
+  type DeploymentSetting,
+  type DeploymentVersion,
+  DeploymentConfigError,
+  becomeCurrentIfNone,
+  deploymentFromEnv,
+  resolveDeploymentVersion,
+  workerDeploymentOptions,
+} from './versioning';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
@@ -170,6 +179,11 @@ export interface DocsAdminWorkerOptions {
   serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
   limiterTaskQueue?: string;
+  /**
+   * Worker Deployment Versioning (src/versioning.ts): the deployment this worker belongs to and its build
+   * id (default: derived from the workflow code). Undefined: unversioned.
+   */
+  deployment?: DeploymentSetting;
   /** Extra Worker.create options (tuning in benchmarks). */
   workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
 }
@@ -191,6 +205,8 @@ export interface DocsAdminWorker {
   /** Absent when options.serveLimiter is false. */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
+  /** The Worker Deployment Version every worker of this process declares (undefined: unversioned). */
+  deploymentVersion?: DeploymentVersion;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
   /** Runs both workers (remembered, so close() can wait for it). */
@@ -341,7 +357,9 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger }));
-    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue });
+    const deploymentVersion = resolveDeploymentVersion(options.deployment, workflowBundle);
+    const versioning = workerDeploymentOptions(deploymentVersion);
+    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue, versioning });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
       api,
@@ -361,6 +379,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
+      ...versioning,
       interceptors: {
         // One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and
         // keeps the attempts in flight, which a shutdown that overruns its deadline reports.
@@ -394,6 +413,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       workflowBundle,
       ...WORKER_POLLERS,
       shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+      ...versioning,
     });
     if (limiterWorker) cleanups.push(() => releaseUnrunWorker(limiterWorker));
     const workers = limiterWorker ? [worker, limiterWorker] : [worker];
@@ -402,10 +422,13 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     };
     let running: Promise<void> | undefined;
+    const versionCheck = new AbortController();
+    cleanups.push(async () => versionCheck.abort());
     return {
       worker,
       limiterWorker,
       metrics,
+      deploymentVersion,
       metricsUrl: server?.url,
       run() {
         // Either worker stopping (a fatal error, or a shutdown) stops the other.
@@ -413,6 +436,12 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
           const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
           if (failed) throw failed.reason;
         });
+        if (deploymentVersion) {
+          // A deployment's first version makes itself current (nothing to roll out from); later ones wait for the operator.
+          becomeCurrentIfNone(client, deploymentVersion, { logger, signal: versionCheck.signal }).catch((err: unknown) =>
+            logger.warn(`could not check the deployment's current version: ${errorLine(err)}`),
+          );
+        }
         return running;
       },
       shutdown,
@@ -440,14 +469,21 @@ class LimiterQueueAdopter {
   private readonly workers = new Set<Worker>();
 
   constructor(
-    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
+    private readonly options: {
+      connection: NativeConnection;
+      namespace: string;
+      workflowBundle: WorkflowBundleOption;
+      logger: Logger;
+      own: string;
+      versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
+    },
   ) {}
 
   adopt(taskQueue: string, forMs = 3 * 60_000): void {
     if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
     const served = (async () => {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100, ...this.options.versioning });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
       const timer = setTimeout(() => worker.shutdown(), forMs);
@@ -519,11 +555,14 @@ export interface WorkerProcessOptions {
  */
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
   let config: WorkerConfig;
+  let deployment: DeploymentSetting | undefined;
   try {
     config = loadWorkerConfig(env);
+    deployment = deploymentFromEnv(env);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
+    if (!(err instanceof ConfigError || err instanceof DeploymentConfigError)) throw err;
+    const problems = err instanceof ConfigError ? err.problems : [err.message];
+    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`);
     return EXIT_CODE.failed;
   }
   // This function handles the signals itself (below), so the Runtime must not.
@@ -582,7 +621,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
     closers.push(() => clientConnection.close());
     const client = new Client({ connection: clientConnection, namespace: config.namespace });
 
-    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api });
+    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api, deployment });
     handle = started;
     // Before the connections: the workers must let go of them first.
     closers.push(() => started.close());
@@ -594,6 +633,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
         adminApiUrl: config.adminApiUrl,
         metrics: started.metricsUrl ?? 'disabled',
         agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
+        deploymentVersion: started.deploymentVersion ? `${started.deploymentVersion.deploymentName}/${started.deploymentVersion.buildId}` : 'unversioned',
       });
       await started.run();
     }
