@@ -45,5 +45,4 @@ describe('worker versioning settings', () => {
       workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: 'd', buildId: 'b' }, defaultVersioningBehavior: 'PINNED' },
     });
   });
-  });
 });
