@@ -20,7 +20,7 @@ const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
 
 let runtimeInstalled = false;
 /** Keeps the SDK quiet in test output unless TEST_LOG_LEVEL asks for more. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = (process.env.TEST_LOG_LEVEL ?? 'ERROR') as 'ERROR';
