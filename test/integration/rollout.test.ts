@@ -16,7 +16,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../src/emulator';
 import { noopMetrics } from '../../src/metrics';
-import { type AgentJobOptions, WorkflowType, jobIdUpdate, keeperStatusQuery } from '../../src/shared';
+import { type AgentJobOptions, WorkflowType, jobIdUpdate, keeperStatusQuery, rateLimiterWorkflowId } from '../../src/shared';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import { findTemporalCli } from '../../scripts/tools';
 import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
@@ -182,6 +182,14 @@ describe('rolling out a new worker version', () => {
     // The v2 keeper took the patched path: its run records the patch marker.
     const latestEvents = (await env.client.workflow.getHandle(keeper.workflowId, keeperRun.runId).fetchHistory()).events ?? [];
     assert.ok(latestEvents.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch'), 'the v2 keeper run took the patched() path');
+
+    // The project's rate limiter (AUTO_UPGRADE), started on v1 by update-with-start, answered v2's jobs on
+    // v2: v2 replayed its v1 history live, with no failed task.
+    const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(`rollout-${process.pid}`));
+    const limiterRun = await tasks(limiter);
+    report.push(`${limiter.workflowId}: ${limiterRun.builds.join(' then ')}`);
+    assert.deepEqual(limiterRun.failed, [], 'the limiter moved to v2 without a failed workflow task');
+    assert.equal(limiterRun.builds.at(-1), 'v2');
 
     // v1 drains (nothing pinned to it is open), then its workers stop.
     const drained = await waitFor(async () => ((await drainage('v1')) === 'drained' || (await drainage('v1')).endsWith('DRAINED') ? 'drained' : null), {
