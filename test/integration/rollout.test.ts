@@ -134,8 +134,19 @@ describe('rolling out a new worker version', () => {
     });
     assert.equal((await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId, 'v1');
 
-    // The rollout, as the README documents it.
-    await cli('worker', 'deployment', 'set-current-version', '--deployment-name', deploymentName, '--build-id', 'v2', '--yes');
+    // The rollout, as the README documents it. The server refuses while v2 has not yet polled every task
+    // queue v1 serves (they would become unversioned): the command is repeated until it has.
+    await waitFor(
+      () =>
+        cli('worker', 'deployment', 'set-current-version', '--deployment-name', deploymentName, '--build-id', 'v2', '--yes').then(
+          () => true,
+          (err: { stderr?: string }) => {
+            if (err.stderr?.includes('missing active task queues')) return false;
+            throw err;
+          },
+        ),
+      { timeoutMs: 30_000, intervalMs: 500, what: 'v2 to serve every task queue of v1 and become current' },
+    );
     const promotedAt = Date.now();
     emu.configure({ agentActiveMs: 300 });
     const fresh = [await startJob('v2-job-a'), await startJob('v2-job-b')];
