@@ -30,6 +30,17 @@ import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type P
 import { TemporalUnreachableError, temporalConnectionOptions } from './client';
 import { LIMITER_TASK_QUEUE } from './shared';
 import { freeLoopbackPort } from './free-port';
+import {
+  type DeploymentSetting,
+  type DeploymentVersion,
+  DeploymentConfigError,
+  becomeCurrentIfNone,
+  buildIdFromWorkflowCode,
+  deploymentFromEnv,
+  resolveDeploymentVersion,
+  workflowBundleCode,
+  workerDeploymentOptions,
+} from './versioning';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
@@ -170,6 +181,11 @@ export interface DocsAdminWorkerOptions {
   serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
   limiterTaskQueue?: string;
+  /**
+   * Worker Deployment Versioning (src/versioning.ts): the deployment this worker belongs to and its build
+   * id (default: derived from the workflow code). Undefined: unversioned.
+   */
+  deployment?: DeploymentSetting;
   /** Extra Worker.create options (tuning in benchmarks). */
   workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
 }
@@ -191,6 +207,8 @@ export interface DocsAdminWorker {
   /** Absent when options.serveLimiter is false or another worker of this process serves that queue. */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
+  /** The Worker Deployment Version every worker of this process declares (undefined: unversioned). */
+  deploymentVersion?: DeploymentVersion;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
   /** Runs both workers (remembered, so close() can wait for it). */
@@ -299,14 +317,14 @@ async function releaseUnrunWorker(worker: Worker): Promise<void> {
 }
 
 /**
- * The task queues a Worker of this process serves, by namespace. The SDK allows one Worker per task
- * queue in a process, and a Worker.create it refuses leaves that Worker's workflow threads running
- * (SDK 1.24), which keeps the process alive after the error: so ask here before creating one.
- * Returns the release function, or undefined when the queue is taken.
+ * The task queues a Worker of this process serves, by namespace and build id. The SDK allows one Worker
+ * per task queue and build id in a process (versions side by side are fine), and a Worker.create it
+ * refuses leaves that Worker's workflow threads running (SDK 1.24), which keeps the process alive after
+ * the error: so ask here before creating one. Returns the release function, or undefined when taken.
  */
 const servedInProcess = new Set<string>();
-function claimTaskQueue(namespace: string, taskQueue: string): (() => Promise<void>) | undefined {
-  const key = JSON.stringify([namespace, taskQueue]);
+function claimTaskQueue(namespace: string, taskQueue: string, buildId: string): (() => Promise<void>) | undefined {
+  const key = JSON.stringify([namespace, taskQueue, buildId]);
   if (servedInProcess.has(key)) return undefined;
   servedInProcess.add(key);
   return async () => void servedInProcess.delete(key);
@@ -355,7 +373,11 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger }));
-    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue });
+    const deploymentVersion = resolveDeploymentVersion(options.deployment, workflowBundle);
+    const versioning = workerDeploymentOptions(deploymentVersion);
+    // The build id the SDK registers each Worker under (it derives one from the code when unversioned).
+    const buildId = deploymentVersion?.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(workflowBundle));
+    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue, versioning, buildId });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
       api,
@@ -365,7 +387,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
     });
-    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue);
+    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue, buildId);
     if (!releaseQueue) {
       throw new Error(`task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`);
     }
@@ -380,6 +402,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
+      ...versioning,
       interceptors: {
         // One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and
         // keeps the attempts in flight, which a shutdown that overruns its deadline reports.
@@ -406,7 +429,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     cleanups.push(() => releaseUnrunWorker(worker));
 
     // The rate limiter workflows on their own queue, slots and workflow thread (see limiterTaskQueue).
-    const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, limiterQueue);
+    const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, limiterQueue, buildId);
     let limiterWorker: Worker | undefined;
     if (releaseLimiterQueue) {
       cleanups.push(releaseLimiterQueue);
@@ -417,6 +440,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
         workflowBundle,
         ...WORKER_POLLERS,
         shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+        ...versioning,
       });
       cleanups.push(() => releaseUnrunWorker(created));
       limiterWorker = created;
@@ -427,10 +451,13 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     };
     let running: Promise<void> | undefined;
+    const versionCheck = new AbortController();
+    cleanups.push(async () => versionCheck.abort());
     return {
       worker,
       limiterWorker,
       metrics,
+      deploymentVersion,
       metricsUrl: server?.url,
       run() {
         // Either worker stopping (a fatal error, or a shutdown) stops the other.
@@ -438,6 +465,12 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
           const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
           if (failed) throw failed.reason;
         });
+        if (deploymentVersion) {
+          // A deployment's first version makes itself current (nothing to roll out from); later ones wait for the operator.
+          becomeCurrentIfNone(client, deploymentVersion, { logger, signal: versionCheck.signal }).catch((err: unknown) =>
+            logger.warn(`could not check the deployment's current version: ${errorLine(err)}`),
+          );
+        }
         return running;
       },
       shutdown,
@@ -465,16 +498,24 @@ class LimiterQueueAdopter {
   private readonly workers = new Set<Worker>();
 
   constructor(
-    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
+    private readonly options: {
+      connection: NativeConnection;
+      namespace: string;
+      workflowBundle: WorkflowBundleOption;
+      logger: Logger;
+      own: string;
+      versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
+      buildId: string;
+    },
   ) {}
 
   adopt(taskQueue: string, forMs = 3 * 60_000): void {
     if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
-    const release = claimTaskQueue(namespace, taskQueue);
+    const release = claimTaskQueue(namespace, taskQueue, this.options.buildId);
     if (!release) return; // a worker of this process serves it already
     const served = (async () => {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100, ...this.options.versioning });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
       const timer = setTimeout(() => worker.shutdown(), forMs);
@@ -549,11 +590,14 @@ export interface WorkerProcessOptions {
  */
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
   let config: WorkerConfig;
+  let deployment: DeploymentSetting | undefined;
   try {
     config = loadWorkerConfig(env);
+    deployment = deploymentFromEnv(env);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
+    if (!(err instanceof ConfigError || err instanceof DeploymentConfigError)) throw err;
+    const problems = err instanceof ConfigError ? err.problems : [err.message];
+    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`);
     return EXIT_CODE.failed;
   }
   // This function handles the signals itself (below), so the Runtime must not.
@@ -612,7 +656,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
     closers.push(() => clientConnection.close());
     const client = new Client({ connection: clientConnection, namespace: config.namespace });
 
-    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api });
+    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api, deployment });
     handle = started;
     // Before the connections: the workers must let go of them first.
     closers.push(() => started.close());
@@ -624,6 +668,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
         adminApiUrl: config.adminApiUrl,
         metrics: started.metricsUrl ?? 'disabled',
         agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
+        deploymentVersion: started.deploymentVersion ? `${started.deploymentVersion.deploymentName}/${started.deploymentVersion.buildId}` : 'unversioned',
       });
       await started.run();
     }
