@@ -1,6 +1,7 @@
 // `npm run worker` (and the worker API the demo, tests and benchmarks import): the code is in src/worker/.
 import { main } from './worker/process';
 
+export { MetricsListenError, WorkerStartError } from './worker/errors';
 export * from './worker/process';
 export * from './worker/worker';
 export { createLogger, type LoggerOptions } from './observability/logger';

@@ -1,5 +1,5 @@
 // Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
-import { Worker, type Logger, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { Worker, type Logger, type NativeConnection, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import { claimTaskQueue } from './task-queues';
 
 /**
@@ -13,16 +13,24 @@ export class LimiterQueueAdopter {
   private readonly workers = new Set<Worker>();
 
   constructor(
-    private readonly options: { connection: NativeConnection; namespace: string; workflowBundle: WorkflowBundleOption; logger: Logger; own: string },
+    private readonly options: {
+      connection: NativeConnection;
+      namespace: string;
+      workflowBundle: WorkflowBundleOption;
+      logger: Logger;
+      own: string;
+      versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
+      buildId: string;
+    },
   ) {}
 
   adopt(taskQueue: string, forMs = 3 * 60_000): void {
     if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
-    const release = claimTaskQueue(namespace, taskQueue);
+    const release = claimTaskQueue(namespace, taskQueue, this.options.buildId);
     if (!release) return; // a worker of this process serves it already
     const served = (async () => {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100 });
+      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100, ...this.options.versioning });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
       const timer = setTimeout(() => worker.shutdown(), forMs);

@@ -3,9 +3,11 @@ import type { Logger } from '@temporalio/worker';
 import { redact } from '../api/redact';
 import type { AdminApi } from '../api/types';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config';
-import { TemporalUnreachableError, connectClientAt, connectNative } from '../connection';
+import { connectClientAt, connectNative } from '../connection';
 import { installRuntime } from '../observability/runtime';
-import { CLIENT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_TIME_MS, WorkerStartError, createDocsAdminWorker, type DocsAdminWorker } from './worker';
+import { errorLine } from './errors';
+import { DeploymentConfigError, deploymentFromEnv, type DeploymentSetting } from './versioning';
+import { CLIENT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_TIME_MS, createDocsAdminWorker, type DocsAdminWorker } from './worker';
 
 /** Exit codes of `npm run worker` (README, "Running several workers"). */
 export const EXIT_CODE = {
@@ -23,13 +25,6 @@ export const SHUTDOWN_DEADLINE_MARGIN_MS = 10_000;
 const REPEATED_SIGNAL_MS = 1_000;
 /** Once the worker has stopped, closing connections and the process exiting may take this long. */
 const EXIT_DEADLINE_MS = 5_000;
-
-/** One line: our own start errors speak for themselves; others keep their name (TransportError: ...). */
-function errorLine(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const ours = err instanceof TemporalUnreachableError || err instanceof WorkerStartError;
-  return `${ours || err.name === 'Error' ? '' : `${err.name}: `}${err.message.split('\n')[0]}`;
-}
 
 /** What a forced exit leaves behind, for the log: the activity attempts running and each worker's state. */
 function describeInFlight(handle: DocsAdminWorker | undefined, nowMs = Date.now()): string {
@@ -86,11 +81,14 @@ function onStopSignals(logger: Logger, graceMs: number, handle: () => DocsAdminW
  */
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
   let config: WorkerConfig;
+  let deployment: DeploymentSetting | undefined;
   try {
     config = loadWorkerConfig(env);
+    deployment = deploymentFromEnv(env);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${err.problems.map((p) => `  - ${p}\n`).join('')}`);
+    if (!(err instanceof ConfigError || err instanceof DeploymentConfigError)) throw err;
+    const problems = err instanceof ConfigError ? err.problems : [err.message];
+    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`);
     return EXIT_CODE.failed;
   }
   // This function handles the signals itself (below), so the Runtime must not.
@@ -113,7 +111,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
     const client = await connectClientAt(env, config.address, config.namespace, CLIENT_CONNECT_TIMEOUT_MS);
     closers.push(() => client.connection.close());
 
-    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api });
+    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api, deployment });
     handle = started;
     // Before the connections: the workers must let go of them first.
     closers.push(() => started.close());
@@ -125,6 +123,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
         adminApiUrl: config.adminApiUrl,
         metrics: started.metricsUrl ?? 'disabled',
         agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
+        deploymentVersion: started.deploymentVersion ? `${started.deploymentVersion.deploymentName}/${started.deploymentVersion.buildId}` : 'unversioned',
       });
       await started.run();
     }

@@ -28,8 +28,18 @@ import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type P
 import { connectClientAt, connectNative } from '../connection';
 import { LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
+import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LimiterQueueAdopter } from './limiter-adopter';
 import { claimTaskQueue } from './task-queues';
+import {
+  becomeCurrentIfNone,
+  buildIdFromWorkflowCode,
+  resolveDeploymentVersion,
+  workerDeploymentOptions,
+  workflowBundleCode,
+  type DeploymentSetting,
+  type DeploymentVersion,
+} from './versioning';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
@@ -84,6 +94,11 @@ export interface DocsAdminWorkerOptions {
   serveLimiter?: boolean;
   /** The limiter task queue to serve (default LIMITER_TASK_QUEUE; tests that share a server isolate theirs). */
   limiterTaskQueue?: string;
+  /**
+   * Worker Deployment Versioning (src/worker/versioning.ts): the deployment this worker belongs to and its
+   * build id (default: derived from the workflow code). Undefined: unversioned.
+   */
+  deployment?: DeploymentSetting;
   /** Extra Worker.create options (tuning in benchmarks). */
   workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
 }
@@ -105,6 +120,8 @@ export interface DocsAdminWorker {
   /** Absent when options.serveLimiter is false or another worker of this process serves that queue. */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
+  /** The Worker Deployment Version every worker of this process declares (undefined: unversioned). */
+  deploymentVersion?: DeploymentVersion;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
   /** Runs both workers (remembered, so close() can wait for it). */
@@ -119,32 +136,6 @@ export interface DocsAdminWorker {
 
 function isPrometheus(metrics: MetricsRecorder): metrics is PrometheusMetrics {
   return 'registry' in metrics;
-}
-
-/** A failed start whose message says what to fix, on one line. */
-export class WorkerStartError extends Error {
-  override readonly name: string = 'WorkerStartError';
-}
-
-/** The Prometheus endpoint could not listen where METRICS_PORT / METRICS_HOST say. */
-export class MetricsListenError extends WorkerStartError {
-  override readonly name = 'MetricsListenError';
-  constructor(
-    readonly host: string,
-    readonly port: number,
-    options: { cause: unknown },
-  ) {
-    const code = (options.cause as NodeJS.ErrnoException).code;
-    const why =
-      code === 'EADDRINUSE'
-        ? 'is already in use (another worker on this host?); choose another METRICS_PORT, 0 to disable metrics, or unset it to use a free port'
-        : code === 'EACCES'
-          ? 'needs privileges (a port below 1024); choose another METRICS_PORT'
-          : code === 'EADDRNOTAVAIL'
-            ? 'is not an address of this host; check METRICS_HOST'
-            : `cannot be bound (${(options.cause as Error).message})`;
-    super(`METRICS_PORT=${port}: metrics endpoint ${host}:${port} ${why}`, options);
-  }
 }
 
 /**
@@ -273,9 +264,10 @@ function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActiv
 
 /** The handle over the created workers: run both, stop both, close what was opened. */
 function workerHandle(
-  parts: Pick<DocsAdminWorker, 'worker' | 'limiterWorker' | 'metrics' | 'metricsUrl'>,
+  parts: Pick<DocsAdminWorker, 'worker' | 'limiterWorker' | 'metrics' | 'metricsUrl' | 'deploymentVersion'>,
   active: Set<InFlightActivity>,
   cleanup: () => Promise<void>,
+  onRun: () => void,
 ): DocsAdminWorker {
   const workers = parts.limiterWorker ? [parts.worker, parts.limiterWorker] : [parts.worker];
   const shutdown = () => {
@@ -290,6 +282,7 @@ function workerHandle(
         const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
         if (failed) throw failed.reason;
       });
+      onRun();
       return running;
     },
     shutdown,
@@ -306,10 +299,16 @@ function workerHandle(
 async function createLimiterWorker(
   config: WorkerConfig,
   options: DocsAdminWorkerOptions,
-  parts: { connection: NativeConnection; workflowBundle: WorkflowBundleOption; limiterQueue: string },
+  parts: {
+    connection: NativeConnection;
+    workflowBundle: WorkflowBundleOption;
+    limiterQueue: string;
+    buildId: string;
+    versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
+  },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
-  const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue);
+  const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue, parts.buildId);
   if (!releaseLimiterQueue) return undefined;
   cleanups.push(releaseLimiterQueue);
   const created = await Worker.create({
@@ -319,6 +318,7 @@ async function createLimiterWorker(
     workflowBundle: parts.workflowBundle,
     ...WORKER_POLLERS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+    ...parts.versioning,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
@@ -343,7 +343,11 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger }));
-    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue });
+    const deploymentVersion = resolveDeploymentVersion(options.deployment, workflowBundle);
+    const versioning = workerDeploymentOptions(deploymentVersion);
+    // The build id the SDK registers each Worker under (it derives one from the code when unversioned).
+    const buildId = deploymentVersion?.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(workflowBundle));
+    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue, versioning, buildId });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
       api,
@@ -353,7 +357,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
     });
-    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue);
+    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue, buildId);
     if (!releaseQueue) {
       throw new Error(`task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`);
     }
@@ -368,13 +372,22 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
+      ...versioning,
       interceptors: { activity: [activityInterceptor(metrics, active)] },
       ...options.workerOptions,
     });
     cleanups.push(() => releaseUnrunWorker(worker));
 
-    const limiterWorker = await createLimiterWorker(config, options, { connection, workflowBundle, limiterQueue }, cleanups);
-    return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url }, active, cleanup);
+    const limiterWorker = await createLimiterWorker(config, options, { connection, workflowBundle, limiterQueue, buildId, versioning }, cleanups);
+    const versionCheck = new AbortController();
+    cleanups.push(async () => versionCheck.abort());
+    // A deployment's first version makes itself current (nothing to roll out from); later ones wait for the operator.
+    const checkVersion = () =>
+      deploymentVersion &&
+      void becomeCurrentIfNone(client, deploymentVersion, { logger, signal: versionCheck.signal }).catch((err: unknown) =>
+        logger.warn(`could not check the deployment's current version: ${errorLine(err)}`),
+      );
+    return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url, deploymentVersion }, active, cleanup, checkVersion);
   } catch (err) {
     await cleanup();
     throw err;

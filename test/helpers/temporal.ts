@@ -20,7 +20,7 @@ const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
 
 let runtimeInstalled = false;
 /** Keeps the SDK quiet in test output unless TEST_LOG_LEVEL asks for more. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = (process.env.TEST_LOG_LEVEL ?? 'ERROR') as 'ERROR';
@@ -30,6 +30,8 @@ function quietRuntime(): void {
 export interface DevEnvOptions {
   /** Also serve the Web UI (on a free 127.0.0.1 port); its address is then in `env.uiUrl`. */
   ui?: boolean;
+  /** Extra `--dynamic-config-value` settings of the server started here (ignored for TEMPORAL_ADDRESS). */
+  dynamicConfig?: string[];
 }
 
 /** A dev-server environment; `uiUrl` is set when it was created with `{ ui: true }`. */
@@ -71,7 +73,7 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
       searchAttributes: Object.values(SearchAttr),
       extraArgs: [
         '--log-level', 'error',
-        ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
+        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])].flatMap((value) => ['--dynamic-config-value', value]),
       ],
       ...(uiPort ? { ui: true, uiPort } : {}),
     },

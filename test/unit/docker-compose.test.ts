@@ -277,6 +277,10 @@ describe('docker-compose.yml', () => {
     assert.equal(defaultOf(workerEnv.AGENT_RATE_LIMIT as string), '100/1h');
     assert.match(workerEnv.ADMIN_API_URL as string, /^\$\{ADMIN_API_URL:-https?:\/\/[^}]+\}$/);
 
+    // Worker versioning is on in the production-shaped deployment (off only where no name is configured).
+    assert.equal(defaultOf(workerEnv.TEMPORAL_DEPLOYMENT_NAME as string), 'docs-admin');
+    assert.equal(defaultOf(workerEnv.TEMPORAL_WORKER_BUILD_ID as string), '', 'the build id defaults to one derived from the code');
+
     // Prometheus can scrape every replica inside the network.
     assert.equal(workerEnv.METRICS_HOST, '0.0.0.0');
     assert.ok(service('worker').expose?.includes(workerEnv.METRICS_PORT as string));
