@@ -258,6 +258,7 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
 
     const restart = await server.restart();
     assert.notEqual(restart.pidAfter, restart.pidBefore, 'a new server process');
+    if (restart.config) assert.equal(restart.config.after, restart.config.before, 'the server runs with the dynamic config it had');
     assert.ok(workers.every((w) => w.running), 'the workers survived the restart');
 
     conn = await connect(server.address);
@@ -334,9 +335,10 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
   let worker: InProcessWorker | undefined;
   let keeperId: string | undefined;
   try {
+    const cleaner = await connect(server.address);
+    await terminateLeftovers(cleaner.client, [o.taskQueue]).finally(() => cleaner.close());
     worker = await startInProcessWorker({ address: server.address, taskQueue: o.taskQueue, emulator, key, agentRateLimit: agentRateLimit(o.rate) });
     const { client } = worker;
-    await terminateLeftovers(client, [o.taskQueue]);
     emulator.setFaults(faultMix(), 7);
 
     // The keeper: file sink, links of 12 s refreshed at half their lifetime, two publishes on the way.
@@ -395,7 +397,7 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
       `api faults: ${JSON.stringify(figures)}; injected ${JSON.stringify(counters.faultsInjected)}; ` +
         `keeper ${status.exportsDone} exports, ${status.refreshesDone} refreshes; downloads ok ${counters.downloadsOk}, denied ${counters.downloadsDenied}`,
     );
-    assert.ok(faults >= Math.min(20, o.lifecycles / 2), `faults were injected (${faults})`);
+    assert.ok(faults >= Math.min(20, Math.floor(o.lifecycles / 6)), `faults were injected (${faults})`);
     assert.deepEqual(outcome.problems, [], 'every export completes; agent workflows complete or fail only with OutcomeUnknown');
     assert.equal(outcome.duplicates, 0);
     assert.equal(outcome.exportsCompleted, half);
