@@ -2,7 +2,7 @@
 // (on the cluster only the temporal-server process, with the same configuration; PostgreSQL stays; on
 // a dev server, SIGKILL and a restart on its SQLite file). The worker processes reconnect by
 // themselves; every workflow completes with the right result, exactly one agent job exists per agent
-// workflow and the API's rate limit holds. On the cluster by default (see target.ts).
+// workflow (429s are printed: see scenarios.ts). On the cluster by default (see target.ts).
 import { after, before, test } from 'node:test';
 import { serverRestart } from './scenarios';
 import { chaosServer, type ChaosServer } from './target';

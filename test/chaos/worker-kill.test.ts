@@ -1,8 +1,8 @@
 // Fault injection: three worker processes (`npm run worker`) on one task queue, one killed with SIGKILL
 // mid-burst (agent creates and exports in flight) under a per-project API rate limit. Every workflow
 // completes with the right result (an agent create on the wire at the kill may end OutcomeUnknown, by
-// policy), the emulator holds at most one agent job per agent workflow, no create is refused with 429
-// and no project gets more creates in a window than the limit. On the cluster by default (see target.ts).
+// policy), the emulator holds at most one agent job per agent workflow, and no create is refused with
+// 429 (the workers never sent more than the limit in a window). On the cluster by default (see target.ts).
 import { after, before, test } from 'node:test';
 import { workerKill } from './scenarios';
 import { chaosServer, type ChaosServer } from './target';

@@ -2,7 +2,7 @@
 // cluster with its default settings (a dev server when DOCS_ADMIN_SKIP_CLUSTER=1), the same scenarios
 // as test/chaos (scenarios.ts) at a small size:
 //   - three worker processes, one SIGKILLed with 40 lifecycles in flight (every job created, exports
-//     and polls running): all complete, one job per agent workflow, no 429, the limit held;
+//     and polls running): all complete, one job per agent workflow, no 429;
 //   - the Temporal server restarted with 40 lifecycles in flight: nothing lost, no duplicate;
 //   - the API fault mix with 30 lifecycles and a keeper: nothing lost, no duplicate, no broken link.
 import { after, before, test } from 'node:test';
