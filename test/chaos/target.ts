@@ -26,7 +26,7 @@ export interface ChaosServer {
   /** What the run printed figures against, e.g. "cluster (production.yaml)". */
   label: string;
   /** Stops the Temporal server and starts it again at once; resolves when it answers. */
-  restart(): Promise<{ outageMs: number; pidBefore?: number; pidAfter?: number }>;
+  restart(): Promise<{ outageMs: number; pidBefore?: number; pidAfter?: number; config?: { before: unknown; after: unknown } }>;
   /** `temporal <args> --address <this>`: stdout and stderr together (the secrets scan reads them). */
   cliOutput(args: string[]): Promise<string>;
   /** The server's log since this run began (scanned for the key), when this process can read it. */
@@ -82,7 +82,9 @@ async function useCluster(): Promise<ChaosServer> {
     namespace: CLUSTER_NAMESPACE,
     label: `cluster (${path.basename(dynamicConfig)})`,
     async restart() {
-      return restartServer('SIGTERM');
+      const before = serverRecord()?.dynamicConfig;
+      const restarted = await restartServer('SIGTERM');
+      return { ...restarted, config: { before, after: serverRecord()?.dynamicConfig } };
     },
     async cliOutput(args) {
       const { stdout, stderr } = await run(cli, [...args, '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE], {

@@ -22,7 +22,7 @@ after(async () => {
   await server?.close();
 });
 
-test('SIGKILL of one of three worker processes in flight: nothing lost, no duplicate agent job, the limit held', { timeout: 180_000 }, async () => {
+test('SIGKILL of one of three worker processes in flight: nothing lost, no duplicate agent job, no 429', { timeout: 180_000 }, async () => {
   await workerKill(server, { lifecycles: 40, projects: 2, rate: RATE, workers: 3, taskQueue: 'chaos-short-worker-kill', killAt: 'jobs-exist' });
 });
 
