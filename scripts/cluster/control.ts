@@ -2,7 +2,7 @@
 // Temporal server (schema and namespace set up by deploy/temporal/setup.sh), the UI server. Starting
 // is idempotent: what is healthy is left alone, only what is down is (re)started.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
@@ -24,7 +24,16 @@ import {
   uiEnv,
 } from './layout';
 import { isPostgresReady, postgresBinDir, postgresPassword, startPostgres, stopPostgres } from './postgres';
-import { logOffset, runningProcess, type Started, startDetached, stopRecorded, tail } from './processes';
+import {
+  isAlive,
+  logOffset,
+  type ProcessState,
+  runningProcess,
+  type Started,
+  startDetached,
+  stopRecorded,
+  tail,
+} from './processes';
 
 export interface ClusterOptions {
   /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
@@ -254,4 +263,96 @@ export async function stopCluster(
   if (wanted('postgresql') && stopPostgres()) stopped.push('postgresql');
   for (const name of stopped) log(`stopped ${name}`);
   return stopped;
+}
+
+// ---- restarting the server (the chaos suite) ---------------------------------------------------------
+
+/** The running cluster's temporal-server and the state file that records it. */
+interface RunningServer {
+  state: ProcessState;
+  stateFile: string;
+}
+
+/**
+ * The cluster's running temporal-server: the one this checkout recorded, else the process running the
+ * same binary (found in /proc), recorded by the checkout named in its --root (another worktree of the
+ * repository on this machine started the cluster the tests share).
+ */
+function runningServer(): RunningServer | undefined {
+  const ours = runningProcess(CLUSTER_FILES.serverState);
+  if (ours) return { state: ours, stateFile: CLUSTER_FILES.serverState };
+  if (!existsSync(CLUSTER_BINARIES.server.path)) return undefined;
+  const binary = realpathSync(CLUSTER_BINARIES.server.path);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let exe: string;
+    try {
+      exe = readlinkSync(`/proc/${entry}/exe`);
+    } catch {
+      continue;
+    }
+    if (exe !== binary) continue;
+    const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    const root = args[args.indexOf('--root') + 1];
+    if (!root) continue;
+    const stateFile = path.join(root, path.relative(DEPLOY_ROOT, CLUSTER_FILES.serverState));
+    const state = runningProcess(stateFile);
+    if (state?.pid === Number(entry)) return { state, stateFile };
+  }
+  return undefined;
+}
+
+/** How a running process was started: command line, environment, the file its output goes to. */
+interface Launch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  log: string;
+}
+
+function launchOf(pid: number): Launch {
+  const [command = '', ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  const env: NodeJS.ProcessEnv = {};
+  for (const pair of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const at = pair.indexOf('=');
+    if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { command, args, env, log: readlinkSync(`/proc/${pid}/fd/1`) };
+}
+
+export interface ServerRestart {
+  pidBefore: number;
+  pidAfter: number;
+  /** From the stop signal until the frontend answered again. */
+  outageMs: number;
+  /** The dynamic config file the server runs with, before and after (the same). */
+  dynamicConfig: unknown;
+}
+
+/**
+ * Stops the cluster's temporal-server (SIGTERM: a rolling restart; SIGKILL: a crash) and starts it
+ * again at once with the same command line, environment (so the same dynamic config) and log, and its
+ * state file updated; returns once the frontend answers. PostgreSQL and the UI server stay up.
+ */
+export async function restartServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<ServerRestart> {
+  const cli = temporalCli();
+  const running = runningServer();
+  if (!running) throw new Error('no temporal-server of the cluster is running: nothing to restart (`npm run cluster` starts it)');
+  const { state, stateFile } = running;
+  const launch = launchOf(state.pid);
+  const stoppedAt = Date.now();
+  process.kill(state.pid, signal);
+  const deadline = Date.now() + 30_000;
+  while (isAlive(state.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+  while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+  const { pid: _pid, command: _command, ...extra } = state;
+  const started = startDetached(launch.command, launch.args, { env: launch.env, log: launch.log, stateFile, extra });
+  await waitUntil('the restarted Temporal server', () => isServerHealthy(cli), started, launch.log, 120_000);
+  return { pidBefore: state.pid, pidAfter: started.pid, outageMs: Date.now() - stoppedAt, dynamicConfig: state.dynamicConfig };
+}
+
+/** The running server's record (pid, dynamic config), wherever the cluster was started from. */
+export function serverRecord(): ProcessState | undefined {
+  return runningServer()?.state;
 }

@@ -1,5 +1,5 @@
 // Each workflow type's Worker Deployment Versioning behaviour (used when the worker runs with a
-// deployment name, src/versioning.ts; ignored otherwise). Chosen per type, not left to the worker's default:
+// deployment name, src/worker/versioning.ts; ignored otherwise). Chosen per type, not left to the worker's default:
 // - agentJob, staticExport: PINNED. They last minutes to an hour; an execution finishes on the build
 //   that started it, so their code may change freely between versions.
 // - bundleKeeper, agentRateLimiter: AUTO_UPGRADE. They live for months / hours, and a pinned one would

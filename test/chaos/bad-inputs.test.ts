@@ -6,6 +6,7 @@
 //   non-Enterprise key             PlanRequired after exactly one startExport call
 //   unknown job id                 NotFound after exactly one status call (the API forgot the jobs)
 //   key without the mint_ prefix   the worker refuses to start, naming the variable, not the value
+// On the cluster by default (see target.ts).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -18,14 +19,15 @@ import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../..
 import { WorkflowType, agentStatusQuery, agentWorkflowId, exportStatusQuery, exportWorkflowId } from '../../src/shared';
 import { workflowBundle } from '../helpers/temporal';
 import { startInProcessWorker, type InProcessWorker } from './faults';
-import { DevServer, failureTypeOf, scanForSecret, secretKey, until } from './helpers';
+import { failureTypeOf, scanForSecret, secretKey, until } from './helpers';
+import { chaosServer, type ChaosServer } from './target';
 
 const good = secretKey('chaosgood');
 const revoked = secretKey('chaosrevoked');
 const basic = secretKey('chaosbasic');
 const queues = { good: `bad-inputs-good-${Date.now()}`, revoked: `bad-inputs-revoked-${Date.now()}`, basic: `bad-inputs-basic-${Date.now()}` };
 
-let server: DevServer;
+let server: ChaosServer;
 let emulator: EmulatorHandle;
 const workers: InProcessWorker[] = [];
 let client: Client;
@@ -45,7 +47,7 @@ async function failureOf(type: string, workflowId: string, taskQueue: string, in
 }
 
 before(async () => {
-  server = await DevServer.start();
+  server = await chaosServer();
   emulator = await startEmulator({
     agentActiveMs: 30_000,
     exportQueuedMs: 30_000,
@@ -67,7 +69,7 @@ before(async () => {
 after(async () => {
   for (const w of workers) await w.close();
   await emulator?.close();
-  await server?.stop();
+  await server?.close();
 });
 
 test('empty prompt and invalid domain: refused before any API call', { timeout: 120_000 }, async () => {

@@ -313,6 +313,11 @@ export interface LifecyclePlan {
   tag: string;
   /** Concurrent start calls. Default 50. */
   concurrency?: number;
+  /**
+   * Start both kinds by workflow type name with plain JSON, as another service or a Schedule does: no
+   * search attributes, no summary, no fairness key. Default: exports through src/client.ts startExport.
+   */
+  plain?: boolean;
 }
 
 /** Runs fn over items with at most `limit` in flight. */
@@ -347,14 +352,17 @@ export async function startLifecycles(client: Client, taskQueue: string, plan: L
   await mapLimit(items, plan.concurrency ?? 50, async (item) => {
     if (item.kind === 'export') {
       const domain = `${plan.tag}-${item.i}.docs.example.com`;
-      const handle = await startExport(client, { domain }, { taskQueue, requestId: `r${item.i}` });
+      const handle = plan.plain
+        ? await client.workflow.start(WorkflowType.staticExport, { workflowId: `${plan.tag}-export-${item.i}`, taskQueue, args: [{ domain }] })
+        : await startExport(client, { domain }, { taskQueue, requestId: `r${item.i}` });
       out.exportIds.push(handle.workflowId);
       out.exportDomains.push(domain);
     } else {
       const projectId = `${plan.tag}-p${item.i % projects}`;
       const requestId = `r${item.i}`;
-      const input: AgentJobInput = { projectId, prompt: `Fix the typos on page ${item.i} (${plan.tag})`, requestId };
-      const workflowId = agentWorkflowId(projectId, requestId);
+      const prompt = `Fix the typos on page ${item.i} (${plan.tag})`;
+      const input: AgentJobInput = plan.plain ? { projectId, prompt } : { projectId, prompt, requestId };
+      const workflowId = plan.plain ? `${plan.tag}-agent-${item.i}` : agentWorkflowId(projectId, requestId);
       await client.workflow.start(WorkflowType.agentJob, { workflowId, taskQueue, args: [input] });
       out.agents.push({ workflowId, projectId, prompt: input.prompt });
     }
@@ -520,7 +528,8 @@ export interface SecretScan {
 export async function scanForSecret(options: {
   key: string;
   client: Client;
-  server: DevServer;
+  /** The server's address and its CLI (a DevServer or a chaos target). */
+  server: { address: string; cliOutput(args: string[]): Promise<string> };
   taskQueues: string[];
   logs: Record<string, string>;
   /** How many histories to also export with the Temporal CLI. Default 5. */

@@ -133,6 +133,18 @@ export async function createClusterEnv(): Promise<ClusterEnv> {
   return env;
 }
 
+/**
+ * Where the end-to-end files run: the production-shaped cluster with its default settings (the shape
+ * production has), or a dev server when E2E_SERVER=dev-server or DOCS_ADMIN_SKIP_CLUSTER=1 (a machine
+ * without PostgreSQL or Go).
+ */
+export async function createE2eEnv(): Promise<TestWorkflowEnvironment> {
+  const asked = process.env.E2E_SERVER;
+  if (asked && asked !== 'cluster' && asked !== 'dev-server') throw new Error(`E2E_SERVER=${asked}: expected cluster or dev-server`);
+  const onCluster = asked ? asked === 'cluster' : clusterSkipReason() === undefined;
+  return onCluster ? createClusterEnv() : createDevEnv();
+}
+
 export function uniqueTaskQueue(prefix = 'test'): string {
   return `${prefix}-${randomUUID()}`;
 }

@@ -1,4 +1,5 @@
-// agentJob end to end: a real dev server, a real worker, the admin API emulator over HTTP.
+// agentJob end to end: the production-shaped cluster with its default settings (a dev server when
+// DOCS_ADMIN_SKIP_CLUSTER=1 or E2E_SERVER=dev-server), a real worker, the admin API emulator over HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -21,7 +22,7 @@ import {
   sendMessageUpdate,
 } from '../../src/shared';
 import { agentJob } from '../../src/workflows';
-import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import { type StartedWorker, createE2eEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { failureOf } from '../helpers/failures';
 
@@ -58,7 +59,7 @@ describe('agentJob against the emulator', () => {
     env.client.workflow.start(agentJob, { taskQueue, workflowId, args: [input, options] });
 
   before(async () => {
-    env = await createDevEnv();
+    env = await createE2eEnv();
     emu = await startEmulator({ agentActiveMs: 300, revokedKeys: [REVOKED_KEY] });
     const good = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
     const revoked = new AdminApiClient({ baseUrl: emu.url, apiKey: REVOKED_KEY });

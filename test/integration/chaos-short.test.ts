@@ -1,93 +1,35 @@
-// The chaos suite, reduced to fit in `npm test` (the full one is `npm run chaos`): 40 lifecycles, the
-// worker process killed with SIGKILL in flight, an in-process worker taking over under the API fault
-// mix (5xx, resets, slow beyond the client timeout, non-JSON), then the secrets scan. Asserts nothing
-// is lost: exports all complete; each agent workflow completes with exactly one job, or fails with
-// OutcomeUnknown (the idempotency policy) with at most one job for its prompt; no duplicates.
-import assert from 'node:assert/strict';
+// The chaos suite reduced to fit in `npm test` (the full one is `npm run chaos`), on the production-shaped
+// cluster with its default settings (a dev server when DOCS_ADMIN_SKIP_CLUSTER=1), the same scenarios
+// as test/chaos (scenarios.ts) at a small size:
+//   - three worker processes, one SIGKILLed with 40 lifecycles in flight (every job created, exports
+//     and polls running): all complete, one job per agent workflow, no 429;
+//   - the Temporal server restarted with 40 lifecycles in flight: nothing lost, no duplicate;
+//   - the API fault mix with 30 lifecycles and a keeper: nothing lost, no duplicate, no broken link.
 import { after, before, test } from 'node:test';
 import { partitionConfig } from '../../bench/throughput';
-import { startEmulator, type EmulatorHandle } from '../../emulator';
-import { faultMix, startInProcessWorker, type InProcessWorker } from '../chaos/faults';
-import { DevServer, WorkerProcess, checkOutcomes, connect, scanForSecret, secretKey, settle, startLifecycles, until } from '../chaos/helpers';
+import { apiFaults, serverRestart, workerKill } from '../chaos/scenarios';
+import { chaosServer, type ChaosServer } from '../chaos/target';
 
-const LIFECYCLES = 40;
+const RATE = { limit: 5, windowMs: 5_000 };
 
-let server: DevServer;
-let emulator: EmulatorHandle;
-let child: WorkerProcess | undefined;
-let inProcess: InProcessWorker | undefined;
-let conn: Awaited<ReturnType<typeof connect>> | undefined;
+let server: ChaosServer;
 
 before(async () => {
-  server = await DevServer.start({ dynamicConfig: partitionConfig(1) });
-  emulator = await startEmulator({ agentActiveMs: 1_500, exportQueuedMs: 200, exportDurationMs: 2_000, rateLimit: { limit: 100_000, windowMs: 3_600_000 } });
-  conn = await connect(server.address);
+  server = await chaosServer({ restartable: true, devDynamicConfig: partitionConfig(1) });
 });
 
 after(async () => {
-  await child?.kill('SIGKILL');
-  await inProcess?.close();
-  await conn?.close();
-  await emulator?.close();
-  await server?.stop();
+  await server?.close();
 });
 
-test('SIGKILL of the worker, then the API fault mix: nothing lost, no duplicate agent job, no key anywhere', { timeout: 240_000 }, async () => {
-  const key = secretKey('chaosshort');
-  const taskQueue = `chaos-short-${Date.now()}`;
-  child = await WorkerProcess.start({
-    env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, ADMIN_API_URL: emulator.url, ADMIN_API_KEY: key, AGENT_RATE_LIMIT: '100000/1h' },
-  });
-  const half = LIFECYCLES / 2;
-  const lifecycles = await startLifecycles(conn!.client, taskQueue, { exports: half, agents: half, tag: 'short', projects: 4 });
+test('SIGKILL of one of three worker processes in flight: nothing lost, no duplicate agent job, no 429', { timeout: 180_000 }, async () => {
+  await workerKill(server, { lifecycles: 40, projects: 2, rate: RATE, workers: 3, taskQueue: 'chaos-short-worker-kill', killAt: 'jobs-exist' });
+});
 
-  // Kill once every job exists and the API has been quiet for a moment (workflows asleep between polls):
-  // an activity caught mid-call would only be retried after its 60 s start-to-close timeout, which the
-  // full suite (test/chaos/worker-kill.test.ts) accepts and this short run avoids.
-  let last = '';
-  let quietSince = Date.now();
-  await until(
-    () => {
-      const c = emulator.counters();
-      const now = JSON.stringify(c.calls);
-      if (now !== last) {
-        last = now;
-        quietSince = Date.now();
-      }
-      const created = Object.values(c.agentJobsCreated).reduce((a, b) => a + b, 0);
-      return created >= half && c.exportsStarted >= half && Date.now() - quietSince >= 300;
-    },
-    'every job to exist',
-    90_000,
-    50,
-  );
-  await child.kill('SIGKILL');
-  assert.equal(child.child.signalCode, 'SIGKILL');
+test('the Temporal server restarted in flight: nothing lost, no duplicate agent job', { timeout: 180_000 }, async () => {
+  await serverRestart(server, { lifecycles: 40, projects: 2, rate: RATE, workers: 1, taskQueue: 'chaos-short-server-restart' });
+});
 
-  emulator.setFaults(faultMix(), 11);
-  inProcess = await startInProcessWorker({ address: server.address, taskQueue, emulator, key });
-  const settled = await settle(conn!.client, [...lifecycles.exportIds, ...lifecycles.agents.map((a) => a.workflowId)]);
-  const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
-  console.log(
-    `faults ${JSON.stringify(emulator.counters().faultsInjected)}; exports ${outcome.exportsCompleted}/${half}; agent jobs ${outcome.agentsCompleted} completed, ` +
-      `${outcome.agentsOutcomeUnknown} OutcomeUnknown, ${outcome.duplicates} duplicates; ${emulator.jobs().length} jobs at the emulator`,
-  );
-  assert.deepEqual(outcome.problems, []);
-  assert.equal(outcome.duplicates, 0);
-  assert.equal(outcome.exportsCompleted, half);
-  // Every job was created before the faults began, so no create was ambiguous: all complete.
-  assert.equal(outcome.agentsCompleted, half);
-  assert.equal(emulator.jobs().length, half, 'exactly one agent job per agent workflow');
-
-  emulator.setFaults([]);
-  const scan = await scanForSecret({
-    key,
-    client: conn!.client,
-    server,
-    taskQueues: [taskQueue],
-    logs: { 'worker process log': child.output.text, 'in-process worker log': inProcess.logs.join('') },
-    cliSample: 2,
-  });
-  assert.ok(scan.historiesScanned >= LIFECYCLES);
-  assert.deepEqual(scan.found, [], 'the API key appears nowhere');
+test('the API fault mix with a keeper: nothing lost, no duplicate, no broken link applied', { timeout: 180_000 }, async () => {
+  await apiFaults(server, { lifecycles: 30, projects: 3, rate: { limit: 100_000, windowMs: 3_600_000 }, taskQueue: 'chaos-short-api-faults' });
 });

@@ -1,5 +1,6 @@
-// staticExport and bundleKeeper end to end: a real dev server, a real worker with the real activities,
-// the admin API emulator over HTTP, real files, a loopback static server for the mirror.
+// staticExport and bundleKeeper end to end: the production-shaped cluster with its default settings (a
+// dev server when DOCS_ADMIN_SKIP_CLUSTER=1 or E2E_SERVER=dev-server), a real worker with the real
+// activities, the admin API emulator over HTTP, real files, a loopback static server for the mirror.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
@@ -26,7 +27,7 @@ import {
   keeperWorkflowId,
 } from '../../src/shared';
 import { bundleKeeper, staticExport } from '../../src/workflows';
-import { type StartedWorker, createDevEnv, startWorker, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { type StartedWorker, createE2eEnv, startWorker, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_export_e2e_key_0123456789';
@@ -86,7 +87,7 @@ describe('static export against the emulator', () => {
   const keeperStatus = (handle: WorkflowHandle): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
 
   before(async () => {
-    env = await createDevEnv();
+    env = await createE2eEnv();
     emu = await startEmulator({ exportQueuedMs: 300, exportDurationMs: 2_500, bundleTtlMs: LINK_TTL_MS, nonEnterpriseKeys: [NOPLAN_KEY] });
     const good = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
     const noPlan = new AdminApiClient({ baseUrl: emu.url, apiKey: NOPLAN_KEY });

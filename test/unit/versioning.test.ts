@@ -1,4 +1,4 @@
-// Worker Deployment Versioning settings (src/versioning.ts): from the environment, the derived build id,
+// Worker Deployment Versioning settings (src/worker/versioning.ts): from the environment, the derived build id,
 // and the options every Worker.create gets.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
