@@ -324,6 +324,41 @@ async function createLimiterWorker(
   return created;
 }
 
+/** The version every Worker of this process declares, its Worker.create options, and its build id. */
+function versionOf(setting: DeploymentSetting | undefined, workflowBundle: WorkflowBundleOption) {
+  const deploymentVersion = resolveDeploymentVersion(setting, workflowBundle);
+  const versioning = workerDeploymentOptions(deploymentVersion);
+  // The build id the SDK registers each Worker under (it derives one from the code when unversioned).
+  const buildId = deploymentVersion?.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(workflowBundle));
+  return { deploymentVersion, versioning, buildId };
+}
+
+/** Claims the jobs' task queue for this process (see task-queues.ts); throws when a worker of it serves it already. */
+function claimJobsQueue(config: WorkerConfig, buildId: string): Cleanup {
+  const release = claimTaskQueue(config.namespace, config.taskQueue, buildId);
+  if (!release) {
+    throw new Error(
+      `task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`,
+    );
+  }
+  return release;
+}
+
+/**
+ * What run() starts on a versioned worker: a deployment's first version makes itself current (nothing
+ * to roll out from); later ones wait for the operator. Stopped by the cleanups.
+ */
+function firstVersionCheck(client: Client, deploymentVersion: DeploymentVersion | undefined, logger: Logger, cleanups: Cleanup[]): () => void {
+  const versionCheck = new AbortController();
+  cleanups.push(async () => versionCheck.abort());
+  return () => {
+    if (!deploymentVersion) return;
+    becomeCurrentIfNone(client, deploymentVersion, { logger, signal: versionCheck.signal }).catch((err: unknown) =>
+      logger.warn(`could not check the deployment's current version: ${errorLine(err)}`),
+    );
+  };
+}
+
 export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
   // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
   const cleanups: Cleanup[] = [];
@@ -343,10 +378,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger }));
-    const deploymentVersion = resolveDeploymentVersion(options.deployment, workflowBundle);
-    const versioning = workerDeploymentOptions(deploymentVersion);
-    // The build id the SDK registers each Worker under (it derives one from the code when unversioned).
-    const buildId = deploymentVersion?.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(workflowBundle));
+    const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
     const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue, versioning, buildId });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
@@ -357,11 +389,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
     });
-    const releaseQueue = claimTaskQueue(config.namespace, config.taskQueue, buildId);
-    if (!releaseQueue) {
-      throw new Error(`task queue ${config.taskQueue} of namespace ${config.namespace} is already served by a worker of this process (one worker per task queue per process)`);
-    }
-    cleanups.push(releaseQueue);
+    cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({
       connection,
       namespace: config.namespace,
@@ -379,14 +407,7 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     cleanups.push(() => releaseUnrunWorker(worker));
 
     const limiterWorker = await createLimiterWorker(config, options, { connection, workflowBundle, limiterQueue, buildId, versioning }, cleanups);
-    const versionCheck = new AbortController();
-    cleanups.push(async () => versionCheck.abort());
-    // A deployment's first version makes itself current (nothing to roll out from); later ones wait for the operator.
-    const checkVersion = () =>
-      deploymentVersion &&
-      void becomeCurrentIfNone(client, deploymentVersion, { logger, signal: versionCheck.signal }).catch((err: unknown) =>
-        logger.warn(`could not check the deployment's current version: ${errorLine(err)}`),
-      );
+    const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);
     return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url, deploymentVersion }, active, cleanup, checkVersion);
   } catch (err) {
     await cleanup();
