@@ -7,12 +7,23 @@ import importX from 'eslint-plugin-import-x';
 const NODE_IO = ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'os', 'child_process', 'crypto', 'undici'];
 
 /** Relative import patterns of folders of src/ (from src/<folder>/ or one level deeper). */
-const srcFolders = (...folders) => folders.flatMap((f) => ['../', '../../'].flatMap((up) => [`${up}${f}`, `${up}${f}/*`]));
+const srcFolders = (...folders) =>
+  folders.flatMap((f) => ['../', '../../'].flatMap((up) => [`${up}${f}`, `${up}${f}/*`]));
 
 /** A no-restricted-imports pattern for the layers above a folder of src/. */
 const above = (message, ...layers) => ({ group: srcFolders(...layers), message });
 
-const TEST_DOUBLE = { group: ['../emulator', '../emulator/*', '../../emulator', '../../emulator/*', '../../../emulator', '../../../emulator/*'], message: 'src/ never uses the emulator: it is a test double and is not in the worker image.' };
+const TEST_DOUBLE = {
+  group: [
+    '../emulator',
+    '../emulator/*',
+    '../../emulator',
+    '../../emulator/*',
+    '../../../emulator',
+    '../../../emulator/*',
+  ],
+  message: 'src/ never uses the emulator: it is a test double and is not in the worker image.',
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.tools/', '.data/', 'dist/', 'bench/results/', 'test-artifacts/', '**/*.mjs'] },
@@ -26,9 +37,16 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': [
         'error',
         // node:test's describe/test return promises the runner itself tracks.
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] },
+          ],
+        },
       ],
-      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'inline-type-imports' },
+      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
     },
@@ -48,9 +66,23 @@ export default tseslint.config(
         {
           patterns: [
             { group: NODE_IO, message: 'Workflows must be deterministic: no Node I/O.' },
-            { group: ['../activities', '../activities/*'], importNamePattern: '^(?!type )', message: 'Import activities as types only.', allowTypeImports: true },
-            { group: [...srcFolders('connection', 'observability'), '../api/client', '../../api/client'], message: 'Workflows never touch HTTP, connections or metrics.' },
-            above('Workflows and policies sit below the worker, the client library and the CLI.', 'worker', 'client', 'cli', 'config'),
+            {
+              group: ['../activities', '../activities/*'],
+              importNamePattern: '^(?!type )',
+              message: 'Import activities as types only.',
+              allowTypeImports: true,
+            },
+            {
+              group: [...srcFolders('connection', 'observability'), '../api/client', '../../api/client'],
+              message: 'Workflows never touch HTTP, connections or metrics.',
+            },
+            above(
+              'Workflows and policies sit below the worker, the client library and the CLI.',
+              'worker',
+              'client',
+              'cli',
+              'config',
+            ),
             TEST_DOUBLE,
           ],
         },
@@ -60,25 +92,52 @@ export default tseslint.config(
   },
   {
     // The bottom layers: shared names and failures, the API client, connections, config, observability.
-    files: ['src/shared/**/*.ts', 'src/api/**/*.ts', 'src/connection/**/*.ts', 'src/config/**/*.ts', 'src/observability/**/*.ts'],
+    files: [
+      'src/shared/**/*.ts',
+      'src/api/**/*.ts',
+      'src/connection/**/*.ts',
+      'src/config/**/*.ts',
+      'src/observability/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [above('A bottom layer imports nothing above it.', 'activities', 'workflows', 'worker', 'client', 'cli'), TEST_DOUBLE] },
+        {
+          patterns: [
+            above('A bottom layer imports nothing above it.', 'activities', 'workflows', 'worker', 'client', 'cli'),
+            TEST_DOUBLE,
+          ],
+        },
       ],
     },
   },
   {
     files: ['src/activities/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [above('Activities sit below the worker, the client library and the CLI.', 'worker', 'client', 'cli'), TEST_DOUBLE] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above('Activities sit below the worker, the client library and the CLI.', 'worker', 'client', 'cli'),
+            TEST_DOUBLE,
+          ],
+        },
+      ],
     },
   },
   {
     // The client library and the CLI start workflows by type name: they never load workflow, activity or worker code.
     files: ['src/client/**/*.ts', 'src/cli/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [above('The client and the CLI know workflows by type name only.', 'workflows', 'activities', 'worker'), TEST_DOUBLE] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above('The client and the CLI know workflows by type name only.', 'workflows', 'activities', 'worker'),
+            TEST_DOUBLE,
+          ],
+        },
+      ],
     },
   },
   {
@@ -86,7 +145,16 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [above('The worker does not use the client library or the CLI; connections come from src/connection.', 'client', 'cli'), TEST_DOUBLE] },
+        {
+          patterns: [
+            above(
+              'The worker does not use the client library or the CLI; connections come from src/connection.',
+              'client',
+              'cli',
+            ),
+            TEST_DOUBLE,
+          ],
+        },
       ],
     },
   },
@@ -102,8 +170,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../src/*', '../src/**', '!../src/api', '!../src/api/types'], message: 'The emulator depends on nothing of src/ but src/api/types.' },
-            { group: ['@temporalio/*', 'undici'], message: 'The emulator is a plain HTTP server: Node built-ins only.' },
+            {
+              group: ['../src/*', '../src/**', '!../src/api', '!../src/api/types'],
+              message: 'The emulator depends on nothing of src/ but src/api/types.',
+            },
+            {
+              group: ['@temporalio/*', 'undici'],
+              message: 'The emulator is a plain HTTP server: Node built-ins only.',
+            },
           ],
         },
       ],
@@ -113,7 +187,12 @@ export default tseslint.config(
     // Tests, benchmarks and scripts use the emulator through its public entry (emulator/index.ts).
     files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/emulator/*'], message: 'Import the emulator from its index (emulator/index.ts).' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['**/emulator/*'], message: 'Import the emulator from its index (emulator/index.ts).' }],
+        },
+      ],
     },
   },
 );

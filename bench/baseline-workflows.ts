@@ -43,7 +43,12 @@ const terminal = (statuses: readonly string[], status: string): boolean => statu
 /** staticExport's shape: start, poll until terminal, bundle. */
 export async function baselineExport(input: BaselineExportInput): Promise<BaselineResult> {
   let job = await exportApi.startExport({ domain: input.domain });
-  const observe = (): Observation => ({ atMs: Date.now(), status: job.status, progress: job.progress, pageCount: job.pageCount });
+  const observe = (): Observation => ({
+    atMs: Date.now(),
+    status: job.status,
+    progress: job.progress,
+    pageCount: job.pageCount,
+  });
   let observations = [observe()];
   let polls = 0;
   while (!terminal(EXPORT_TERMINAL_STATUSES, job.status)) {

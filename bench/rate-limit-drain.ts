@@ -111,7 +111,14 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
       agentRateLimit: { limit, windowMs },
       metricsPort: 0,
     },
-    { connection: env.nativeConnection, client: env.client, api, metrics: noopMetrics, workflowBundle: await workflowBundle(), metricsListen: false },
+    {
+      connection: env.nativeConnection,
+      client: env.client,
+      api,
+      metrics: noopMetrics,
+      workflowBundle: await workflowBundle(),
+      metricsListen: false,
+    },
   );
   const running = worker.run();
 
@@ -159,11 +166,22 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
     const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
 
     if (process.env.DRAIN_DEBUG) {
-      log(await milestoneSummary(env, burstHandles.map((h) => h.workflowId), startedAt, limit));
+      log(
+        await milestoneSummary(
+          env,
+          burstHandles.map((h) => h.workflowId),
+          startedAt,
+          limit,
+        ),
+      );
       // The slowest jobs from create (at the emulator) to completion: what makes the tail.
       const createdAt = new Map(emu.jobs().map((j) => [j.prompt, Date.parse(j.createdAt) - startedAt]));
       const slowest = burstHandles
-        .map((h, i) => ({ id: h.workflowId, created: createdAt.get(`Burst job ${i} of ${burstProject}`) ?? Number.NaN, done: burstDone[i]! }))
+        .map((h, i) => ({
+          id: h.workflowId,
+          created: createdAt.get(`Burst job ${i} of ${burstProject}`) ?? Number.NaN,
+          done: burstDone[i]!,
+        }))
         .sort((a, b) => b.done - b.created - (a.done - a.created))
         .slice(0, 5);
       log(`slowest create-to-completion: ${slowest.map((j) => `${j.id} ${j.created}->${j.done}`).join(', ')}`);
@@ -231,12 +249,24 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
  * DRAIN_DEBUG: where a burst job's time goes before its create, window by window (ms since the burst
  * started, min / median / max over the jobs created in that window), from the jobs' histories.
  */
-async function milestoneSummary(env: TestWorkflowEnvironment, workflowIds: string[], startedAt: number, limit: number): Promise<string> {
-  const names = ['first task started', 'first attempt started', 'grant received', 'sending attempt started', 'sending attempt done'] as const;
+async function milestoneSummary(
+  env: TestWorkflowEnvironment,
+  workflowIds: string[],
+  startedAt: number,
+  limit: number,
+): Promise<string> {
+  const names = [
+    'first task started',
+    'first attempt started',
+    'grant received',
+    'sending attempt started',
+    'sending attempt done',
+  ] as const;
   const rows: number[][] = [];
   for (const id of workflowIds) {
     const events = (await env.client.workflow.getHandle(id).fetchHistory()).events ?? [];
-    const at = (e: (typeof events)[number]) => Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6) - startedAt;
+    const at = (e: (typeof events)[number]) =>
+      Number(e.eventTime!.seconds) * 1000 + Math.round((e.eventTime!.nanos ?? 0) / 1e6) - startedAt;
     const times = (pred: (e: (typeof events)[number]) => boolean) => events.filter(pred).map(at);
     const attempts = times((e) => !!e.activityTaskStartedEventAttributes);
     const done = times((e) => !!e.activityTaskCompletedEventAttributes);
@@ -254,7 +284,10 @@ async function milestoneSummary(env: TestWorkflowEnvironment, workflowIds: strin
     const windowRows = rows.slice(w * limit, (w + 1) * limit);
     lines.push(`window ${w + 1} (${windowRows.length} jobs):`);
     names.forEach((name, i) => {
-      const v = windowRows.map((r) => r[i]!).filter(Number.isFinite).sort((x, y) => x - y);
+      const v = windowRows
+        .map((r) => r[i]!)
+        .filter(Number.isFinite)
+        .sort((x, y) => x - y);
       lines.push(`  ${name.padEnd(18)} ${v[0]} / ${v[Math.floor(v.length / 2)]} / ${v[v.length - 1]}`);
     });
   }

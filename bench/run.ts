@@ -10,7 +10,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runPollingBenchmark, type PollingReport } from './polling-sim';
-import { renderMarkdown as renderPollingMarkdown, renderSvg as renderPollingSvg, renderText as renderPollingText } from './lib/report';
+import {
+  renderMarkdown as renderPollingMarkdown,
+  renderSvg as renderPollingSvg,
+  renderText as renderPollingText,
+} from './lib/report';
 import { runRateLimitDrain, type RateLimitDrainFigures } from './rate-limit-drain';
 import { runThroughputBenchmark, type RunFigures, type Target, type ThroughputReport, verdict } from './throughput';
 
@@ -87,7 +91,11 @@ function lineChart(
     secondsPerPoint = 1,
     xLabel = 'seconds since the first start',
     legendBelow = false,
-  }: { secondsPerPoint?: number; xLabel?: string; /** Under the axis, two columns, instead of inside the plot. */ legendBelow?: boolean } = {},
+  }: {
+    secondsPerPoint?: number;
+    xLabel?: string;
+    /** Under the axis, two columns, instead of inside the plot. */ legendBelow?: boolean;
+  } = {},
 ): string[] {
   const n = Math.max(2, ...series.map((s) => s.points.length));
   const maxY = niceMax(Math.max(1, ...series.flatMap((s) => s.points)));
@@ -105,7 +113,9 @@ function lineChart(
   const totalSeconds = (n - 1) * secondsPerPoint;
   const stepSeconds = niceStep(totalSeconds / 5);
   for (let t = 0; t <= totalSeconds + 1e-9; t += stepSeconds) {
-    parts.push(`<text x="${sx(t / secondsPerPoint).toFixed(1)}" y="${y0 + h + 14}" font-size="10" text-anchor="middle" fill="#555">${fmt(t, 0)}</text>`);
+    parts.push(
+      `<text x="${sx(t / secondsPerPoint).toFixed(1)}" y="${y0 + h + 14}" font-size="10" text-anchor="middle" fill="#555">${fmt(t, 0)}</text>`,
+    );
   }
   parts.push(
     `<line x1="${x0}" y1="${y0 + h}" x2="${x0 + w}" y2="${y0 + h}" stroke="#333"/>`,
@@ -116,7 +126,9 @@ function lineChart(
   for (const s of series) {
     if (s.points.length === 0) continue;
     const d = s.points.map((v, i) => `${i === 0 ? 'M' : 'L'}${sx(i).toFixed(1)},${sy(v).toFixed(1)}`).join(' ');
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ''}/>`);
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 4"' : ''}/>`,
+    );
   }
   series.forEach((s, i) => {
     const lx = legendBelow ? x0 + (i % 2) * (w / 2) : x0 + 10;
@@ -151,12 +163,28 @@ export function renderThroughputSvg(r: ThroughputReport): string {
     `<text x="20" y="26" font-size="15" font-weight="bold">End-to-end throughput: ${r.size} lifecycles in flight, one worker (${r.machine.cpus} CPU)</text>`,
     `<text x="20" y="44" font-size="11" fill="#555">baseline ${fmt(r.baseline.completedPerSecond)}/s, docs-admin ${fmt(r.docsAdmin.completedPerSecond)}/s (ratio ${fmt(r.ratio, 2)}); worker peak RSS ${fmt(r.docsAdmin.worker.peakRssMiB, 0)} MiB</text>`,
     ...lineChart(80, 90, 380, 220, 'workflows completed (cumulative)', 'completed', [
-      { name: `baseline, same shape without HTTP (${fmt(r.baseline.completedPerSecond)}/s)`, color: '#868e96', points: [0, ...r.baseline.timeline] },
-      { name: `docs-admin (${fmt(r.docsAdmin.completedPerSecond)}/s)`, color: '#1c7ed6', points: [0, ...r.docsAdmin.timeline] },
+      {
+        name: `baseline, same shape without HTTP (${fmt(r.baseline.completedPerSecond)}/s)`,
+        color: '#868e96',
+        points: [0, ...r.baseline.timeline],
+      },
+      {
+        name: `docs-admin (${fmt(r.docsAdmin.completedPerSecond)}/s)`,
+        color: '#1c7ed6',
+        points: [0, ...r.docsAdmin.timeline],
+      },
     ]),
     ...lineChart(570, 90, 380, 220, 'worker resident memory', 'RSS (MiB)', [
-      { name: `baseline worker (peak ${fmt(r.baseline.worker.peakRssMiB, 0)} MiB)`, color: '#868e96', points: r.baseline.worker.rssTimelineMiB },
-      { name: `docs-admin worker (peak ${fmt(r.docsAdmin.worker.peakRssMiB, 0)} MiB)`, color: '#1c7ed6', points: r.docsAdmin.worker.rssTimelineMiB },
+      {
+        name: `baseline worker (peak ${fmt(r.baseline.worker.peakRssMiB, 0)} MiB)`,
+        color: '#868e96',
+        points: r.baseline.worker.rssTimelineMiB,
+      },
+      {
+        name: `docs-admin worker (peak ${fmt(r.docsAdmin.worker.peakRssMiB, 0)} MiB)`,
+        color: '#1c7ed6',
+        points: r.docsAdmin.worker.rssTimelineMiB,
+      },
     ]),
     ...verdicts.map(
       (line, i) =>
@@ -183,7 +211,14 @@ export function renderThroughputSvg(r: ThroughputReport): string {
 export function drainTargets(f: RateLimitDrainFigures, { gateRatio = true }: { gateRatio?: boolean } = {}): Target[] {
   const window = `${fmt(f.windowMs / 1000, 0)} s window`;
   return [
-    { name: `429 share of creates (${window})`, value: f.rateLimitedShare * 100, limit: 1, op: '<=', pass: f.rateLimitedShare <= 0.01, note: '429 answers / create calls, in %' },
+    {
+      name: `429 share of creates (${window})`,
+      value: f.rateLimitedShare * 100,
+      limit: 1,
+      op: '<=',
+      pass: f.rateLimitedShare <= 0.01,
+      note: '429 answers / create calls, in %',
+    },
     {
       name: `drain / theoretical minimum (${window})`,
       value: f.drainRatio,
@@ -201,7 +236,14 @@ export function drainTargets(f: RateLimitDrainFigures, { gateRatio = true }: { g
       pass: f.secondWindowCreateMs !== null && f.other.maxCreateMs < f.secondWindowCreateMs,
       note: "the second project's last create (s) vs the burst's first create of its second window (s)",
     },
-    { name: `lifecycles lost or failed (${window})`, value: f.failed + (f.jobs + f.otherJobs - f.completed - f.failed), limit: 0, op: '<=', pass: f.failed === 0 && f.completed === f.jobs + f.otherJobs, note: '' },
+    {
+      name: `lifecycles lost or failed (${window})`,
+      value: f.failed + (f.jobs + f.otherJobs - f.completed - f.failed),
+      limit: 0,
+      op: '<=',
+      pass: f.failed === 0 && f.completed === f.jobs + f.otherJobs,
+      note: '',
+    },
   ];
 }
 
@@ -224,7 +266,7 @@ export function renderDrainMarkdown(runs: RateLimitDrainFigures[]): string {
     'Overhead is the drain beyond the theoretical minimum: the first create after the burst starts (310 workflow starts and',
     "first tasks), the first window's spread (which every later window mirrors: a slot frees one window after its use), the margins,",
     'and the tail from the last create to the last completion (the job itself plus polling on a loaded machine). It stays about',
-    'the same whatever the window, so the ratio tends to 1 as the window grows towards the API\'s hour; the ratio target is gated on',
+    "the same whatever the window, so the ratio tends to 1 as the window grows towards the API's hour; the ratio target is gated on",
     'the longest window run, and the shorter ones show how much the fixed cost weighs there.',
     '',
     '| window (s) | jobs | completed | create calls | 429 answers | drain (s) | theoretical min (s) | drain / min | overhead (s) | first create (s) | first window spread (s) | last create (s) | tail (s) | other project: max create (s) / completion (s) |',
@@ -284,7 +326,11 @@ export function renderDrainSvg(runs: readonly RateLimitDrainFigures[]): string {
         [
           { name: `API allows (${f.limit} per ${w} s)`, color: '#adb5bd', points: allowance, dashed: true },
           { name: 'burst project: created', color: '#1c7ed6', points: cumulative(f.burst.createMs, stepMs, points) },
-          { name: 'burst project: completed', color: '#2b8a3e', points: cumulative(f.burst.completionMs, stepMs, points) },
+          {
+            name: 'burst project: completed',
+            color: '#2b8a3e',
+            points: cumulative(f.burst.completionMs, stepMs, points),
+          },
           { name: 'other project: created', color: '#e8590c', points: cumulative(f.other.createMs, stepMs, points) },
         ],
         { secondsPerPoint: stepMs / 1000, xLabel: 'seconds since the burst started', legendBelow: true },
@@ -320,7 +366,9 @@ const demote = (markdown: string): string => markdown.replace(/^(#+) /gm, '#$1 '
 
 async function main(argv: string[]): Promise<void> {
   const size = Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000);
-  const only = new Set((argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain').split(',').map((s) => s.trim()));
+  const only = new Set(
+    (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain').split(',').map((s) => s.trim()),
+  );
   const out = path.resolve(argValue(argv, '--out') ?? process.env.BENCH_OUT ?? path.join(__dirname, 'results'));
   await mkdir(out, { recursive: true });
 

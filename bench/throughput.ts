@@ -112,7 +112,13 @@ export interface ThroughputReport {
     apiCallsPerJob: { export: number; agent: number; byRoute: Record<string, number> };
     historyEvents: HistoryFigures;
   };
-  long: { size: number; completed: number; failed: number; historyEvents: HistoryFigures; apiCallsPerJob: { export: number; agent: number } };
+  long: {
+    size: number;
+    completed: number;
+    failed: number;
+    historyEvents: HistoryFigures;
+    apiCallsPerJob: { export: number; agent: number };
+  };
   ratio: number;
   targets: Target[];
   pass: boolean;
@@ -125,13 +131,19 @@ const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 
 
 function tally(settled: Settled[]): { completed: number; failed: number; failures: Record<string, number> } {
   const failures: Record<string, number> = {};
-  for (const s of settled) if (!s.ok) failures[s.failureType ?? 'unknown'] = (failures[s.failureType ?? 'unknown'] ?? 0) + 1;
+  for (const s of settled)
+    if (!s.ok) failures[s.failureType ?? 'unknown'] = (failures[s.failureType ?? 'unknown'] ?? 0) + 1;
   const completed = settled.filter((s) => s.ok).length;
   return { completed, failed: settled.length - completed, failures };
 }
 
 /** Start and close times of the listed workflows, from visibility (server clock). */
-async function serverTimes(client: Client, taskQueue: string, types: string[], expected: number): Promise<{ start: number; closes: number[] }> {
+async function serverTimes(
+  client: Client,
+  taskQueue: string,
+  types: string[],
+  expected: number,
+): Promise<{ start: number; closes: number[] }> {
   const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running' AND WorkflowType IN (${types.map((t) => `'${t}'`).join(', ')})`;
   let rows: { start: number; close: number }[] = [];
   await until(
@@ -184,19 +196,27 @@ function figures(
       cpuSeconds: round(usage.cpuSeconds),
       cpuPercent: round((usage.cpuSeconds / wallSeconds) * 100, 1),
       // A second without a sample (a busy sampler) repeats the previous reading.
-      rssTimelineMiB: Array.from(rssTimelineMiB, (v, i) => v ?? rssTimelineMiB.slice(0, i).findLast((x) => x !== undefined) ?? 0),
+      rssTimelineMiB: Array.from(
+        rssTimelineMiB,
+        (v, i) => v ?? rssTimelineMiB.slice(0, i).findLast((x) => x !== undefined) ?? 0,
+      ),
     },
   };
 }
 
 async function meanHistoryEvents(client: Client, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const counts = await mapLimit(ids, 10, async (id) => (await client.workflow.getHandle(id).fetchHistory()).events?.length ?? 0);
+  const counts = await mapLimit(
+    ids,
+    10,
+    async (id) => (await client.workflow.getHandle(id).fetchHistory()).events?.length ?? 0,
+  );
   return round(counts.reduce((a, b) => a + b, 0) / counts.length, 1);
 }
 
 function callsDelta(before: EmulatorCounters, after: EmulatorCounters): Record<string, number> {
-  const sum = (c: EmulatorCounters, route: string): number => Object.values(c.calls[route] ?? {}).reduce((a, b) => a + b, 0);
+  const sum = (c: EmulatorCounters, route: string): number =>
+    Object.values(c.calls[route] ?? {}).reduce((a, b) => a + b, 0);
   const routes = new Set([...Object.keys(after.calls), ...Object.keys(before.calls)]);
   return Object.fromEntries([...routes].map((r) => [r, sum(after, r) - sum(before, r)]));
 }
@@ -249,7 +269,9 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
   let emulator: EmulatorHandle | undefined;
   const workers: WorkerProcess[] = [];
   try {
-    log(`throughput: ${size} lifecycles (${exportsN} exports, ${agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`);
+    log(
+      `throughput: ${size} lifecycles (${exportsN} exports, ${agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`,
+    );
 
     // ---- baseline ------------------------------------------------------------------------------------
     const baselineQueue = `bench-baseline-${tag}`;
@@ -268,14 +290,19 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
     let sampler = new UsageSampler(baselineWorker.pid);
     let started = Date.now();
     const baselineIds: string[] = [];
-    const baselineKinds = Array.from({ length: size }, (_, i) => (i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent'));
+    const baselineKinds = Array.from({ length: size }, (_, i) =>
+      i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent',
+    );
     await mapLimit(baselineKinds, 50, async (kind, i) => {
       const workflowId = `baseline-${kind}-${tag}-${i}`;
       if (kind === 'export') {
         const input: BaselineExportInput = { domain: `${tag}-${i}.docs.example.com` };
         await client.workflow.start('baselineExport', { workflowId, taskQueue: baselineQueue, args: [input] });
       } else {
-        const input: BaselineAgentInput = { projectId: `${tag}-p${i % projects}`, prompt: `Fix the typos on page ${i} (${tag})` };
+        const input: BaselineAgentInput = {
+          projectId: `${tag}-p${i % projects}`,
+          prompt: `Fix the typos on page ${i} (${tag})`,
+        };
         await client.workflow.start('baselineAgent', { workflowId, taskQueue: baselineQueue, args: [input] });
       }
       baselineIds.push(workflowId);
@@ -295,7 +322,9 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
       ...figures(baselineSettled, baselineTimes, startSeconds, baselineUsage),
       pollsPerWorkflow: { export: round(polls.export), agent: round(polls.agent) },
     };
-    log(`baseline: ${baseline.completed}/${size} completed, ${baseline.completedPerSecond}/s, worker peak RSS ${baseline.worker.peakRssMiB} MiB`);
+    log(
+      `baseline: ${baseline.completed}/${size} completed, ${baseline.completedPerSecond}/s, worker peak RSS ${baseline.worker.peakRssMiB} MiB`,
+    );
     await baselineWorker.kill('SIGTERM');
 
     // ---- docs-admin ----------------------------------------------------------------------------------
@@ -331,7 +360,13 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
     const byRoute = callsDelta(before, emulator.counters());
     const historyShort: HistoryFigures = {
       export: await meanHistoryEvents(client, sample(main.exportIds, historySample)),
-      agent: await meanHistoryEvents(client, sample(main.agents.map((a) => a.workflowId), historySample)),
+      agent: await meanHistoryEvents(
+        client,
+        sample(
+          main.agents.map((a) => a.workflowId),
+          historySample,
+        ),
+      ),
       sampled: Math.min(historySample, exportsN) + Math.min(historySample, agentsN),
     };
     const docsAdmin = {
@@ -339,21 +374,38 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
       apiCallsPerJob: { ...perJob(byRoute, exportsN, agentsN), byRoute },
       historyEvents: historyShort,
     };
-    log(`docs-admin: ${docsAdmin.completed}/${size} completed, ${docsAdmin.completedPerSecond}/s, worker peak RSS ${docsAdmin.worker.peakRssMiB} MiB`);
+    log(
+      `docs-admin: ${docsAdmin.completed}/${size} completed, ${docsAdmin.completedPerSecond}/s, worker peak RSS ${docsAdmin.worker.peakRssMiB} MiB`,
+    );
 
     // ---- long durations: same worker, jobs longFactor times longer --------------------------------------
-    emulator.configure({ agentActiveMs: agentActiveMs * longFactor, exportQueuedMs: exportQueuedMs * longFactor, exportDurationMs: exportDurationMs * longFactor });
+    emulator.configure({
+      agentActiveMs: agentActiveMs * longFactor,
+      exportQueuedMs: exportQueuedMs * longFactor,
+      exportDurationMs: exportDurationMs * longFactor,
+    });
     before = emulator.counters();
     const longExports = Math.floor(longSize / 2);
     const longAgents = longSize - longExports;
-    const long = await startLifecycles(client, queue, { exports: longExports, agents: longAgents, projects, tag: `${tag}l` });
+    const long = await startLifecycles(client, queue, {
+      exports: longExports,
+      agents: longAgents,
+      projects,
+      tag: `${tag}l`,
+    });
     log(`long: ${longSize} lifecycles with ${longFactor}x durations`);
     const longSettled = await settle(client, [...long.exportIds, ...long.agents.map((a) => a.workflowId)]);
     const longByRoute = callsDelta(before, emulator.counters());
     const longTally = tally(longSettled);
     const historyLong: HistoryFigures = {
       export: await meanHistoryEvents(client, sample(long.exportIds, historySample)),
-      agent: await meanHistoryEvents(client, sample(long.agents.map((a) => a.workflowId), historySample)),
+      agent: await meanHistoryEvents(
+        client,
+        sample(
+          long.agents.map((a) => a.workflowId),
+          historySample,
+        ),
+      ),
       sampled: Math.min(historySample, longExports) + Math.min(historySample, longAgents),
     };
     await worker.kill('SIGTERM');

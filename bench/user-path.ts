@@ -36,7 +36,12 @@ interface Fleet {
 }
 
 /** The emulator, `workers` worker processes on the default task queue, and a client: what a deployment has. */
-async function startFleet(target: UserPathTarget, workers: number, emulatorOptions: Parameters<typeof startEmulator>[0], rateLimit: string): Promise<Fleet> {
+async function startFleet(
+  target: UserPathTarget,
+  workers: number,
+  emulatorOptions: Parameters<typeof startEmulator>[0],
+  rateLimit: string,
+): Promise<Fleet> {
   const emu = await startEmulator(emulatorOptions);
   const connection = await Connection.connect({ address: target.address });
   const client = new Client({ connection, namespace: target.namespace ?? 'default' });
@@ -51,7 +56,8 @@ async function startFleet(target: UserPathTarget, workers: number, emulatorOptio
   };
   const started: WorkerProcess[] = [];
   try {
-    for (let i = 0; i < workers; i++) started.push(await WorkerProcess.start({ env, readyLine: 'docs-admin worker started', readyTimeoutMs: 120_000 }));
+    for (let i = 0; i < workers; i++)
+      started.push(await WorkerProcess.start({ env, readyLine: 'docs-admin worker started', readyTimeoutMs: 120_000 }));
   } catch (err) {
     await Promise.all(started.map((w) => w.kill('SIGTERM')));
     await emu.close();
@@ -169,9 +175,19 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
         args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }],
       });
     const startedAt = Date.now();
-    const a = await mapLimit(Array.from({ length: jobs }, (_, i) => i), 50, (i) => start(projectA, i));
-    const b = await mapLimit(Array.from({ length: otherJobs }, (_, i) => i), 10, (i) => start(projectB, i));
-    log(`burst on ${target.label}, ${workers} worker(s), ${windowMs / 1000} s window: started ${jobs} + ${otherJobs} in ${Date.now() - startedAt} ms`);
+    const a = await mapLimit(
+      Array.from({ length: jobs }, (_, i) => i),
+      50,
+      (i) => start(projectA, i),
+    );
+    const b = await mapLimit(
+      Array.from({ length: otherJobs }, (_, i) => i),
+      10,
+      (i) => start(projectB, i),
+    );
+    log(
+      `burst on ${target.label}, ${workers} worker(s), ${windowMs / 1000} s window: started ${jobs} + ${otherJobs} in ${Date.now() - startedAt} ms`,
+    );
     let failed = 0;
     const done = (handles: typeof a) =>
       Promise.all(
@@ -207,7 +223,10 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
       failed,
       createCalls,
       rateLimited: counters.calls.createAgentJob?.['429'] ?? 0,
-      maxCreatesInWindow: Math.max(maxInAnyWindow(created(projectA), windowMs), maxInAnyWindow(created(projectB), windowMs)),
+      maxCreatesInWindow: Math.max(
+        maxInAnyWindow(created(projectA), windowMs),
+        maxInAnyWindow(created(projectB), windowMs),
+      ),
       drainS: seconds(drainMs),
       theoreticalMinS: seconds(minMs),
       drainRatio: Math.round(ratio * 100) / 100,
@@ -258,7 +277,11 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
   const fleet = await startFleet(
     target,
     workers,
-    { exportQueuedMs: 0, durationFor: (_kind, key) => durationOf(key), rateLimit: { limit: 10_000, windowMs: 3_600_000 } },
+    {
+      exportQueuedMs: 0,
+      durationFor: (_kind, key) => durationOf(key),
+      rateLimit: { limit: 10_000, windowMs: 3_600_000 },
+    },
     '10000/1h',
   );
   try {
@@ -341,7 +364,11 @@ export interface UserPathReport {
  * The whole comparison in one run: mixed lifecycles on the cluster (production defaults) and on a
  * tuned dev server, with 1 and 3 worker processes; the burst on the cluster at a 10 s and a 60 s window.
  */
-export async function runUserPathReport(cluster: UserPathTarget, tuned: UserPathTarget, log = (l: string) => process.stderr.write(`${l}\n`)): Promise<UserPathReport> {
+export async function runUserPathReport(
+  cluster: UserPathTarget,
+  tuned: UserPathTarget,
+  log = (l: string) => process.stderr.write(`${l}\n`),
+): Promise<UserPathReport> {
   const mixed: MixedFigures[] = [];
   for (const workers of [1, 3]) {
     for (const target of [cluster, tuned]) {
@@ -372,10 +399,14 @@ export function userPathMarkdown(report: UserPathReport): string {
     '| server | workers | lifecycles | completed | wall (s) | completed/s | lag p50 / p99 (s) |',
     '|---|---:|---:|---:|---:|---:|---:|',
     ...report.mixed.map(
-      (m) => `| ${m.server} | ${m.workers} | ${m.lifecycles} | ${m.completed} | ${m.wallS} | ${m.completedPerSecond} | ${m.lagP50S} / ${m.lagP99S} |`,
+      (m) =>
+        `| ${m.server} | ${m.workers} | ${m.lifecycles} | ${m.completed} | ${m.wallS} | ${m.completedPerSecond} | ${m.lagP50S} / ${m.lagP99S} |`,
     ),
     '',
-    ...report.clusterVsTuned.map((r) => `Cluster / tuned dev server, ${r.workers} worker(s): **${r.ratio}x** completions per second (target >= 0.8x).`),
+    ...report.clusterVsTuned.map(
+      (r) =>
+        `Cluster / tuned dev server, ${r.workers} worker(s): **${r.ratio}x** completions per second (target >= 0.8x).`,
+    ),
     '',
     '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -90,7 +90,8 @@ export function validateRule(rule: FaultRule): void {
   if (!rule || typeof rule !== 'object') throw new Error('fault rule must be an object');
   if (!ROUTES.has(rule.route)) throw new Error(`unknown fault route "${String(rule.route)}"`);
   if (!KINDS.has(rule.kind)) throw new Error(`unknown fault kind "${String(rule.kind)}"`);
-  if (rule.count !== undefined && (!Number.isInteger(rule.count) || rule.count < 0)) throw new Error('count must be an integer >= 0');
+  if (rule.count !== undefined && (!Number.isInteger(rule.count) || rule.count < 0))
+    throw new Error('count must be an integer >= 0');
   if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) {
     throw new Error('probability must be within 0..1');
   }

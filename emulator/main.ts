@@ -36,15 +36,23 @@ function optionsFromEnv(): Partial<EmulatorOptions> {
   set('exportQueuedMs', intFromEnv('EMULATOR_EXPORT_QUEUED_MS'));
   set('exportDurationMs', intFromEnv('EMULATOR_EXPORT_DURATION_MS'));
   set('exportTotalPages', intFromEnv('EMULATOR_EXPORT_PAGES', 1));
-  set('progressShape', oneOf<ProgressShape>('EMULATOR_PROGRESS_SHAPE', ['linear', 'slow-start', 'stall-at-99', 'jumps']));
+  set(
+    'progressShape',
+    oneOf<ProgressShape>('EMULATOR_PROGRESS_SHAPE', ['linear', 'slow-start', 'stall-at-99', 'jumps']),
+  );
   set('retryAfterForm', oneOf<RetryAfterForm>('EMULATOR_RETRY_AFTER', ['seconds', 'http-date', 'none']));
   set('bundleTtlMs', intFromEnv('EMULATOR_BUNDLE_TTL_MS', 1));
   set('seed', intFromEnv('EMULATOR_SEED'));
   const limit = intFromEnv('EMULATOR_RATE_LIMIT_COUNT', 1);
   const windowMs = intFromEnv('EMULATOR_RATE_LIMIT_WINDOW_MS', 1);
-  if (limit !== undefined || windowMs !== undefined) options.rateLimit = { limit: limit ?? 100, windowMs: windowMs ?? 3_600_000 };
+  if (limit !== undefined || windowMs !== undefined)
+    options.rateLimit = { limit: limit ?? 100, windowMs: windowMs ?? 3_600_000 };
   const nonEnterprise = process.env.EMULATOR_NON_ENTERPRISE_KEYS;
-  if (nonEnterprise) options.nonEnterpriseKeys = nonEnterprise.split(',').map((k) => k.trim()).filter(Boolean);
+  if (nonEnterprise)
+    options.nonEnterpriseKeys = nonEnterprise
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
   if (process.env.EMULATOR_LOG_REQUESTS === '1') options.logRequests = true;
   return options;
 }

@@ -78,7 +78,9 @@ export function defaultAgentOutcome(prompt: string): AgentOutcome {
 }
 
 export function defaultExportFailure(domain: string): string | null {
-  return domain.startsWith('fail-') ? `render failed: page /index of ${domain} threw "ReferenceError: window is not defined"` : null;
+  return domain.startsWith('fail-')
+    ? `render failed: page /index of ${domain} threw "ReferenceError: window is not defined"`
+    : null;
 }
 
 export const DEFAULT_OPTIONS: EmulatorOptions = {

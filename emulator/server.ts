@@ -61,7 +61,8 @@ class HttpError extends Error {
   }
 }
 
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const MAX_BODY = 1024 * 1024;
 
 const emptyCounters = (): EmulatorCounters => ({
@@ -95,7 +96,8 @@ export class Emulator {
     this.#limiter = new SlidingWindowLimiter(this.options.rateLimit.limit, this.options.rateLimit.windowMs);
     this.server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent && !res.destroyed) this.#json(res, 500, { error: `emulator bug: ${(err as Error).message}` });
+        if (!res.headersSent && !res.destroyed)
+          this.#json(res, 500, { error: `emulator bug: ${(err as Error).message}` });
       });
     });
     this.server.keepAliveTimeout = 10_000;
@@ -234,7 +236,8 @@ export class Emulator {
 
     // Post-commit faults: the change above took effect, the client does not learn it.
     if (fault && status < 300) {
-      if (fault.kind === '500-after-commit') return this.#json(res, 500, { error: 'internal server error (injected after commit)' });
+      if (fault.kind === '500-after-commit')
+        return this.#json(res, 500, { error: 'internal server error (injected after commit)' });
       if (fault.kind === 'reset-after-commit') {
         req.socket.destroy();
         return;
@@ -352,7 +355,10 @@ export class Emulator {
     if (decision.ok) return;
     this.#counters.rateLimited++;
     this.#setRetryAfter(res, decision.retryAtMs);
-    throw new HttpError(429, `rate limit exceeded: ${this.options.rateLimit.limit} agent jobs and messages per project per window`);
+    throw new HttpError(
+      429,
+      `rate limit exceeded: ${this.options.rateLimit.limit} agent jobs and messages per project per window`,
+    );
   }
 
   #setRetryAfter(res: ServerResponse, retryAtMs: number): void {
@@ -408,7 +414,9 @@ export class Emulator {
     if (!valid || this.options.now() >= expires) {
       this.#counters.downloadsDenied++;
       res.writeHead(403, { 'content-type': 'application/xml' });
-      res.end(`<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>${valid ? 'Request has expired' : 'Signature does not match'}</Message></Error>`);
+      res.end(
+        `<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>${valid ? 'Request has expired' : 'Signature does not match'}</Message></Error>`,
+      );
       return;
     }
     this.#counters.downloadsOk++;
@@ -426,7 +434,11 @@ export class Emulator {
     }
     if (range) {
       const [start, end] = range;
-      res.writeHead(206, { ...headers, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${archive.length}` });
+      res.writeHead(206, {
+        ...headers,
+        'content-length': end - start + 1,
+        'content-range': `bytes ${start}-${end}/${archive.length}`,
+      });
       return void res.end(req.method === 'HEAD' ? undefined : archive.subarray(start, end + 1));
     }
     res.writeHead(200, { ...headers, 'content-length': archive.length });
@@ -498,7 +510,8 @@ function matchRoute(method: string, path: string): { route: EmulatorRoute; param
   if (p[0] === 'v2' && p[1] === 'agent' && p[3] === 'job') {
     if (p.length === 4 && method === 'POST') return { route: 'createAgentJob', params: [p[2]!] };
     if (p.length === 5 && method === 'GET') return { route: 'getAgentJob', params: [p[2]!, p[4]!] };
-    if (p.length === 6 && p[5] === 'message' && method === 'POST') return { route: 'sendAgentMessage', params: [p[2]!, p[4]!] };
+    if (p.length === 6 && p[5] === 'message' && method === 'POST')
+      return { route: 'sendAgentMessage', params: [p[2]!, p[4]!] };
   }
   if (p[0] === 'v1' && p[1] === 'static-export' && p[2] === 'jobs') {
     if (p.length === 3 && method === 'POST') return { route: 'startExport', params: [] };
@@ -539,13 +552,15 @@ function parseJsonObject(raw: string): Record<string, unknown> {
   } catch {
     throw new HttpError(400, 'request body must be JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'request body must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HttpError(400, 'request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
 function promptOf(raw: string): string {
   const { prompt } = parseJsonObject(raw);
-  if (typeof prompt !== 'string' || prompt.length < 1) throw new HttpError(400, '"prompt" is required (a non-empty string)');
+  if (typeof prompt !== 'string' || prompt.length < 1)
+    throw new HttpError(400, '"prompt" is required (a non-empty string)');
   return prompt;
 }
 
@@ -554,11 +569,16 @@ function exportRequestOf(raw: string): StartExportRequest {
   if (typeof domain !== 'string' || !HOSTNAME.test(domain)) {
     throw new HttpError(400, '"domain" must be a bare hostname (no scheme, slash or path), e.g. docs.example.com');
   }
-  if (version !== undefined && (typeof version !== 'string' || version === '')) throw new HttpError(400, '"version" must be a non-empty string');
+  if (version !== undefined && (typeof version !== 'string' || version === ''))
+    throw new HttpError(400, '"version" must be a non-empty string');
   if (paths !== undefined && (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string'))) {
     throw new HttpError(400, '"paths" must be an array of strings');
   }
-  return { domain, ...(version !== undefined ? { version } : {}), ...(paths !== undefined ? { paths: paths as string[] } : {}) };
+  return {
+    domain,
+    ...(version !== undefined ? { version } : {}),
+    ...(paths !== undefined ? { paths: paths as string[] } : {}),
+  };
 }
 
 /** Single byte range: "bytes=a-b", "bytes=a-", "bytes=-n". Multiple ranges are served whole (allowed by RFC 9110). */
@@ -582,10 +602,12 @@ function parseRange(header: string | undefined, size: number): [number, number] 
 }
 
 function applyQuirks(body: unknown, quirks: ResponseQuirks): unknown {
-  if (!quirks.numbersAsStrings && !quirks.extraFields && !quirks.activeStatusAlias && !quirks.runningStatusAlias) return body;
+  if (!quirks.numbersAsStrings && !quirks.extraFields && !quirks.activeStatusAlias && !quirks.runningStatusAlias)
+    return body;
   const out = { ...(body as Record<string, unknown>) };
   if (quirks.numbersAsStrings) {
-    for (const key of ['progress', 'pageCount', 'sizeBytes']) if (typeof out[key] === 'number') out[key] = String(out[key]);
+    for (const key of ['progress', 'pageCount', 'sizeBytes'])
+      if (typeof out[key] === 'number') out[key] = String(out[key]);
   }
   if (quirks.extraFields) {
     out.organizationId = 'org_emulated';

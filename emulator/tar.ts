@@ -22,7 +22,8 @@ function writeOctal(header: Buffer, offset: number, length: number, value: numbe
 function splitName(name: string): { name: string; prefix: string } {
   if (Buffer.byteLength(name) <= 100) return { name, prefix: '' };
   const cut = name.lastIndexOf('/', 155);
-  if (cut > 0 && Buffer.byteLength(name.slice(cut + 1)) <= 100) return { prefix: name.slice(0, cut), name: name.slice(cut + 1) };
+  if (cut > 0 && Buffer.byteLength(name.slice(cut + 1)) <= 100)
+    return { prefix: name.slice(0, cut), name: name.slice(cut + 1) };
   throw new Error(`tar entry name too long: ${name.slice(0, 40)}...`);
 }
 

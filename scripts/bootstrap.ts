@@ -6,7 +6,9 @@ ensureTools({ cluster: true }).then(
   ({ cli, testServer, cluster }) => {
     console.log(`temporal CLI: ${cli ?? '(SDK download at first use)'}`);
     console.log(`time-skipping test server: ${testServer ? 'ready' : '(SDK download at first use)'}`);
-    console.log(`cluster binaries (temporal-server, temporal-sql-tool, temporal-ui-server): ${cluster ? 'ready' : 'missing (no Go)'}`);
+    console.log(
+      `cluster binaries (temporal-server, temporal-sql-tool, temporal-ui-server): ${cluster ? 'ready' : 'missing (no Go)'}`,
+    );
   },
   (err: unknown) => {
     console.error(`bootstrap failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -18,7 +18,8 @@ const PROJECT = 'demo-project';
 const PROMPT = 'Document the rate limits of the agent API on the quickstart page';
 
 const say = (line: string) => console.log(line);
-const workflowLink = (workflowId: string) => `${UI_URL}/namespaces/${DEFAULT_NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`;
+const workflowLink = (workflowId: string) =>
+  `${UI_URL}/namespaces/${DEFAULT_NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`;
 
 interface Running {
   server?: ChildProcess;
@@ -72,14 +73,22 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
   say('');
   say(`Static export of ${DOMAIN} and an agent job for ${PROJECT}, side by side:`);
   let lastExportLine = '';
-  const exportDone = runExport(client, { domain: DOMAIN }, {
-    taskQueue: config.taskQueue,
-    onProgress: (s) => {
-      const line = `  export  ${s.phase.padEnd(9)} ${String(Math.round(s.progress)).padStart(3)}%  ${s.pageCount} pages  (${s.polls} polls)`;
-      if (line !== lastExportLine) say((lastExportLine = line));
+  const exportDone = runExport(
+    client,
+    { domain: DOMAIN },
+    {
+      taskQueue: config.taskQueue,
+      onProgress: (s) => {
+        const line = `  export  ${s.phase.padEnd(9)} ${String(Math.round(s.progress)).padStart(3)}%  ${s.pageCount} pages  (${s.polls} polls)`;
+        if (line !== lastExportLine) say((lastExportLine = line));
+      },
     },
-  });
-  const agentStarted = await startAgentJob(client, { projectId: PROJECT, prompt: PROMPT }, { taskQueue: config.taskQueue });
+  );
+  const agentStarted = await startAgentJob(
+    client,
+    { projectId: PROJECT, prompt: PROMPT },
+    { taskQueue: config.taskQueue },
+  );
   say(`  agent   job ${agentStarted.jobId} created (workflow ${agentStarted.workflowId})`);
   let lastAgentLine = '';
   const agentDone = awaitAgentJob(client, agentStarted.workflowId, {

@@ -52,7 +52,8 @@ export function isHealthy(temporal: string): boolean {
 export async function waitHealthy(temporal: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!isHealthy(temporal)) {
-    if (Date.now() > deadline) throw new Error(`the dev server did not become healthy within ${timeoutMs / 1000}s; see ${LOG_FILE}`);
+    if (Date.now() > deadline)
+      throw new Error(`the dev server did not become healthy within ${timeoutMs / 1000}s; see ${LOG_FILE}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -62,7 +63,17 @@ export function ensureSearchAttributes(temporal: string): void {
   const listed = cli(temporal, ['operator', 'search-attribute', 'list', '--address', ADDRESS]).stdout;
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_REGISTRATION)) {
     if (listed.includes(name)) continue;
-    const created = cli(temporal, ['operator', 'search-attribute', 'create', '--name', name, '--type', type, '--address', ADDRESS]);
+    const created = cli(temporal, [
+      'operator',
+      'search-attribute',
+      'create',
+      '--name',
+      name,
+      '--type',
+      type,
+      '--address',
+      ADDRESS,
+    ]);
     if (created.status !== 0) throw new Error(`could not register search attribute ${name}: ${created.stderr.trim()}`);
   }
 }
@@ -74,12 +85,25 @@ export function ensureSearchAttributes(temporal: string): void {
 export async function startDevServer(temporal: string, { detached }: { detached: boolean }): Promise<ChildProcess> {
   mkdirSync(DATA_DIR, { recursive: true });
   const args = [
-    'server', 'start-dev',
-    '--ip', HOST, '--port', String(PORT), '--ui-ip', HOST, '--ui-port', String(UI_PORT),
-    '--db-filename', path.join(DATA_DIR, 'temporal.db'),
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    HOST,
+    '--port',
+    String(PORT),
+    '--ui-ip',
+    HOST,
+    '--ui-port',
+    String(UI_PORT),
+    '--db-filename',
+    path.join(DATA_DIR, 'temporal.db'),
+    '--log-level',
+    'warn',
     ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
-    ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => [
+      '--search-attribute',
+      `${name}=${type}`,
+    ]),
   ];
   const log = openSync(LOG_FILE, 'a');
   const child = spawn(temporal, args, { detached, stdio: ['ignore', log, log] });

@@ -15,7 +15,13 @@ import { Context } from '@temporalio/activity';
 import { type Client, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { createActivities } from '../src/activities';
 import { AdminApiClient } from '../src/api/client';
 import { type EmulatorHandle, startEmulator } from '../emulator';
@@ -85,7 +91,11 @@ interface Recorded {
   suffix?: string;
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();
@@ -105,7 +115,12 @@ const keeper = (ctx: Ctx, input: Partial<BundleKeeperInput> & { domain: string }
   ctx.client.workflow.start(WorkflowType.bundleKeeper, {
     taskQueue: ctx.taskQueue,
     workflowId: unique(`keeper-${input.domain}`),
-    args: [{ sink: { type: 'file', path: path.join(ctx.dir, `${input.domain}-${++seq}.json`) }, ...input } satisfies BundleKeeperInput],
+    args: [
+      {
+        sink: { type: 'file', path: path.join(ctx.dir, `${input.domain}-${++seq}.json`) },
+        ...input,
+      } satisfies BundleKeeperInput,
+    ],
   });
 
 const keeperStatus = (handle: WorkflowHandle) => handle.query(keeperStatusQuery);
@@ -114,7 +129,11 @@ const until = (handle: WorkflowHandle, what: string, ok: (s: KeeperStatus) => bo
     const s = await keeperStatus(handle);
     return ok(s) ? s : null;
   });
-const settled = (promise: Promise<unknown>) => promise.then(() => undefined, () => undefined);
+const settled = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    () => undefined,
+  );
 const eventsOf = async (handle: WorkflowHandle) => (await handle.fetchHistory()).events ?? [];
 
 /** Both ends of a chain that continued as new: the first run (ends in the command) and the latest. */
@@ -151,7 +170,8 @@ export const SCENARIOS: Scenario[] = [
       await Promise.all(handles.map((h) => h.result()));
       for (const handle of handles) {
         const events = await eventsOf(handle);
-        if (events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted')) return [{ handle }];
+        if (events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted'))
+          return [{ handle }];
       }
       throw new Error('no job of the burst waited for a permitGranted signal');
     },
@@ -180,7 +200,11 @@ export const SCENARIOS: Scenario[] = [
     async run(ctx) {
       const projectId = unique('died');
       ctx.dies.add(projectId);
-      const handle = await agent(ctx, { projectId, prompt: 'Add a changelog' }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+      const handle = await agent(
+        ctx,
+        { projectId, prompt: 'Add a changelog' },
+        { ...FAST, nonIdempotentCallTimeoutMs: 1_500 },
+      );
       await handle.result();
       if (ctx.dies.has(projectId)) throw new Error('the simulated worker death did not happen');
       return [{ handle }];
@@ -193,7 +217,11 @@ export const SCENARIOS: Scenario[] = [
     async run(ctx) {
       ctx.emu.setFaults([{ route: 'createAgentJob', kind: '500-after-commit', count: 1 }]);
       try {
-        const handle = await agent(ctx, { projectId: unique('unknown'), prompt: 'Rewrite the auth guide', requestId: 'req-1' });
+        const handle = await agent(ctx, {
+          projectId: unique('unknown'),
+          prompt: 'Rewrite the auth guide',
+          requestId: 'req-1',
+        });
         await settled(handle.result());
         return [{ handle }];
       } finally {
@@ -218,7 +246,11 @@ export const SCENARIOS: Scenario[] = [
     async run(ctx) {
       ctx.emu.configure({ agentActiveMs: 5_000 });
       try {
-        const handle = await agent(ctx, { projectId: unique('can'), prompt: 'Reorganize the navigation' }, { ...FAST, maxPollsPerRun: 2 });
+        const handle = await agent(
+          ctx,
+          { projectId: unique('can'), prompt: 'Reorganize the navigation' },
+          { ...FAST, maxPollsPerRun: 2 },
+        );
         await handle.result();
         return chain(handle);
       } finally {
@@ -230,16 +262,20 @@ export const SCENARIOS: Scenario[] = [
   {
     type: 'agentRateLimiter',
     path: 'queued-grants',
-    covers: 'a burst over the window: admitted, queued, granted by signal (handed over ahead of time), completes when idle',
+    covers:
+      'a burst over the window: admitted, queued, granted by signal (handed over ahead of time), completes when idle',
     async run(ctx) {
       const projectId = unique('limq');
-      const handles = await Promise.all([0, 1, 2, 3, 4].map((i) => agent(ctx, { projectId, prompt: `Queued job ${i}` })));
+      const handles = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) => agent(ctx, { projectId, prompt: `Queued job ${i}` })),
+      );
       await Promise.all(handles.map((h) => h.result()));
       const limiter = ctx.client.workflow.getHandle(rateLimiterWorkflowId(projectId));
       await limiter.result();
       const events = await eventsOf(limiter);
       const handedOver = events.some(
-        (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'permitGranted' &&
+        (e) =>
+          e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'permitGranted' &&
           (e.signalExternalWorkflowExecutionInitiatedEventAttributes.input?.payloads?.length ?? 0) > 1,
       );
       if (!handedOver) throw new Error('the burst was granted without a hand-over ahead of time');
@@ -249,7 +285,8 @@ export const SCENARIOS: Scenario[] = [
   {
     type: 'agentRateLimiter',
     path: 'hand-over-to-another-queue',
-    covers: "a limiter started on an older fleet's queue hands over: continues as new onto the queue its requesters serve",
+    covers:
+      "a limiter started on an older fleet's queue hands over: continues as new onto the queue its requesters serve",
     async run(ctx) {
       const projectId = unique('limmove');
       const oldQueue = `${ctx.limiterQueue}-old`;
@@ -260,7 +297,9 @@ export const SCENARIOS: Scenario[] = [
       });
       const job = await agent(ctx, { projectId, prompt: 'Job of the new fleet' });
       await job.result();
-      const moved = await waitFor('the limiter to move', async () => ((await handle.describe()).taskQueue === ctx.limiterQueue ? true : null));
+      const moved = await waitFor('the limiter to move', async () =>
+        (await handle.describe()).taskQueue === ctx.limiterQueue ? true : null,
+      );
       if (!moved) throw new Error('unreachable');
       await handle.result();
       return chain(handle);
@@ -269,7 +308,8 @@ export const SCENARIOS: Scenario[] = [
   {
     type: 'agentRateLimiter',
     path: 'continue-as-new',
-    covers: 'the server suggests continue-as-new (limit.historyCount.suggestContinueAsNew): state carried, grants go on',
+    covers:
+      'the server suggests continue-as-new (limit.historyCount.suggestContinueAsNew): state carried, grants go on',
     suggestServer: true,
     async run(ctx) {
       const projectId = unique('limcan');
@@ -288,7 +328,11 @@ export const SCENARIOS: Scenario[] = [
     path: 'success',
     covers: 'start, polls through queued and running, bundle',
     async run(ctx) {
-      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, { taskQueue: ctx.taskQueue, workflowId: unique('export'), args: [{ domain: 'docs.example.com' }] });
+      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
+        taskQueue: ctx.taskQueue,
+        workflowId: unique('export'),
+        args: [{ domain: 'docs.example.com' }],
+      });
       await handle.result();
       return [{ handle }];
     },
@@ -298,7 +342,11 @@ export const SCENARIOS: Scenario[] = [
     path: 'failure',
     covers: 'the export fails: ExportFailed with the job id',
     async run(ctx) {
-      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, { taskQueue: ctx.taskQueue, workflowId: unique('export-fail'), args: [{ domain: 'fail-docs.example.com' }] });
+      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
+        taskQueue: ctx.taskQueue,
+        workflowId: unique('export-fail'),
+        args: [{ domain: 'fail-docs.example.com' }],
+      });
       await settled(handle.result());
       return [{ handle }];
     },
@@ -356,7 +404,11 @@ export const SCENARIOS: Scenario[] = [
         await until(handle, 'the publish export to run', (s) => s.exporting === true);
         await handle.signal(publishSignal);
         await handle.signal(publishSignal);
-        await until(handle, 'the coalesced follow-up export', (s) => s.exportsDone >= 3 && !s.exporting && !s.exportWanted);
+        await until(
+          handle,
+          'the coalesced follow-up export',
+          (s) => s.exportsDone >= 3 && !s.exporting && !s.exportWanted,
+        );
       } finally {
         ctx.emu.configure({ exportDurationMs: 1_000 });
       }
@@ -393,7 +445,8 @@ export const SCENARIOS: Scenario[] = [
   {
     type: 'bundleKeeper',
     path: 'failed-verification',
-    covers: 'a new bundle fails verification (its download keeps failing): not applied, the old config stays, retry planned',
+    covers:
+      'a new bundle fails verification (its download keeps failing): not applied, the old config stays, retry planned',
     async run(ctx) {
       const handle = await keeper(ctx, { domain: 'verify.example.com' });
       await until(handle, 'first apply', (s) => s.jobId !== null);
@@ -410,7 +463,8 @@ export const SCENARIOS: Scenario[] = [
   {
     type: 'bundleKeeper',
     path: 'continue-as-new',
-    covers: 'continues as new between cycles (continueAsNewAfterCycles), carrying its state; the continued run refreshes',
+    covers:
+      'continues as new between cycles (continueAsNewAfterCycles), carrying its state; the continued run refreshes',
     async run(ctx) {
       const handle = await keeper(ctx, { domain: 'can.example.com', continueAsNewAfterCycles: 1 });
       await waitFor('the keeper to continue as new and refresh', async () => {
@@ -428,7 +482,11 @@ async function devServer(dynamicConfig: string[]): Promise<TestWorkflowEnvironme
       executable: devServerExecutable(),
       ip: '127.0.0.1',
       searchAttributes: Object.values(SearchAttr),
-      extraArgs: ['--log-level', 'error', ...[...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig].flatMap((v) => ['--dynamic-config-value', v])],
+      extraArgs: [
+        '--log-level',
+        'error',
+        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig].flatMap((v) => ['--dynamic-config-value', v]),
+      ],
     },
   });
 }
@@ -438,12 +496,23 @@ interface Fleet {
   close(): Promise<void>;
 }
 
-async function fleet(env: TestWorkflowEnvironment, bundle: WorkflowBundleWithSourceMap, emu: EmulatorHandle, dir: string): Promise<Fleet> {
+async function fleet(
+  env: TestWorkflowEnvironment,
+  bundle: WorkflowBundleWithSourceMap,
+  emu: EmulatorHandle,
+  dir: string,
+): Promise<Fleet> {
   const taskQueue = unique('capture');
   const limiterQueue = `${taskQueue}-limiter`;
   const api = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
   const dies = new Set<string>();
-  const real = createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: RATE, limiterTaskQueue: limiterQueue });
+  const real = createActivities({
+    api,
+    metrics: noopMetrics,
+    temporal: env.client,
+    agentRateLimit: RATE,
+    limiterTaskQueue: limiterQueue,
+  });
   const connection = env.nativeConnection;
   const namespace = env.namespace ?? 'default';
   const workers = [
@@ -479,11 +548,22 @@ async function fleet(env: TestWorkflowEnvironment, bundle: WorkflowBundleWithSou
   };
 }
 
-export async function capture(only?: (s: Scenario) => boolean, log: (line: string) => void = console.log): Promise<{ entries: CorpusEntry[]; failed: string[] }> {
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+export async function capture(
+  only?: (s: Scenario) => boolean,
+  log: (line: string) => void = console.log,
+): Promise<{ entries: CorpusEntry[]; failed: string[] }> {
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
   const scenarios = SCENARIOS.filter(only ?? (() => true));
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
-  const emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 200, exportDurationMs: 1_000, bundleTtlMs: 8_000 });
+  const emu = await startEmulator({
+    agentActiveMs: 300,
+    exportQueuedMs: 200,
+    exportDurationMs: 1_000,
+    bundleTtlMs: 8_000,
+  });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'replay-capture-'));
   const envs: TestWorkflowEnvironment[] = [];
   const fleets: Fleet[] = [];
@@ -517,8 +597,17 @@ export async function capture(only?: (s: Scenario) => boolean, log: (line: strin
         const history = await ctx.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
         const file = path.join(scenario.type, `${scenario.path}${suffix}.json`);
         mkdirSync(path.join(HISTORIES_DIR, scenario.type), { recursive: true });
-        writeFileSync(path.join(HISTORIES_DIR, file), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-        entries.push({ type: scenario.type, path: `${scenario.path}${suffix}`, file, covers: scenario.covers, workflowId: handle.workflowId });
+        writeFileSync(
+          path.join(HISTORIES_DIR, file),
+          `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`,
+        );
+        entries.push({
+          type: scenario.type,
+          path: `${scenario.path}${suffix}`,
+          file,
+          covers: scenario.covers,
+          workflowId: handle.workflowId,
+        });
       }
       log(`${scenario.type}/${scenario.path}: ${recorded.length} history file(s) in ${Date.now() - startedAt} ms`);
       // Long-lived ones end here: the corpus holds what they did so far.
@@ -540,11 +629,16 @@ async function main(): Promise<void> {
   let kept: CorpusEntry[] = [];
   if (filter) {
     // A partial capture keeps the other entries.
-    if (existsSync(indexFile)) kept = (JSON.parse(readFileSync(indexFile, 'utf8')) as CorpusEntry[]).filter((e) => !entries.some((n) => n.file === e.file));
+    if (existsSync(indexFile))
+      kept = (JSON.parse(readFileSync(indexFile, 'utf8')) as CorpusEntry[]).filter(
+        (e) => !entries.some((n) => n.file === e.file),
+      );
   }
   const all = [...kept, ...entries].sort((a, b) => a.file.localeCompare(b.file));
   writeFileSync(indexFile, `${JSON.stringify(all, null, 2)}\n`);
-  console.log(`wrote ${entries.length} histories; index has ${all.length} (${path.relative(process.cwd(), indexFile)})`);
+  console.log(
+    `wrote ${entries.length} histories; index has ${all.length} (${path.relative(process.cwd(), indexFile)})`,
+  );
   if (failed.length > 0) throw new Error(`${failed.length} scenario(s) failed:\n${failed.join('\n')}`);
 }
 

@@ -34,9 +34,13 @@ const timeoutMs = Number(process.env.TEST_TIMEOUT_MS) || DEFAULT_TIMEOUT_MS;
 const result = spawnSync(
   process.execPath,
   [
-    '--import', 'tsx',
-    '--test', '--test-reporter=spec', '--test-concurrency=1',
-    '--test-force-exit', `--test-timeout=${timeoutMs}`,
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-concurrency=1',
+    '--test-force-exit',
+    `--test-timeout=${timeoutMs}`,
     ...files,
   ],
   { cwd: root, stdio: 'inherit' },

@@ -115,7 +115,8 @@ export function hasClusterBinaries(): boolean {
  * temporary name and renamed, so a concurrent run never sees half a binary.
  */
 export async function buildClusterBinaries(): Promise<void> {
-  if (!onPath('go')) throw new Error('Go is not installed: `npm run cluster` needs it to build the Temporal server once');
+  if (!onPath('go'))
+    throw new Error('Go is not installed: `npm run cluster` needs it to build the Temporal server once');
   process.stderr.write(
     `Building the Temporal server, SQL tool and UI server (Go module ${path.relative(ROOT, CLUSTER_GO_MODULE_DIR)}) into ${TOOLS_BIN}.\n` +
       'First time only: under a minute after the CLI build, minutes on a cold Go cache. Progress every 10s:\n',
@@ -124,7 +125,12 @@ export async function buildClusterBinaries(): Promise<void> {
   for (const [name, binary] of Object.entries(CLUSTER_BINARIES)) {
     const partial = `${binary.path}.partial-${process.pid}`;
     try {
-      await runWithProgress(`go build ${name}`, 'go', ['build', '-C', CLUSTER_GO_MODULE_DIR, '-o', partial, binary.pkg], env);
+      await runWithProgress(
+        `go build ${name}`,
+        'go',
+        ['build', '-C', CLUSTER_GO_MODULE_DIR, '-o', partial, binary.pkg],
+        env,
+      );
       renameSync(partial, binary.path);
     } finally {
       rmSync(partial, { force: true });
@@ -136,12 +142,21 @@ export async function buildClusterBinaries(): Promise<void> {
 
 /** Fetches io.temporal:temporal-test-server and its runtime classpath with Maven into .tools/test-server/lib. */
 export async function fetchTestServer(): Promise<void> {
-  if (!onPath('mvn') || !onPath('java')) throw new Error('Maven and Java 17 are needed to fetch the time-skipping test server');
+  if (!onPath('mvn') || !onPath('java'))
+    throw new Error('Maven and Java 17 are needed to fetch the time-skipping test server');
   process.stderr.write(`Fetching Temporal's time-skipping test server with Maven into ${TEST_SERVER_LIB} ...\n`);
   await runWithProgress(
     'mvn',
     'mvn',
-    ['-B', '-q', '-f', TEST_SERVER_POM, 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${TEST_SERVER_LIB}`],
+    [
+      '-B',
+      '-q',
+      '-f',
+      TEST_SERVER_POM,
+      'dependency:copy-dependencies',
+      '-DincludeScope=runtime',
+      `-DoutputDirectory=${TEST_SERVER_LIB}`,
+    ],
     process.env,
   );
   process.stderr.write('Time-skipping test server ready.\n');
@@ -151,12 +166,16 @@ export async function fetchTestServer(): Promise<void> {
  * The dev server executable for @temporalio/testing: the found or built CLI, or, on a machine
  * without Go and without a CLI, the SDK's own cached download (needs internet).
  */
-export function devServerExecutable(): { type: 'existing-path'; path: string } | { type: 'cached-download'; downloadDir: string } {
+export function devServerExecutable():
+  { type: 'existing-path'; path: string } | { type: 'cached-download'; downloadDir: string } {
   const cli = findTemporalCli();
-  return cli ? { type: 'existing-path', path: cli } : { type: 'cached-download', downloadDir: path.join(TOOLS_DIR, 'download') };
+  return cli
+    ? { type: 'existing-path', path: cli }
+    : { type: 'cached-download', downloadDir: path.join(TOOLS_DIR, 'download') };
 }
 
-export function testServerExecutable(): { type: 'existing-path'; path: string } | { type: 'cached-download'; downloadDir: string } {
+export function testServerExecutable():
+  { type: 'existing-path'; path: string } | { type: 'cached-download'; downloadDir: string } {
   return hasTestServer()
     ? { type: 'existing-path', path: TEST_SERVER_WRAPPER }
     : { type: 'cached-download', downloadDir: path.join(TOOLS_DIR, 'download') };

@@ -26,7 +26,8 @@ export const completionMs = (job: SimJob): number => job.queuedMs + job.runMs;
 export function statusAt(job: SimJob, tMs: number, withProgress: boolean): SimStatus {
   // Only exports have a queued status; an agent job (no progress signal) reads active while it waits.
   if (tMs < job.queuedMs) return withProgress ? { status: 'queued', progress: 0, pageCount: 0 } : { status: 'active' };
-  if (tMs >= completionMs(job)) return withProgress ? { status: 'completed', progress: 100, pageCount: 500 } : { status: 'completed' };
+  if (tMs >= completionMs(job))
+    return withProgress ? { status: 'completed', progress: 100, pageCount: 500 } : { status: 'completed' };
   if (!withProgress) return { status: 'active' };
   const w = Math.min(1, Math.max(0, job.work((tMs - job.queuedMs) / job.runMs)));
   const progress = Math.min(99, Math.floor(100 * w));
@@ -68,7 +69,8 @@ function makeWork(rng: Random, shape: Shape): (x: number) => number {
       const k = 1 + Math.floor(rng() * 4);
       const a = uniform(rng, 0.2, 0.6);
       const phi = uniform(rng, 0, 2 * Math.PI);
-      const w = (x: number): number => x + (a * (Math.sin(2 * Math.PI * k * x + phi) - Math.sin(phi))) / (2 * Math.PI * k);
+      const w = (x: number): number =>
+        x + (a * (Math.sin(2 * Math.PI * k * x + phi) - Math.sin(phi))) / (2 * Math.PI * k);
       const end = w(1);
       return (x) => w(x) / end;
     }

@@ -14,11 +14,20 @@ export function renderText(report: PollingReport): string {
     out.push('', `## ${s.name}: ${s.description}`, jobsLine(s));
     const rows = [['policy', 'calls/job mean', 'calls/job p99', 'lag p50', 'lag p99', 'lag p99 queued']];
     for (const p of s.policies) {
-      rows.push([p.name, fmt(p.callsMean), fmt(p.callsP99, 0), sec(p.lagP50Ms), sec(p.lagP99Ms), sec(p.queuedLagP99Ms)]);
+      rows.push([
+        p.name,
+        fmt(p.callsMean),
+        fmt(p.callsP99, 0),
+        sec(p.lagP50Ms),
+        sec(p.lagP99Ms),
+        sec(p.queuedLagP99Ms),
+      ]);
     }
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-    for (const r of rows) out.push(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-    for (const t of s.targets) out.push(`${t.pass ? 'PASS' : 'FAIL'}  ${t.description}: ${fmt(t.value, 2)} (limit ${fmt(t.limit, 2)})`);
+    for (const r of rows)
+      out.push(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+    for (const t of s.targets)
+      out.push(`${t.pass ? 'PASS' : 'FAIL'}  ${t.description}: ${fmt(t.value, 2)} (limit ${fmt(t.limit, 2)})`);
   }
   out.push('', report.pass ? 'All targets met.' : 'Some targets FAILED.');
   return out.join('\n');
@@ -49,7 +58,8 @@ export function renderMarkdown(report: PollingReport): string {
       );
     }
     out.push('', '| target | value | limit | result |', '|---|---:|---:|---|');
-    for (const t of s.targets) out.push(`| ${t.description} | ${fmt(t.value, 2)} | ${fmt(t.limit, 2)} | ${t.pass ? 'PASS' : 'FAIL'} |`);
+    for (const t of s.targets)
+      out.push(`| ${t.description} | ${fmt(t.value, 2)} | ${fmt(t.limit, 2)} | ${t.pass ? 'PASS' : 'FAIL'} |`);
   }
   out.push('');
   return out.join('\n');
@@ -68,8 +78,12 @@ export function renderSvg(report: PollingReport): string {
   let y = 46;
   const title = `Polling efficiency (${report.jobs} jobs/scenario, seed ${report.seed})`;
   for (const s of report.scenarios) {
-    const verdict = s.targets.map((t) => `${t.description} ${fmt(t.value, 2)} <= ${fmt(t.limit, 2)} ${t.pass ? 'PASS' : 'FAIL'}`);
-    parts.push(`<text x="10" y="${y}"><tspan font-weight="bold">${esc(s.name)}</tspan><tspan font-size="11" fill="${s.pass ? '#2b8a3e' : '#c92a2a'}" dx="10">${esc(verdict.join('; '))}</tspan></text>`);
+    const verdict = s.targets.map(
+      (t) => `${t.description} ${fmt(t.value, 2)} <= ${fmt(t.limit, 2)} ${t.pass ? 'PASS' : 'FAIL'}`,
+    );
+    parts.push(
+      `<text x="10" y="${y}"><tspan font-weight="bold">${esc(s.name)}</tspan><tspan font-size="11" fill="${s.pass ? '#2b8a3e' : '#c92a2a'}" dx="10">${esc(verdict.join('; '))}</tspan></text>`,
+    );
     y += 10;
     const panels: { title: string; value: (p: (typeof s.policies)[number]) => number; unit: string }[] = [
       { title: 'status calls per job (mean)', value: (p) => p.callsMean, unit: '' },

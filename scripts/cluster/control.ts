@@ -2,7 +2,17 @@
 // Temporal server (schema and namespace set up by deploy/temporal/setup.sh), the UI server. Starting
 // is idempotent: what is healthy is left alone, only what is down is (re)started.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
@@ -337,7 +347,8 @@ export interface ServerRestart {
 export async function restartServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<ServerRestart> {
   const cli = temporalCli();
   const running = runningServer();
-  if (!running) throw new Error('no temporal-server of the cluster is running: nothing to restart (`npm run cluster` starts it)');
+  if (!running)
+    throw new Error('no temporal-server of the cluster is running: nothing to restart (`npm run cluster` starts it)');
   const { state, stateFile } = running;
   const launch = launchOf(state.pid);
   const stoppedAt = Date.now();
@@ -349,7 +360,12 @@ export async function restartServer(signal: NodeJS.Signals = 'SIGTERM'): Promise
   const { pid: _pid, command: _command, ...extra } = state;
   const started = startDetached(launch.command, launch.args, { env: launch.env, log: launch.log, stateFile, extra });
   await waitUntil('the restarted Temporal server', () => isServerHealthy(cli), started, launch.log, 120_000);
-  return { pidBefore: state.pid, pidAfter: started.pid, outageMs: Date.now() - stoppedAt, dynamicConfig: state.dynamicConfig };
+  return {
+    pidBefore: state.pid,
+    pidAfter: started.pid,
+    outageMs: Date.now() - stoppedAt,
+    dynamicConfig: state.dynamicConfig,
+  };
 }
 
 /** The running server's record (pid, dynamic config), wherever the cluster was started from. */

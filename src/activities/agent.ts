@@ -29,8 +29,7 @@ export interface PermitUse {
  * limiter (a grant signal follows), or the limiter did not answer in time (`unanswered` says why).
  */
 export type Admitted<T> =
-  | { admitted: true; value: T }
-  | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string };
+  { admitted: true; value: T } | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string };
 
 export interface CreateAgentJobInput {
   projectId: string;
@@ -55,7 +54,11 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
     ...(prompt === undefined ? [] : validatePrompt(prompt, { maxPromptLength: deps.maxPromptLength })),
   ];
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid agent input: ${problems.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid agent input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
   }
 }
 
@@ -64,13 +67,19 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
  * granted already, then, after the call, reports when it was made. The limiter ignores a repeated
  * requestKey, so a retried attempt never takes two permits.
  */
-async function permitted<T>(limiter: LimiterClient, projectId: string, permit: PermitUse | undefined, call: () => Promise<T>): Promise<Admitted<T>> {
+async function permitted<T>(
+  limiter: LimiterClient,
+  projectId: string,
+  permit: PermitUse | undefined,
+  call: () => Promise<T>,
+): Promise<Admitted<T>> {
   if (!permit) return { admitted: true, value: await call() };
   const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
   if (!permit.granted) {
     const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
     if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
-    if (answer.kind === 'queued') return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
+    if (answer.kind === 'queued')
+      return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
   }
   // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
   const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
@@ -101,7 +110,10 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async askPermit({ projectId, requestKey }: { projectId: string; requestKey: string }): Promise<LimiterAnswer> {
       assertValid(projectId, undefined, deps);
-      return limiter.ask(projectId, { requesterWorkflowId: Context.current().info.workflowExecution!.workflowId, requestKey });
+      return limiter.ask(projectId, {
+        requesterWorkflowId: Context.current().info.workflowExecution!.workflowId,
+        requestKey,
+      });
     },
 
     /**

@@ -50,7 +50,9 @@ export async function callAdminApi<T>(operation: string, fn: (signal: AbortSigna
  * Authorization header into workflow history.
  */
 export function toApplicationFailure(err: AdminApiError, operation?: string): ApplicationFailure {
-  const message = redact(operation && !err.message.startsWith(`${operation}:`) ? `${operation}: ${err.message}` : err.message);
+  const message = redact(
+    operation && !err.message.startsWith(`${operation}:`) ? `${operation}: ${err.message}` : err.message,
+  );
   const details: AdminApiFailureDetails = {
     operation: operation ?? 'unknown',
     code: err.code,

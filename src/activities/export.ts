@@ -33,7 +33,11 @@ function toFailure(err: unknown): unknown {
     return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable });
   }
   if (err instanceof SinkError) {
-    return ApplicationFailure.create({ type: ActivityFailureType.sinkFailed, message: err.message, nonRetryable: !err.retryable });
+    return ApplicationFailure.create({
+      type: ActivityFailureType.sinkFailed,
+      message: err.message,
+      nonRetryable: !err.retryable,
+    });
   }
   return err;
 }
@@ -62,7 +66,11 @@ export function createExportActivities(deps: ActivityDeps) {
     async verifyBundle(bundle: Bundle): Promise<BundleCheck> {
       const { signal, heartbeat } = activityContext();
       try {
-        return await downloadAndCheck(bundle.bundleUrl, { expectedBytes: bundle.sizeBytes, signal, onProgress: (bytes) => heartbeat({ bytes }) });
+        return await downloadAndCheck(bundle.bundleUrl, {
+          expectedBytes: bundle.sizeBytes,
+          signal,
+          onProgress: (bytes) => heartbeat({ bytes }),
+        });
       } catch (err) {
         throw toFailure(err);
       }

@@ -5,7 +5,10 @@
 // Used for the rate limiter's signals: a burst of 300 agent jobs of one project would otherwise send
 // 300 signal-with-starts to one workflow, which the server applies one at a time.
 export class KeyedBatcher<T, R = void> {
-  private readonly pending = new Map<string, { items: T[]; waiters: { resolve: (answer: R) => void; reject: (err: unknown) => void }[] }>();
+  private readonly pending = new Map<
+    string,
+    { items: T[]; waiters: { resolve: (answer: R) => void; reject: (err: unknown) => void }[] }
+  >();
   private readonly sending = new Set<string>();
 
   /**

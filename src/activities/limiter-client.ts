@@ -46,7 +46,10 @@ export interface LimiterClientOptions {
 
 export class LimiterClient {
   private readonly answerTimeoutMs: number;
-  private readonly admissions: KeyedBatcher<{ projectId: string; taskQueue: string; request: PermitRequest }, PermitAdmission>;
+  private readonly admissions: KeyedBatcher<
+    { projectId: string; taskQueue: string; request: PermitRequest },
+    PermitAdmission
+  >;
   private readonly uses: KeyedBatcher<PermitUse>;
 
   constructor(private readonly options: LimiterClientOptions) {
@@ -85,7 +88,9 @@ export class LimiterClient {
   reportUse(projectId: string, use: PermitUse): void {
     void this.uses
       .add(projectId, use)
-      .catch((err: unknown) => log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }));
+      .catch((err: unknown) =>
+        log.warn('could not report a permit use to the limiter', { projectId, error: String(err) }),
+      );
   }
 
   private admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {

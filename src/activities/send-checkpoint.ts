@@ -29,6 +29,8 @@ export async function withSendCheckpoints<T>(temporal: Client, operation: string
   }
   const result = await send();
   // Best effort: if this is lost, the completion below still carries the result.
-  await temporal.activity.heartbeat(taskToken, { phase: 'answered', result } satisfies SendCheckpoint<T>).catch(() => undefined);
+  await temporal.activity
+    .heartbeat(taskToken, { phase: 'answered', result } satisfies SendCheckpoint<T>)
+    .catch(() => undefined);
   return result;
 }

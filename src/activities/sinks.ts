@@ -84,11 +84,16 @@ export async function applyToSink(req: ApplyBundleRequest, ctx: SinkContext = {}
       return { sink: 'webhook', appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
     }
     case 'command': {
-      await runCommand(sink.command, commandEnv(req, ctx.env ?? process.env), `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version))}\n`, {
-        signal: ctx.signal,
-        secrets: [req.bundleUrl],
-        onProgress: ctx.onProgress,
-      });
+      await runCommand(
+        sink.command,
+        commandEnv(req, ctx.env ?? process.env),
+        `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version))}\n`,
+        {
+          signal: ctx.signal,
+          secrets: [req.bundleUrl],
+          onProgress: ctx.onProgress,
+        },
+      );
       return { sink: 'command', appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
     }
     case 'mirror':
@@ -158,16 +163,23 @@ export async function postWebhook(url: string, document: DeploymentDocument, sig
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     const code = (err as { code?: unknown }).code;
-    throw new SinkError(`webhook ${where} could not be reached: ${typeof code === 'string' ? `${code} ` : ''}${redactText((err as Error).message, [url])}`, true, {
-      cause: err,
-    });
+    throw new SinkError(
+      `webhook ${where} could not be reached: ${typeof code === 'string' ? `${code} ` : ''}${redactText((err as Error).message, [url])}`,
+      true,
+      {
+        cause: err,
+      },
+    );
   }
   const body = await response.body.text().catch(() => '');
   const status = response.statusCode;
   if (status < 200 || status > 299) {
     // 408, 429 and 5xx may pass on retry; any other answer is the receiver refusing the document.
     const retryable = status === 408 || status === 429 || status >= 500;
-    throw new SinkError(`webhook ${where} answered HTTP ${status}: ${redactText(body.slice(0, 300), [url, document.staticExport.bundleUrl])}`, retryable);
+    throw new SinkError(
+      `webhook ${where} answered HTTP ${status}: ${redactText(body.slice(0, 300), [url, document.staticExport.bundleUrl])}`,
+      retryable,
+    );
   }
 }
 
@@ -197,9 +209,20 @@ export interface RunCommandOptions {
 }
 
 /** Runs `command` through /bin/sh with `stdin` on its standard input; rejects on a non-zero exit. */
-export function runCommand(command: string, env: NodeJS.ProcessEnv, stdin: string, options: RunCommandOptions = {}): Promise<void> {
+export function runCommand(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  stdin: string,
+  options: RunCommandOptions = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, { shell: true, env, stdio: ['pipe', 'ignore', 'pipe'], signal: options.signal, killSignal: 'SIGTERM' });
+    const child = spawn(command, {
+      shell: true,
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+      signal: options.signal,
+      killSignal: 'SIGTERM',
+    });
     let tail = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
@@ -274,11 +297,16 @@ export async function mirrorBundle(
       await fsp.rm(tmp, { force: true });
       if (err instanceof BundleError || err instanceof SinkError) throw err;
       if (ctx.signal?.aborted) throw err;
-      throw new SinkError(`could not mirror the bundle into ${sink.dir}: ${(err as Error).message}`, true, { cause: err });
+      throw new SinkError(`could not mirror the bundle into ${sink.dir}: ${(err as Error).message}`, true, {
+        cause: err,
+      });
     }
   }
   const appliedUrl = mirrorUrl(sink.urlPrefix, name);
-  await writeFileAtomic(path.join(sink.dir, MIRROR_DOCUMENT), `${JSON.stringify(deploymentDocument(appliedUrl, req.version), null, 2)}\n`);
+  await writeFileAtomic(
+    path.join(sink.dir, MIRROR_DOCUMENT),
+    `${JSON.stringify(deploymentDocument(appliedUrl, req.version), null, 2)}\n`,
+  );
   // New or mirrored before: either way it is now the domain's newest archive.
   await retainNewest(sink.dir, req.domain, name, keep);
   return { sink: 'mirror', appliedUrl, appliedExpiresAt: null, sha256 };

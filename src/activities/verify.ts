@@ -91,7 +91,13 @@ class Inspector extends Transform {
     }
     this.bytes += chunk.length;
     if (this.bytes > this.limit) {
-      callback(new BundleError('BundleInvalid', `bundle is larger than its sizeBytes (${this.limit}): read ${this.bytes} bytes so far`, false));
+      callback(
+        new BundleError(
+          'BundleInvalid',
+          `bundle is larger than its sizeBytes (${this.limit}): read ${this.bytes} bytes so far`,
+          false,
+        ),
+      );
       return;
     }
     this.#hash.update(chunk);
@@ -117,7 +123,11 @@ function devNull(): Writable {
 export async function downloadAndCheck(url: string, options: DownloadOptions): Promise<BundleCheck> {
   const where = describeUrl(url);
   if (!Number.isInteger(options.expectedBytes) || options.expectedBytes <= 0) {
-    throw new BundleError('BundleInvalid', `bundle sizeBytes must be a positive integer (got ${options.expectedBytes})`, false);
+    throw new BundleError(
+      'BundleInvalid',
+      `bundle sizeBytes must be a positive integer (got ${options.expectedBytes})`,
+      false,
+    );
   }
   let response: Awaited<ReturnType<typeof request>>;
   try {
@@ -150,12 +160,21 @@ export async function downloadAndCheck(url: string, options: DownloadOptions): P
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof BundleError) throw err;
-    if (isZlibError(err)) throw new BundleError('BundleInvalid', `bundle from ${where} is a corrupt gzip stream: ${(err as Error).message}`, false);
+    if (isZlibError(err))
+      throw new BundleError(
+        'BundleInvalid',
+        `bundle from ${where} is a corrupt gzip stream: ${(err as Error).message}`,
+        false,
+      );
     throw unavailable(`download of the bundle from ${where} broke off after ${inspector.bytes} bytes`, err, url);
   }
   if (inspector.bytes === 0) throw new BundleError('BundleInvalid', `bundle from ${where} is empty`, false);
   if (inspector.bytes !== options.expectedBytes) {
-    throw new BundleError('BundleInvalid', `bundle from ${where} is ${inspector.bytes} bytes, but sizeBytes says ${options.expectedBytes}`, false);
+    throw new BundleError(
+      'BundleInvalid',
+      `bundle from ${where} is ${inspector.bytes} bytes, but sizeBytes says ${options.expectedBytes}`,
+      false,
+    );
   }
   if (options.writeTo) await checkGzipFile(options.writeTo.path.toString(), where);
   return { bytes: inspector.bytes, sha256: inspector.digest() };
@@ -166,7 +185,11 @@ export async function checkGzipFile(file: string, label = file): Promise<void> {
   try {
     await pipeline(createReadStream(file), createGunzip(), devNull());
   } catch (err) {
-    throw new BundleError('BundleInvalid', `bundle from ${label} is a corrupt gzip stream: ${(err as Error).message}`, false);
+    throw new BundleError(
+      'BundleInvalid',
+      `bundle from ${label} is a corrupt gzip stream: ${(err as Error).message}`,
+      false,
+    );
   }
 }
 
@@ -185,5 +208,9 @@ function isZlibError(err: unknown): boolean {
 function unavailable(message: string, err: unknown, url: string): BundleError {
   const code = (err as { code?: unknown } | null)?.code;
   const reason = err instanceof Error ? redactText(err.message, [url]) : 'unknown error';
-  return new BundleError('BundleUnavailable', `${message}: ${typeof code === 'string' ? `${code} ` : ''}${reason}`, true);
+  return new BundleError(
+    'BundleUnavailable',
+    `${message}: ${typeof code === 'string' ? `${code} ` : ''}${reason}`,
+    true,
+  );
 }

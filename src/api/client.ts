@@ -66,7 +66,12 @@ export interface ClientTimeouts {
   totalMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000, totalMs: 45_000 };
+export const DEFAULT_TIMEOUTS: ClientTimeouts = {
+  connectMs: 5_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  totalMs: 45_000,
+};
 
 /** One HTTP call, for metrics. status is the HTTP status ("201") or an error code ("Timeout"). */
 export interface ApiCallEvent {
@@ -103,7 +108,12 @@ const NOT_SENT_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_INVALID_ARG',
 ]);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 interface Route {
@@ -232,7 +242,14 @@ export class AdminApiClient implements AdminApi {
     if (request.version !== undefined) body.version = request.version;
     if (request.paths !== undefined) body.paths = request.paths;
     return this.#call(
-      { operation: 'startExport', method: 'POST', path: '/v1/static-export/jobs', body, idempotent: true, planRoute: true },
+      {
+        operation: 'startExport',
+        method: 'POST',
+        path: '/v1/static-export/jobs',
+        body,
+        idempotent: true,
+        planRoute: true,
+      },
       staticExportJobSchema,
       options,
     );
@@ -289,7 +306,13 @@ export class AdminApiClient implements AdminApi {
       let text: string;
       let response: Dispatcher.ResponseData;
       try {
-        response = await dispatcher.request({ method: route.method, path: this.#basePath + route.path, headers, body, signal });
+        response = await dispatcher.request({
+          method: route.method,
+          path: this.#basePath + route.path,
+          headers,
+          body,
+          signal,
+        });
         status = String(response.statusCode);
         text = await readText(response.body);
       } catch (err) {
@@ -302,11 +325,21 @@ export class AdminApiClient implements AdminApi {
       if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
       throw err;
     } finally {
-      this.#onCall?.({ operation: route.operation, status: status ?? 'Unknown', durationMs: performance.now() - started });
+      this.#onCall?.({
+        operation: route.operation,
+        status: status ?? 'Unknown',
+        durationMs: performance.now() - started,
+      });
     }
   }
 
-  #parse<S extends z.ZodType>(route: Route, schema: S, text: string, httpStatus: number, startedAt: string): z.output<S> {
+  #parse<S extends z.ZodType>(
+    route: Route,
+    schema: S,
+    text: string,
+    httpStatus: number,
+    startedAt: string,
+  ): z.output<S> {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -314,10 +347,13 @@ export class AdminApiClient implements AdminApi {
       throw this.#ambiguous(
         route,
         startedAt,
-        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with a body that is not JSON: ${this.#snippet(text)}`, {
-          status: httpStatus,
-          cause: err,
-        }),
+        new MalformedResponseError(
+          `${route.operation}: HTTP ${httpStatus} with a body that is not JSON: ${this.#snippet(text)}`,
+          {
+            status: httpStatus,
+            cause: err,
+          },
+        ),
       );
     }
     const parsed = schema.safeParse(json);
@@ -326,9 +362,12 @@ export class AdminApiClient implements AdminApi {
       throw this.#ambiguous(
         route,
         startedAt,
-        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with an unexpected body (${this.redact(issues)})`, {
-          status: httpStatus,
-        }),
+        new MalformedResponseError(
+          `${route.operation}: HTTP ${httpStatus} with an unexpected body (${this.redact(issues)})`,
+          {
+            status: httpStatus,
+          },
+        ),
       );
     }
     const value = parsed.data as { status?: unknown };
@@ -348,7 +387,13 @@ export class AdminApiClient implements AdminApi {
     );
   }
 
-  #httpError(code: number, headers: Dispatcher.ResponseData['headers'], text: string, route: Route, startedAt: string): Error {
+  #httpError(
+    code: number,
+    headers: Dispatcher.ResponseData['headers'],
+    text: string,
+    route: Route,
+    startedAt: string,
+  ): Error {
     let apiText: string;
     try {
       const parsed = errorBodySchema.safeParse(JSON.parse(text));
@@ -381,7 +426,9 @@ export class AdminApiClient implements AdminApi {
     const cause = err instanceof Error ? err : undefined;
     let mapped: AdminApiError;
     if (timeoutSignal.aborted) {
-      mapped = new TimeoutError(`${route.operation}: no complete response within ${this.timeouts.totalMs}ms`, { cause });
+      mapped = new TimeoutError(`${route.operation}: no complete response within ${this.timeouts.totalMs}ms`, {
+        cause,
+      });
     } else if (TIMEOUT_CODES.has(code)) {
       mapped = new TimeoutError(`${route.operation}: timed out (${code})`, { cause });
     } else {

@@ -5,7 +5,8 @@
 export function checkAdminApiKey(key: string | undefined): string | null {
   if (key === undefined || key === '') return 'ADMIN_API_KEY is not set';
   if (!key.startsWith('mint_')) return 'ADMIN_API_KEY must begin with "mint_" (an admin key)';
-  if (key.length < 6 || /\s/.test(key)) return 'ADMIN_API_KEY is malformed (empty after "mint_" or contains whitespace)';
+  if (key.length < 6 || /\s/.test(key))
+    return 'ADMIN_API_KEY is malformed (empty after "mint_" or contains whitespace)';
   return null;
 }
 

@@ -18,7 +18,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   } else {
     // All three HTTP-date forms (IMF-fixdate, RFC 850, asctime) name a month and carry hh:mm:ss;
     // requiring both keeps Date.parse's leniency ("1", "-5", "soon 2") from turning garbage into a date.
-    if (!/(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i.test(text) || !/\d{1,2}:\d{2}:\d{2}/.test(text)) return undefined;
+    if (!/(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i.test(text) || !/\d{1,2}:\d{2}:\d{2}/.test(text))
+      return undefined;
     const at = Date.parse(text);
     if (Number.isNaN(at)) return undefined;
     ms = at - nowMs;

@@ -7,10 +7,7 @@ import type { AgentJob, Bundle, StaticExportJob } from './types';
 /** A string id; numeric ids are accepted and turned into strings. */
 const id = z.union([z.string().min(1), z.number().finite()]).transform(String);
 /** A number that may arrive as a numeric string ("42", " 3.5 "). */
-const numeric = z.preprocess(
-  (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
-  z.number().finite(),
-);
+const numeric = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().finite());
 const nullableString = z
   .string()
   .nullish()
@@ -41,17 +38,15 @@ export const staticExportJobSchema = z
     updatedAt: z.string().optional(),
     error: z.string().nullish(),
   })
-  .transform(
-    (j): StaticExportJob => ({
-      jobId: j.jobId,
-      status: j.status,
-      progress: j.progress ?? 0,
-      pageCount: j.pageCount ?? 0,
-      createdAt: j.createdAt,
-      updatedAt: j.updatedAt ?? j.createdAt,
-      ...(j.error ? { error: j.error } : {}),
-    }),
-  );
+  .transform((j): StaticExportJob => ({
+    jobId: j.jobId,
+    status: j.status,
+    progress: j.progress ?? 0,
+    pageCount: j.pageCount ?? 0,
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt ?? j.createdAt,
+    ...(j.error ? { error: j.error } : {}),
+  }));
 
 export const bundleSchema = z
   .object({

@@ -10,7 +10,10 @@ export function jsonLine(value: unknown): string {
 }
 
 /** What `export --wait` prints (SPEC: these keys, in this order, for --json). */
-export type ExportOutput = { workflowId: string } & Pick<StaticExportResult, 'jobId' | 'domain' | 'pageCount' | 'bundleUrl' | 'expiresAt' | 'sizeBytes'>;
+export type ExportOutput = { workflowId: string } & Pick<
+  StaticExportResult,
+  'jobId' | 'domain' | 'pageCount' | 'bundleUrl' | 'expiresAt' | 'sizeBytes'
+>;
 
 export function exportResultText(out: ExportOutput): string {
   return (
@@ -48,7 +51,9 @@ export function scheduleText(view: ScheduleView): string {
   const lines = [
     `schedule ${view.scheduleId}${view.paused ? ' (paused)' : ''}`,
     `  action:   ${view.workflowType ?? '?'}${view.domain ? ` for ${view.domain}` : ''}`,
-    ...(view.cron.length > 0 ? [`  cron:     ${view.cron.join(' | ')}${view.timezone ? ` (${view.timezone})` : ''}`] : []),
+    ...(view.cron.length > 0
+      ? [`  cron:     ${view.cron.join(' | ')}${view.timezone ? ` (${view.timezone})` : ''}`]
+      : []),
     ...(view.every.length > 0 ? [`  every:    ${view.every.join(', ')}`] : []),
     `  overlap:  ${view.overlap}`,
     ...(view.note ? [`  note:     ${view.note}`] : []),

@@ -40,7 +40,9 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
   return ctx
     .wire(
       new Command('docs-admin')
-        .description('Start, await, inspect and schedule the docs-admin workflows (static export, bundle keeper, agent jobs).')
+        .description(
+          'Start, await, inspect and schedule the docs-admin workflows (static export, bundle keeper, agent jobs).',
+        )
         .showSuggestionAfterError(true),
     )
     .addCommand(exportCommand(ctx))

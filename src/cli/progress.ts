@@ -21,7 +21,11 @@ export interface ReporterOptions {
   now?: () => number;
 }
 
-export function exportReporter(stream: ProgressStream, domain: string, options: ReporterOptions = {}): Reporter<ExportStatus> {
+export function exportReporter(
+  stream: ProgressStream,
+  domain: string,
+  options: ReporterOptions = {},
+): Reporter<ExportStatus> {
   const now = options.now ?? Date.now;
   if (stream.isTTY) {
     const bar = new cliProgress.SingleBar(
@@ -37,7 +41,10 @@ export function exportReporter(stream: ProgressStream, domain: string, options: 
     bar.start(100, 0, { pages: 0, phase: 'starting' });
     return {
       update(status) {
-        bar.update(Math.max(0, Math.min(100, Math.round(status.progress))), { pages: status.pageCount, phase: status.phase });
+        bar.update(Math.max(0, Math.min(100, Math.round(status.progress))), {
+          pages: status.pageCount,
+          phase: status.phase,
+        });
       },
       stop() {
         bar.stop();
@@ -67,7 +74,11 @@ function elapsed(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
-export function agentReporter(stream: ProgressStream, jobLabel: string, options: ReporterOptions = {}): Reporter<AgentStatus> {
+export function agentReporter(
+  stream: ProgressStream,
+  jobLabel: string,
+  options: ReporterOptions = {},
+): Reporter<AgentStatus> {
   const now = options.now ?? Date.now;
   const started = now();
   let lastPhase = '';

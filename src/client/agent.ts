@@ -36,7 +36,11 @@ export interface StartedAgentJob {
  * A requestId makes it idempotent: the same (projectId, requestId) returns the same job and never
  * creates a second one (and so never a second pull request).
  */
-export async function startAgentJob(client: Client, input: AgentJobInput, options: Omit<StartOptions, 'requestId'> = {}): Promise<StartedAgentJob> {
+export async function startAgentJob(
+  client: Client,
+  input: AgentJobInput,
+  options: Omit<StartOptions, 'requestId'> = {},
+): Promise<StartedAgentJob> {
   const requestId = input.requestId ?? randomUUID();
   const withId: AgentJobInput = { projectId: input.projectId, prompt: input.prompt, requestId };
   checkInput(validateAgentJobInput(withId));
@@ -63,7 +67,10 @@ export async function startAgentJob(client: Client, input: AgentJobInput, option
     return { workflowId, jobId, handle };
   } catch (err) {
     // The same requestId was used by a workflow that has already closed: report that job.
-    if (err instanceof WorkflowExecutionAlreadyStartedError || (err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)) {
+    if (
+      err instanceof WorkflowExecutionAlreadyStartedError ||
+      (err instanceof Error && err.cause instanceof WorkflowExecutionAlreadyStartedError)
+    ) {
       const status = await handle.query(agentStatusQuery).catch(() => undefined);
       const jobId = status?.jobId ?? (await handle.result()).jobId;
       return { workflowId, jobId, handle };

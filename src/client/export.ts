@@ -56,7 +56,8 @@ export async function startExport(
       typedSearchAttributes: [{ key: SearchAttr.domain, value: normalized.domain }],
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<StaticExportWorkflow>(workflowId);
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return client.workflow.getHandle<StaticExportWorkflow>(workflowId);
     throw err;
   }
 }

@@ -77,7 +77,9 @@ export async function publish(client: Client, domain: string): Promise<{ workflo
       await client.workflow.getHandle(execution.workflowId, execution.runId).signal(publishSignal);
       return { workflowId: execution.workflowId };
     }
-    throw new Error(`no bundle keeper is running for ${domain} (start one with: keep --domain ${domain} ...)`, { cause: err });
+    throw new Error(`no bundle keeper is running for ${domain} (start one with: keep --domain ${domain} ...)`, {
+      cause: err,
+    });
   }
 }
 

@@ -17,12 +17,26 @@ import {
 import { parseDuration } from '../config';
 import { taskQueueOf } from '../connection/settings';
 import { keeperInputProblems } from '../policies/validation/keeper';
-import { SearchAttr, WorkflowType, exportWorkflowId, keeperWorkflowId, type BundleKeeperInput, type StaticExportInput } from '../shared';
+import {
+  SearchAttr,
+  WorkflowType,
+  exportWorkflowId,
+  keeperWorkflowId,
+  type BundleKeeperInput,
+  type StaticExportInput,
+} from '../shared';
 import { domainProblems, exportInputProblems, normalizeExportInput } from '../policies/validation/export';
 import { checkInput, InvalidInputError } from './errors';
 import { exportSummary } from './export';
 
-export const OVERLAP_POLICIES = ['skip', 'buffer-one', 'buffer-all', 'cancel-other', 'terminate-other', 'allow-all'] as const;
+export const OVERLAP_POLICIES = [
+  'skip',
+  'buffer-one',
+  'buffer-all',
+  'cancel-other',
+  'terminate-other',
+  'allow-all',
+] as const;
 export type OverlapName = (typeof OVERLAP_POLICIES)[number];
 
 export function toOverlapPolicy(name: string): ScheduleOverlapPolicy {
@@ -36,7 +50,8 @@ export function overlapName(policy: ScheduleOverlapPolicy | undefined): OverlapN
   return policy ? (policy.toLowerCase().replace(/_/g, '-') as OverlapName) : 'unspecified';
 }
 
-export type ScheduleTarget = { kind: 'export'; input: StaticExportInput } | { kind: 'keeper'; input: BundleKeeperInput };
+export type ScheduleTarget =
+  { kind: 'export'; input: StaticExportInput } | { kind: 'keeper'; input: BundleKeeperInput };
 
 /** When a schedule fires. At least one of cron / every. */
 export interface ScheduleTiming {
@@ -65,7 +80,11 @@ export function defaultScheduleId(kind: ScheduleTarget['kind'], domain: string):
 }
 
 /** The schedule id given, else the default for a domain; throws when neither says which schedule. */
-export function resolveScheduleId(id: string | undefined, domain: string | undefined, kind: ScheduleTarget['kind'] = 'export'): string {
+export function resolveScheduleId(
+  id: string | undefined,
+  domain: string | undefined,
+  kind: ScheduleTarget['kind'] = 'export',
+): string {
   if (id) return id;
   if (domain) {
     checkInput(domainProblems(domain));
@@ -83,7 +102,9 @@ export function timingProblems(timing: ScheduleTiming, requireOne = true): strin
   for (const expr of cron) {
     const fields = expr.trim().split(/\s+/);
     if (!(expr.trim().startsWith('@') || (fields.length >= 5 && fields.length <= 7))) {
-      problems.push(`cron "${expr}" must have 5 fields (minute hour day-of-month month day-of-week), or be @hourly, @daily, ...`);
+      problems.push(
+        `cron "${expr}" must have 5 fields (minute hour day-of-month month day-of-week), or be @hourly, @daily, ...`,
+      );
     }
   }
   for (const text of every) {
@@ -113,7 +134,9 @@ export function timingProblems(timing: ScheduleTiming, requireOne = true): strin
 function specOf(timing: ScheduleTiming) {
   return {
     ...(timing.cron && timing.cron.length > 0 ? { cronExpressions: timing.cron } : {}),
-    ...(timing.every && timing.every.length > 0 ? { intervals: timing.every.map((text) => ({ every: parseDuration(text) })) } : {}),
+    ...(timing.every && timing.every.length > 0
+      ? { intervals: timing.every.map((text) => ({ every: parseDuration(text) })) }
+      : {}),
     ...(timing.timezone ? { timezone: timing.timezone } : {}),
     ...(timing.jitter ? { jitter: parseDuration(timing.jitter) } : {}),
   };
@@ -149,7 +172,11 @@ function actionOf(target: ScheduleTarget, taskQueue: string) {
 }
 
 /** Creates a schedule; throws InvalidInputError before contacting the server when anything is invalid. */
-export async function createDocsSchedule(client: Client, target: ScheduleTarget, options: CreateScheduleOptions): Promise<ScheduleHandle> {
+export async function createDocsSchedule(
+  client: Client,
+  target: ScheduleTarget,
+  options: CreateScheduleOptions,
+): Promise<ScheduleHandle> {
   const problems = [...targetProblems(target), ...timingProblems(options)];
   const overlap = toOverlapPolicy(options.overlap ?? 'skip');
   checkInput(problems);
@@ -173,7 +200,11 @@ export interface UpdateScheduleChanges extends ScheduleTiming {
 }
 
 /** Changes the timing, overlap policy or export input of a schedule; untouched fields stay as they are. */
-export async function updateDocsSchedule(client: Client, scheduleId: string, changes: UpdateScheduleChanges): Promise<void> {
+export async function updateDocsSchedule(
+  client: Client,
+  scheduleId: string,
+  changes: UpdateScheduleChanges,
+): Promise<void> {
   const problems = timingProblems(changes, false);
   const overlap = changes.overlap ? toOverlapPolicy(changes.overlap) : undefined;
   checkInput(problems);
@@ -182,9 +213,17 @@ export async function updateDocsSchedule(client: Client, scheduleId: string, cha
     const retime = (changes.cron?.length ?? 0) > 0 || (changes.every?.length ?? 0) > 0;
     const spec = retime
       ? specOf({ ...changes, timezone: changes.timezone ?? previous.spec.timezone, jitter: changes.jitter })
-      : { ...previous.spec, ...(changes.timezone ? { timezone: changes.timezone } : {}), ...(changes.jitter ? { jitter: parseDuration(changes.jitter) } : {}) };
+      : {
+          ...previous.spec,
+          ...(changes.timezone ? { timezone: changes.timezone } : {}),
+          ...(changes.jitter ? { jitter: parseDuration(changes.jitter) } : {}),
+        };
     let action = previous.action;
-    if ((changes.version !== undefined || changes.paths !== undefined) && action.type === 'startWorkflow' && action.workflowType === WorkflowType.staticExport) {
+    if (
+      (changes.version !== undefined || changes.paths !== undefined) &&
+      action.type === 'startWorkflow' &&
+      action.workflowType === WorkflowType.staticExport
+    ) {
       const input = { ...(action.args?.[0] as StaticExportInput) };
       if (changes.version !== undefined) input.version = changes.version;
       if (changes.paths !== undefined) input.paths = changes.paths;
@@ -247,7 +286,12 @@ export function cronOfCalendar(calendar: CalendarSpecDescription): string {
 
 /** Milliseconds as the shortest exact unit: 3600000 -> 1h, 90000 -> 90s. */
 export function formatDuration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -268,7 +312,10 @@ export function viewOf(schedule: ScheduleDescription | ScheduleSummary): Schedul
     paused: schedule.state.paused,
     note: schedule.state.note ?? null,
     nextActionTimes: schedule.info.nextActionTimes.map((d) => d.toISOString()),
-    recentActions: schedule.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+    recentActions: schedule.info.recentActions.map((a) => ({
+      scheduledAt: a.scheduledAt.toISOString(),
+      workflowId: a.action.workflow.workflowId,
+    })),
     ...('numActionsTaken' in schedule.info ? { numActionsTaken: schedule.info.numActionsTaken } : {}),
   };
 }
@@ -291,10 +338,19 @@ export async function triggerDocsSchedule(client: Client, scheduleId: string, ov
   await client.schedule.getHandle(scheduleId).trigger(overlap ? toOverlapPolicy(overlap) : undefined);
 }
 
-export async function backfillDocsSchedule(client: Client, scheduleId: string, start: Date, end: Date, overlap?: OverlapName): Promise<void> {
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new InvalidInputError(['backfill --start and --end must be ISO-8601 times']);
+export async function backfillDocsSchedule(
+  client: Client,
+  scheduleId: string,
+  start: Date,
+  end: Date,
+  overlap?: OverlapName,
+): Promise<void> {
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
+    throw new InvalidInputError(['backfill --start and --end must be ISO-8601 times']);
   if (end <= start) throw new InvalidInputError(['backfill --end must be after --start']);
-  await client.schedule.getHandle(scheduleId).backfill({ start, end, ...(overlap ? { overlap: toOverlapPolicy(overlap) } : {}) });
+  await client.schedule
+    .getHandle(scheduleId)
+    .backfill({ start, end, ...(overlap ? { overlap: toOverlapPolicy(overlap) } : {}) });
 }
 
 export async function pauseDocsSchedule(client: Client, scheduleId: string, note?: string): Promise<void> {

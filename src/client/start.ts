@@ -1,7 +1,13 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { AgentJobInput, AgentJobResult, BundleKeeperInput, StaticExportInput, StaticExportResult } from '../shared';
+import type {
+  AgentJobInput,
+  AgentJobResult,
+  BundleKeeperInput,
+  StaticExportInput,
+  StaticExportResult,
+} from '../shared';
 
 export type StaticExportWorkflow = (input: StaticExportInput) => Promise<StaticExportResult>;
 export type AgentJobWorkflow = (input: AgentJobInput) => Promise<AgentJobResult>;
@@ -28,7 +34,12 @@ export interface ProgressOptions<S> {
 
 /** Awaits a workflow's result, querying its `status` query meanwhile for onProgress. */
 /** A workflow's result with its id, awaited with progress from its `status` query. */
-export async function awaitResult<R, S>(client: Client, workflowId: string, query: string, options: ProgressOptions<S>): Promise<R & { workflowId: string }> {
+export async function awaitResult<R, S>(
+  client: Client,
+  workflowId: string,
+  query: string,
+  options: ProgressOptions<S>,
+): Promise<R & { workflowId: string }> {
   const result = await awaitWithProgress<R, S>(client.workflow.getHandle(workflowId), query, options);
   return { workflowId, ...result };
 }

@@ -24,7 +24,11 @@ export interface WorkflowStatusReport {
 }
 
 /** describe() plus the `status` query (bounded by timeoutMs, since a workflow without a worker never answers). */
-export async function getStatus(client: Client, workflowId: string, options: { queryTimeoutMs?: number } = {}): Promise<WorkflowStatusReport> {
+export async function getStatus(
+  client: Client,
+  workflowId: string,
+  options: { queryTimeoutMs?: number } = {},
+): Promise<WorkflowStatusReport> {
   const handle = client.workflow.getHandle(workflowId);
   let description: WorkflowExecutionDescription;
   try {
@@ -36,11 +40,14 @@ export async function getStatus(client: Client, workflowId: string, options: { q
     throw err;
   }
   const details = await client
-    .withDeadline(Date.now() + (options.queryTimeoutMs ?? 3_000), () => handle.query<WorkflowStatusReport['details']>('status'))
+    .withDeadline(Date.now() + (options.queryTimeoutMs ?? 3_000), () =>
+      handle.query<WorkflowStatusReport['details']>('status'),
+    )
     .catch(() => null);
   const searchAttributes: Record<string, string> = {};
   for (const pair of description.typedSearchAttributes.getAll() as SearchAttributePair[]) {
-    if (Object.values(SearchAttr).some((key) => key.name === pair.key.name)) searchAttributes[pair.key.name] = String(pair.value);
+    if (Object.values(SearchAttr).some((key) => key.name === pair.key.name))
+      searchAttributes[pair.key.name] = String(pair.value);
   }
   const report: WorkflowStatusReport = {
     workflowId,

@@ -86,7 +86,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
 
   const address = env.TEMPORAL_ADDRESS;
   if (address && !TEMPORAL_ADDRESS_FORM.test(address)) {
-    problems.push('TEMPORAL_ADDRESS must be host:port, e.g. 127.0.0.1:7233 or temporal.example.com:7233 ([::1]:7233 for IPv6)');
+    problems.push(
+      'TEMPORAL_ADDRESS must be host:port, e.g. 127.0.0.1:7233 or temporal.example.com:7233 ([::1]:7233 for IPv6)',
+    );
   }
 
   const metricsPortIsDefault = env.METRICS_PORT === undefined || env.METRICS_PORT === '';
@@ -96,7 +98,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   }
 
   const metricsHost = env.METRICS_HOST || '127.0.0.1';
-  if (/[\s/]/.test(metricsHost)) problems.push('METRICS_HOST must be an interface address such as 127.0.0.1 or 0.0.0.0');
+  if (/[\s/]/.test(metricsHost))
+    problems.push('METRICS_HOST must be an interface address such as 127.0.0.1 or 0.0.0.0');
 
   const logLevel = (env.LOG_LEVEL || 'INFO').toUpperCase() as LogLevelName;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);

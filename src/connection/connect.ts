@@ -14,7 +14,10 @@ export interface ConnectClientOptions {
  * A Client for TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (defaults 127.0.0.1:7233, default). Fails fast
  * with a TemporalUnreachableError (one clear line) when no server answers.
  */
-export async function connectClient(env: NodeJS.ProcessEnv = process.env, options: ConnectClientOptions = {}): Promise<Client> {
+export async function connectClient(
+  env: NodeJS.ProcessEnv = process.env,
+  options: ConnectClientOptions = {},
+): Promise<Client> {
   const { address } = temporalConnectionOptions(env);
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
   // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
@@ -24,8 +27,17 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env, option
 }
 
 /** A Client on the environment's connection settings at `address` (no probe). */
-export async function connectClientAt(env: NodeJS.ProcessEnv, address: string, namespace: string, connectTimeoutMs: number): Promise<Client> {
-  const connection = await Connection.connect({ ...temporalConnectionOptions(env), address, connectTimeout: connectTimeoutMs }).catch((err: unknown) => {
+export async function connectClientAt(
+  env: NodeJS.ProcessEnv,
+  address: string,
+  namespace: string,
+  connectTimeoutMs: number,
+): Promise<Client> {
+  const connection = await Connection.connect({
+    ...temporalConnectionOptions(env),
+    address,
+    connectTimeout: connectTimeoutMs,
+  }).catch((err: unknown) => {
     throw new TemporalUnreachableError(address, { cause: err });
   });
   return new Client({ connection, namespace });

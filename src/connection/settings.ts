@@ -31,11 +31,18 @@ export function taskQueueOf(option: string | undefined, env: NodeJS.ProcessEnv =
  * Connection options from the environment through @temporalio/envconfig (TEMPORAL_ADDRESS,
  * TEMPORAL_API_KEY, TLS settings, TEMPORAL_PROFILE/config file), with this project's default address.
  */
-export function temporalConnectionOptions(env: NodeJS.ProcessEnv = process.env): ConnectionOptions & { address: string } {
-  const vars = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+export function temporalConnectionOptions(
+  env: NodeJS.ProcessEnv = process.env,
+): ConnectionOptions & { address: string } {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
   const { connectionOptions } = loadClientConnectConfig({ overrideEnvVars: vars });
   const { address } = loadTemporalConfig(env);
-  return { ...(connectionOptions as ConnectionOptions), address: env.TEMPORAL_ADDRESS || connectionOptions.address || address };
+  return {
+    ...(connectionOptions as ConnectionOptions),
+    address: env.TEMPORAL_ADDRESS || connectionOptions.address || address,
+  };
 }
 
 /** The same settings for the worker's NativeConnection (which takes string metadata only), at `address`. */

@@ -123,7 +123,12 @@ async function fetchSdkMetrics(url: string, timeoutMs: number): Promise<string |
 }
 
 /** Everything one scrape returns: the project's registry, then the SDK's metrics when available. */
-export async function renderMetrics(registry: Registry, sdkMetricsUrl?: string, sdkTimeoutMs = 2_000, sdkUp?: Gauge): Promise<string> {
+export async function renderMetrics(
+  registry: Registry,
+  sdkMetricsUrl?: string,
+  sdkTimeoutMs = 2_000,
+  sdkUp?: Gauge,
+): Promise<string> {
   const sdk = sdkMetricsUrl ? await fetchSdkMetrics(sdkMetricsUrl, sdkTimeoutMs) : null;
   sdkUp?.set(sdk === null ? 0 : 1);
   const own = await registry.metrics();
@@ -139,7 +144,11 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     const name = `${METRIC_PREFIX}sdk_metrics_up`;
     sdkUp =
       (options.registry.getSingleMetric(name) as Gauge | undefined) ??
-      new Gauge({ name, help: "1 when the Temporal SDK's metrics were included in this scrape.", registers: [options.registry] });
+      new Gauge({
+        name,
+        help: "1 when the Temporal SDK's metrics were included in this scrape.",
+        registers: [options.registry],
+      });
   }
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -149,7 +158,8 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     }
     renderMetrics(options.registry, options.sdkMetricsUrl, options.sdkTimeoutMs, sdkUp).then(
       (body) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(body),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(err as Error).message}\n`),
+      (err: unknown) =>
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(err as Error).message}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -11,6 +11,7 @@ export type SendCheckpoint<T> = { phase: 'sending' } | { phase: 'answered'; resu
 export function readSendCheckpoint<T>(details: unknown): SendCheckpoint<T> | null {
   if (details === undefined || details === null) return null;
   const recorded = details as { phase?: unknown; result?: unknown };
-  if (recorded.phase === 'answered' && recorded.result !== undefined && recorded.result !== null) return details as SendCheckpoint<T>;
+  if (recorded.phase === 'answered' && recorded.result !== undefined && recorded.result !== null)
+    return details as SendCheckpoint<T>;
   return { phase: 'sending' };
 }

@@ -101,7 +101,12 @@ export interface HandoverPlan {
 }
 
 /** Which occupied slots to hand on ahead of time to `queued` waiting requests at nowMs. */
-export function planHandovers(slots: readonly HandoverSlot[], queued: number, nowMs: number, handoverMs: number): HandoverPlan {
+export function planHandovers(
+  slots: readonly HandoverSlot[],
+  queued: number,
+  nowMs: number,
+  handoverMs: number,
+): HandoverPlan {
   const candidates = slots
     .map((slot, index) => ({ ...slot, index }))
     .filter((slot) => slot.reported && slot.freeAtMs > nowMs)
@@ -131,7 +136,11 @@ export interface SeenLimit {
  * Remembers that a worker asked with `limit` at nowMs: the entry for the same limit and window is
  * refreshed, others stay. Returns a new array (the limiter carries it across continue-as-new).
  */
-export function rememberLimit(seen: readonly SeenLimit[], limit: Pick<WindowLimit, 'limit' | 'windowMs'>, nowMs: number): SeenLimit[] {
+export function rememberLimit(
+  seen: readonly SeenLimit[],
+  limit: Pick<WindowLimit, 'limit' | 'windowMs'>,
+  nowMs: number,
+): SeenLimit[] {
   const others = seen.filter((s) => s.limit !== limit.limit || s.windowMs !== limit.windowMs);
   return [...others, { limit: limit.limit, windowMs: limit.windowMs, seenAtMs: nowMs }];
 }
@@ -164,7 +173,12 @@ export function effectiveLimit(
  * When the request at `position` in the queue (0 = next) can expect its permit, assuming the slots
  * in freeAtMs free as planned and every granted slot is used at once: a status hint, not a promise.
  */
-export function estimateGrantAt(freeAtMs: readonly number[], position: number, nowMs: number, limit: WindowLimit): number {
+export function estimateGrantAt(
+  freeAtMs: readonly number[],
+  position: number,
+  nowMs: number,
+  limit: WindowLimit,
+): number {
   const live = liveSlots(freeAtMs, nowMs).sort((a, b) => a - b);
   // Slots free now first, then the occupied ones in the order they free; the request at `position`
   // takes the slot `position % limit`, once per full round of the queue ahead of it.

@@ -55,7 +55,8 @@ export type FailureType =
 /** A failure and its causes, outermost first; `cause`s that are not Errors end it. */
 export function causeChain(err: unknown, maxDepth = 10): Error[] {
   const chain: Error[] = [];
-  for (let current = err; current instanceof Error && chain.length < maxDepth; current = current.cause) chain.push(current);
+  for (let current = err; current instanceof Error && chain.length < maxDepth; current = current.cause)
+    chain.push(current);
   return chain;
 }
 

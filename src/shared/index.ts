@@ -301,7 +301,9 @@ export interface LimiterRequestContext {
  * Several requests answered at once (update-with-start from the activity about to make the call, so a
  * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept.
  */
-export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>('admitPermits');
+export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>(
+  'admitPermits',
+);
 
 /** The status-poll history the agent polling policy needs (see src/policies/polling.ts). Plain JSON. */
 export interface AgentObservation {

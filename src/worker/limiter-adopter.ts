@@ -1,5 +1,11 @@
 // Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
-import { Worker, type Logger, type NativeConnection, type WorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  Worker,
+  type Logger,
+  type NativeConnection,
+  type WorkerOptions,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import { claimTaskQueue } from './task-queues';
 
 /**
@@ -30,9 +36,19 @@ export class LimiterQueueAdopter {
     const release = claimTaskQueue(namespace, taskQueue, this.options.buildId);
     if (!release) return; // a worker of this process serves it already
     const served = (async () => {
-      const worker = await Worker.create({ connection, namespace, taskQueue, workflowBundle, maxCachedWorkflows: 100, ...this.options.versioning });
+      const worker = await Worker.create({
+        connection,
+        namespace,
+        taskQueue,
+        workflowBundle,
+        maxCachedWorkflows: 100,
+        ...this.options.versioning,
+      });
       this.workers.add(worker);
-      logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', { taskQueue, forMs });
+      logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', {
+        taskQueue,
+        forMs,
+      });
       const timer = setTimeout(() => worker.shutdown(), forMs);
       try {
         await worker.run();
@@ -41,7 +57,9 @@ export class LimiterQueueAdopter {
         this.workers.delete(worker);
       }
     })()
-      .catch((err: unknown) => logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }))
+      .catch((err: unknown) =>
+        logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }),
+      )
       .finally(() => {
         this.adopted.delete(taskQueue);
         void release();

@@ -7,7 +7,12 @@ import { connectClientAt, connectNative } from '../connection';
 import { installRuntime } from '../observability/runtime';
 import { errorLine } from './errors';
 import { DeploymentConfigError, deploymentFromEnv, type DeploymentSetting } from './versioning';
-import { CLIENT_CONNECT_TIMEOUT_MS, DEFAULT_SHUTDOWN_GRACE_TIME_MS, createDocsAdminWorker, type DocsAdminWorker } from './worker';
+import {
+  CLIENT_CONNECT_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+  createDocsAdminWorker,
+  type DocsAdminWorker,
+} from './worker';
 
 /** Exit codes of `npm run worker` (README, "Running several workers"). */
 export const EXIT_CODE = {
@@ -33,7 +38,9 @@ function describeInFlight(handle: DocsAdminWorker | undefined, nowMs = Date.now(
     const seconds = ((nowMs - a.startedAtMs) / 1000).toFixed(1);
     return `${a.activityType} (workflow ${a.workflowId ?? 'none'}, attempt ${a.attempt}, running ${seconds} s)`;
   });
-  const workers = [handle.worker, ...(handle.limiterWorker ? [handle.limiterWorker] : [])].map((w) => `${w.options.taskQueue}: ${w.getState()}`);
+  const workers = [handle.worker, ...(handle.limiterWorker ? [handle.limiterWorker] : [])].map(
+    (w) => `${w.options.taskQueue}: ${w.getState()}`,
+  );
   return `activities: ${activities.length > 0 ? activities.join('; ') : 'none'}; workers: ${workers.join(', ')}`;
 }
 
@@ -64,7 +71,9 @@ function onStopSignals(logger: Logger, graceMs: number, handle: () => DocsAdminW
     }
     stopSignal = signal;
     stopSignalAtMs = Date.now();
-    logger.info(`${signal}: stopping; running activities get ${graceMs / 1000} s, then are cancelled; exit within ${limitMs / 1000} s`);
+    logger.info(
+      `${signal}: stopping; running activities get ${graceMs / 1000} s, then are cancelled; exit within ${limitMs / 1000} s`,
+    );
     handle()?.shutdown();
     deadline = setTimeout(() => exitNow(`not stopped ${limitMs / 1000} s after ${signal}: exiting`), limitMs).unref();
   };
@@ -79,7 +88,10 @@ function onStopSignals(logger: Logger, graceMs: number, handle: () => DocsAdminW
  * when a deadline passes (SHUTDOWN_GRACE_TIME + 10 s after a signal, or 5 s after the worker stopped
  * when something still holds the event loop). Every failure to start logs its cause on one line.
  */
-export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, options: WorkerProcessOptions = {}): Promise<number> {
+export async function runWorkerProcess(
+  env: NodeJS.ProcessEnv = process.env,
+  options: WorkerProcessOptions = {},
+): Promise<number> {
   let config: WorkerConfig;
   let deployment: DeploymentSetting | undefined;
   try {
@@ -88,7 +100,9 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
   } catch (err) {
     if (!(err instanceof ConfigError || err instanceof DeploymentConfigError)) throw err;
     const problems = err instanceof ConfigError ? err.problems : [err.message];
-    process.stderr.write(`docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`);
+    process.stderr.write(
+      `docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`,
+    );
     return EXIT_CODE.failed;
   }
   // This function handles the signals itself (below), so the Runtime must not.
@@ -123,7 +137,9 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env, opt
         adminApiUrl: config.adminApiUrl,
         metrics: started.metricsUrl ?? 'disabled',
         agentRateLimit: `${config.agentRateLimit.limit}/${config.agentRateLimit.windowMs}ms`,
-        deploymentVersion: started.deploymentVersion ? `${started.deploymentVersion.deploymentName}/${started.deploymentVersion.buildId}` : 'unversioned',
+        deploymentVersion: started.deploymentVersion
+          ? `${started.deploymentVersion.deploymentName}/${started.deploymentVersion.buildId}`
+          : 'unversioned',
       });
       await started.run();
     }

@@ -5,7 +5,11 @@
 const servedInProcess = new Set<string>();
 
 /** Claims `taskQueue` of `namespace` for `buildId` in this process: the release function, or undefined when it is taken. */
-export function claimTaskQueue(namespace: string, taskQueue: string, buildId: string): (() => Promise<void>) | undefined {
+export function claimTaskQueue(
+  namespace: string,
+  taskQueue: string,
+  buildId: string,
+): (() => Promise<void>) | undefined {
   const key = JSON.stringify([namespace, taskQueue, buildId]);
   if (servedInProcess.has(key)) return undefined;
   servedInProcess.add(key);

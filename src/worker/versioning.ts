@@ -34,14 +34,21 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv): DeploymentSetting | u
   const deploymentName = env[DEPLOYMENT_NAME_ENV]?.trim() ?? '';
   const buildId = env[BUILD_ID_ENV]?.trim() || undefined;
   if (!deploymentName) {
-    if (buildId) throw new DeploymentConfigError(`${BUILD_ID_ENV} is set but ${DEPLOYMENT_NAME_ENV} is not: set both to turn on worker versioning, or neither`);
+    if (buildId)
+      throw new DeploymentConfigError(
+        `${BUILD_ID_ENV} is set but ${DEPLOYMENT_NAME_ENV} is not: set both to turn on worker versioning, or neither`,
+      );
     return undefined;
   }
   if (!NAME.test(deploymentName)) {
-    throw new DeploymentConfigError(`${DEPLOYMENT_NAME_ENV}="${deploymentName}": letters, digits, "-" and "_" only (no "."), at most 255`);
+    throw new DeploymentConfigError(
+      `${DEPLOYMENT_NAME_ENV}="${deploymentName}": letters, digits, "-" and "_" only (no "."), at most 255`,
+    );
   }
   if (buildId !== undefined && !BUILD_ID.test(buildId)) {
-    throw new DeploymentConfigError(`${BUILD_ID_ENV}="${buildId}": letters, digits, ".", "-" and "_" only, at most 255`);
+    throw new DeploymentConfigError(
+      `${BUILD_ID_ENV}="${buildId}": letters, digits, ".", "-" and "_" only, at most 255`,
+    );
   }
   return { deploymentName, buildId };
 }
@@ -61,9 +68,15 @@ export function workflowBundleCode(bundle: WorkflowBundleOption): string {
 }
 
 /** The version a worker runs as, or undefined when versioning is off. */
-export function resolveDeploymentVersion(setting: DeploymentSetting | undefined, bundle: WorkflowBundleOption): DeploymentVersion | undefined {
+export function resolveDeploymentVersion(
+  setting: DeploymentSetting | undefined,
+  bundle: WorkflowBundleOption,
+): DeploymentVersion | undefined {
   if (!setting) return undefined;
-  return { deploymentName: setting.deploymentName, buildId: setting.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(bundle)) };
+  return {
+    deploymentName: setting.deploymentName,
+    buildId: setting.buildId ?? buildIdFromWorkflowCode(workflowBundleCode(bundle)),
+  };
 }
 
 /**
@@ -71,7 +84,9 @@ export function resolveDeploymentVersion(setting: DeploymentSetting | undefined,
  * limiter, adopted limiter queues), so one `set-current-version` moves them together. The default
  * behaviour (for a workflow type without its own) is PINNED: the safe one for code never replayed.
  */
-export function workerDeploymentOptions(version: DeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+export function workerDeploymentOptions(
+  version: DeploymentVersion | undefined,
+): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   if (!version) return {};
   return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } };
 }
@@ -90,14 +105,22 @@ const GRPC_ABORTED = 10;
 export async function becomeCurrentIfNone(
   client: Client,
   version: DeploymentVersion,
-  { logger, timeoutMs = 60_000, intervalMs = 500, signal }: { logger?: Logger; timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
+  {
+    logger,
+    timeoutMs = 60_000,
+    intervalMs = 500,
+    signal,
+  }: { logger?: Logger; timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
 ): Promise<boolean> {
   const { namespace } = client.options;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (signal?.aborted) return false;
     try {
-      const described = await client.workflowService.describeWorkerDeployment({ namespace, deploymentName: version.deploymentName });
+      const described = await client.workflowService.describeWorkerDeployment({
+        namespace,
+        deploymentName: version.deploymentName,
+      });
       const info = described.workerDeploymentInfo;
       const current = info?.routingConfig?.currentDeploymentVersion;
       if (current?.buildId) return false;
@@ -115,7 +138,8 @@ export async function becomeCurrentIfNone(
       }
     } catch (err) {
       // Not known yet (no poll arrived), or another worker changed it first: look again.
-      const expected = isGrpcServiceError(err) && [GRPC_NOT_FOUND, GRPC_FAILED_PRECONDITION, GRPC_ABORTED].includes(err.code);
+      const expected =
+        isGrpcServiceError(err) && [GRPC_NOT_FOUND, GRPC_FAILED_PRECONDITION, GRPC_ABORTED].includes(err.code);
       if (!expected) throw err;
     }
     if (Date.now() > deadline) {

@@ -24,7 +24,12 @@ import { AdminApiClient } from '../api/client';
 import type { AdminApi } from '../api/types';
 import type { WorkerConfig } from '../config';
 import type { MetricsRecorder } from '../observability/metrics';
-import { createPrometheusMetrics, startMetricsServer, type MetricsServer, type PrometheusMetrics } from '../observability/prometheus';
+import {
+  createPrometheusMetrics,
+  startMetricsServer,
+  type MetricsServer,
+  type PrometheusMetrics,
+} from '../observability/prometheus';
 import { connectClientAt, connectNative } from '../connection';
 import { LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
@@ -100,7 +105,11 @@ export interface DocsAdminWorkerOptions {
    */
   deployment?: DeploymentSetting;
   /** Extra Worker.create options (tuning in benchmarks). */
-  workerOptions?: { maxConcurrentActivityTaskExecutions?: number; maxConcurrentWorkflowTaskExecutions?: number; maxCachedWorkflows?: number };
+  workerOptions?: {
+    maxConcurrentActivityTaskExecutions?: number;
+    maxConcurrentWorkflowTaskExecutions?: number;
+    maxCachedWorkflows?: number;
+  };
 }
 
 /** An activity attempt this process is executing. */
@@ -151,11 +160,20 @@ async function startMetricsEndpoint(
   logger: Logger,
 ): Promise<MetricsServer | undefined> {
   const fromConfig = options.metricsListen === undefined;
-  const listen = fromConfig ? (config.metricsPort === 0 ? false : { port: config.metricsPort, host: config.metricsHost }) : options.metricsListen;
+  const listen = fromConfig
+    ? config.metricsPort === 0
+      ? false
+      : { port: config.metricsPort, host: config.metricsHost }
+    : options.metricsListen;
   if (!listen || !isPrometheus(metrics)) return undefined;
   const host = listen.host ?? '127.0.0.1';
   const start = (port: number) =>
-    startMetricsServer({ registry: metrics.registry, port, host, sdkMetricsUrl: options.sdkMetricsUrl ?? installedRuntime()?.sdkMetricsUrl });
+    startMetricsServer({
+      registry: metrics.registry,
+      port,
+      host,
+      sdkMetricsUrl: options.sdkMetricsUrl ?? installedRuntime()?.sdkMetricsUrl,
+    });
   try {
     return await start(listen.port);
   } catch (err) {
@@ -250,7 +268,12 @@ function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActiv
       execute: async (input, next) => {
         const { activityType, attempt, workflowExecution } = ctx.info;
         if (attempt > 1) metrics.activityRetry(activityType);
-        const entry: InFlightActivity = { activityType, workflowId: workflowExecution?.workflowId, attempt, startedAtMs: Date.now() };
+        const entry: InFlightActivity = {
+          activityType,
+          workflowId: workflowExecution?.workflowId,
+          attempt,
+          startedAtMs: Date.now(),
+        };
         active.add(entry);
         try {
           return await next(input);
@@ -308,7 +331,8 @@ async function createLimiterWorker(
   },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
-  const releaseLimiterQueue = options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue, parts.buildId);
+  const releaseLimiterQueue =
+    options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue, parts.buildId);
   if (!releaseLimiterQueue) return undefined;
   cleanups.push(releaseLimiterQueue);
   const created = await Worker.create({
@@ -348,7 +372,12 @@ function claimJobsQueue(config: WorkerConfig, buildId: string): Cleanup {
  * What run() starts on a versioned worker: a deployment's first version makes itself current (nothing
  * to roll out from); later ones wait for the operator. Stopped by the cleanups.
  */
-function firstVersionCheck(client: Client, deploymentVersion: DeploymentVersion | undefined, logger: Logger, cleanups: Cleanup[]): () => void {
+function firstVersionCheck(
+  client: Client,
+  deploymentVersion: DeploymentVersion | undefined,
+  logger: Logger,
+  cleanups: Cleanup[],
+): () => void {
   const versionCheck = new AbortController();
   cleanups.push(async () => versionCheck.abort());
   return () => {
@@ -359,7 +388,10 @@ function firstVersionCheck(client: Client, deploymentVersion: DeploymentVersion 
   };
 }
 
-export async function createDocsAdminWorker(config: WorkerConfig, options: DocsAdminWorkerOptions = {}): Promise<DocsAdminWorker> {
+export async function createDocsAdminWorker(
+  config: WorkerConfig,
+  options: DocsAdminWorkerOptions = {},
+): Promise<DocsAdminWorker> {
   // Undone in reverse order on failure and by close(): workers let go of the connection before it closes.
   const cleanups: Cleanup[] = [];
   const cleanup = async () => {
@@ -377,9 +409,18 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
     const active = new Set<InFlightActivity>();
     // Bundled once for every worker of this process.
-    const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger }));
+    const workflowBundle =
+      options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger }));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
-    const adopter = new LimiterQueueAdopter({ connection, namespace: config.namespace, workflowBundle, logger, own: limiterQueue, versioning, buildId });
+    const adopter = new LimiterQueueAdopter({
+      connection,
+      namespace: config.namespace,
+      workflowBundle,
+      logger,
+      own: limiterQueue,
+      versioning,
+      buildId,
+    });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
       api,
@@ -406,9 +447,19 @@ export async function createDocsAdminWorker(config: WorkerConfig, options: DocsA
     });
     cleanups.push(() => releaseUnrunWorker(worker));
 
-    const limiterWorker = await createLimiterWorker(config, options, { connection, workflowBundle, limiterQueue, buildId, versioning }, cleanups);
+    const limiterWorker = await createLimiterWorker(
+      config,
+      options,
+      { connection, workflowBundle, limiterQueue, buildId, versioning },
+      cleanups,
+    );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);
-    return workerHandle({ worker, limiterWorker, metrics, metricsUrl: server?.url, deploymentVersion }, active, cleanup, checkVersion);
+    return workerHandle(
+      { worker, limiterWorker, metrics, metricsUrl: server?.url, deploymentVersion },
+      active,
+      cleanup,
+      checkVersion,
+    );
   } catch (err) {
     await cleanup();
     throw err;

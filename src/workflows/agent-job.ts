@@ -51,20 +51,30 @@ const API_OPTIONS: ActivityOptions = {
  * a timed-out attempt by its send checkpoints instead of re-running it).
  */
 const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
-const NON_IDEMPOTENT_OPTIONS: ActivityOptions = { startToCloseTimeout: NON_IDEMPOTENT_TIMEOUT_MS, retry: { maximumAttempts: 1 } };
+const NON_IDEMPOTENT_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: NON_IDEMPOTENT_TIMEOUT_MS,
+  retry: { maximumAttempts: 1 },
+};
 
 const api = proxyActivities<Activities>(API_OPTIONS);
 /**
  * Status polls (GET, idempotent, short) as local activities: run inside the workflow task the poll
  * timer wakes, one marker event per poll. Same retry policy; Core honours nextRetryDelay (Retry-After).
  */
-const pollApi = proxyLocalActivities<Activities>({ startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry });
+const pollApi = proxyLocalActivities<Activities>({
+  startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
+  retry: API_OPTIONS.retry,
+});
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
 
 function invalidInput(problems: string[]): ApplicationFailure {
-  return ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid agent job input: ${problems.join('; ')}`, nonRetryable: true });
+  return ApplicationFailure.create({
+    type: WorkflowFailure.invalidInput,
+    message: `invalid agent job input: ${problems.join('; ')}`,
+    nonRetryable: true,
+  });
 }
 
 /**
@@ -110,7 +120,8 @@ class AgentRun {
     this.phase = carry ? 'polling' : 'waiting-for-permit';
     this.startedAtMs = carry?.startedAtMs ?? Date.now();
     this.permits = new ProjectPermits(input.projectId, () => {
-      if (this.phase === 'creating' || this.phase === 'waiting-for-permit') this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
+      if (this.phase === 'creating' || this.phase === 'waiting-for-permit')
+        this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
       this.publish();
     });
   }
@@ -119,7 +130,9 @@ class AgentRun {
   private nonIdempotentOptions(permit: PermitUse): ActivityOptions {
     return {
       ...NON_IDEMPOTENT_OPTIONS,
-      startToCloseTimeout: (this.options.nonIdempotentCallTimeoutMs ?? NON_IDEMPOTENT_TIMEOUT_MS) + Math.max(0, (permit.notBeforeMs ?? 0) - Date.now()),
+      startToCloseTimeout:
+        (this.options.nonIdempotentCallTimeoutMs ?? NON_IDEMPOTENT_TIMEOUT_MS) +
+        Math.max(0, (permit.notBeforeMs ?? 0) - Date.now()),
     };
   }
 
@@ -149,9 +162,13 @@ class AgentRun {
     const lines = [`**Agent job** for project \`${this.input.projectId}\` — ${this.phase}`, ''];
     if (job) {
       lines.push(`- Job: \`${job.id}\`, status **${job.status}**`);
-      lines.push(`- Pull request: ${job.prLink ? `[${job.prLink}](${job.prLink})` : isTerminal(job.status) ? 'none (no changes)' : 'not yet'}`);
+      lines.push(
+        `- Pull request: ${job.prLink ? `[${job.prLink}](${job.prLink})` : isTerminal(job.status) ? 'none (no changes)' : 'not yet'}`,
+      );
     }
-    lines.push(`- Polls: ${polls}${lastPollAt ? `, last ${lastPollAt}` : ''}${nextPollAt && !isTerminal(job?.status ?? null) ? `, next ${nextPollAt}` : ''}`);
+    lines.push(
+      `- Polls: ${polls}${lastPollAt ? `, last ${lastPollAt}` : ''}${nextPollAt && !isTerminal(job?.status ?? null) ? `, next ${nextPollAt}` : ''}`,
+    );
     if (this.messagesSent > 0) lines.push(`- Follow-up messages: ${this.messagesSent}`);
     if (this.permits.waitingFor) lines.push(`- Waiting for ${this.permits.waitingFor}`);
     setCurrentDetails(lines.join('\n'));
@@ -196,7 +213,12 @@ class AgentRun {
     const { input } = this;
     await condition(() => (this.job !== null && !this.messaging) || this.startFailure !== null);
     if (!this.job) throw this.startFailure!;
-    if (this.finishing) throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `agent job ${this.job.id} has already finished`, nonRetryable: true });
+    if (this.finishing)
+      throw ApplicationFailure.create({
+        type: WorkflowFailure.invalidInput,
+        message: `agent job ${this.job.id} has already finished`,
+        nonRetryable: true,
+      });
     this.messaging = true;
     const previousPhase = this.phase;
     try {
@@ -234,7 +256,9 @@ class AgentRun {
       return refreshed;
     } finally {
       this.messaging = false;
-      this.setPhase(previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase);
+      this.setPhase(
+        previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase,
+      );
     }
   }
 
@@ -302,7 +326,11 @@ class AgentRun {
 
       const seen = this.generation;
       const polled = await pollApi.getAgentJob.executeWithOptions(
-        { startToCloseTimeout: API_OPTIONS.startToCloseTimeout, retry: API_OPTIONS.retry, summary: `poll agent job ${this.job!.id}` },
+        {
+          startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
+          retry: API_OPTIONS.retry,
+          summary: `poll agent job ${this.job!.id}`,
+        },
         [{ projectId: input.projectId, jobId: this.job!.id }],
       );
       this.polls += 1;

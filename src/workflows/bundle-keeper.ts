@@ -97,7 +97,11 @@ function initialState(input: BundleKeeperInput): KeeperCarriedState {
 function validate(input: BundleKeeperInput): void {
   const { problems, conflicts } = checkKeeperInput(input);
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message: `invalid bundleKeeper input: ${problems.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid bundleKeeper input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
   }
   if (conflicts.length > 0) {
     throw ApplicationFailure.create({
@@ -197,7 +201,15 @@ class Keeper {
   show(): void {
     const { st } = this;
     const s = this.status();
-    const state = st.paused ? 'paused' : this.exporting ? 'exporting' : st.pending ? 'installing a new bundle' : st.current ? 'keeping' : 'starting';
+    const state = st.paused
+      ? 'paused'
+      : this.exporting
+        ? 'exporting'
+        : st.pending
+          ? 'installing a new bundle'
+          : st.current
+            ? 'keeping'
+            : 'starting';
     setCurrentDetails(
       markdownTable(`Bundle keeper · ${this.domain}`, [
         ['state', state],
@@ -210,7 +222,10 @@ class Keeper {
         ['last applied', s.lastAppliedAt],
         ['next refresh', s.nextRefreshAt],
         ['pending job', st.pending ? `\`${st.pending.jobId}\` (attempt ${st.pending.failures + 1})` : null],
-        ['follow-up export', st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no'],
+        [
+          'follow-up export',
+          st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no',
+        ],
         ['exports / refreshes', `${st.exportsDone} / ${st.refreshesDone}`],
         ['last error', st.lastError],
         ['continued as new', st.generation],
@@ -222,14 +237,32 @@ class Keeper {
    * Verify (unless the sink verifies itself) and apply `bundle`. Returns the applied record, or throws
    * the activity failure: the caller keeps the previous config and schedules a retry.
    */
-  private async install(bundle: Bundle, version: string | null, issuedAtMs: number, why: string): Promise<AppliedBundle> {
+  private async install(
+    bundle: Bundle,
+    version: string | null,
+    issuedAtMs: number,
+    why: string,
+  ): Promise<AppliedBundle> {
     const { domain, sink } = this;
     if (!this.verifiesItself) {
-      await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [bundle]);
+      await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
+        bundle,
+      ]);
     }
-    const applied = await applier.applyBundle.executeWithOptions({ summary: `Apply bundle of ${bundle.jobId} via ${sink.type} (${why})` }, [
-      { domain, sink, jobId: bundle.jobId, bundleUrl: bundle.bundleUrl, expiresAt: bundle.expiresAt, sizeBytes: bundle.sizeBytes, version },
-    ]);
+    const applied = await applier.applyBundle.executeWithOptions(
+      { summary: `Apply bundle of ${bundle.jobId} via ${sink.type} (${why})` },
+      [
+        {
+          domain,
+          sink,
+          jobId: bundle.jobId,
+          bundleUrl: bundle.bundleUrl,
+          expiresAt: bundle.expiresAt,
+          sizeBytes: bundle.sizeBytes,
+          version,
+        },
+      ],
+    );
     const expiresMs = applied.appliedExpiresAt === null ? null : Date.parse(applied.appliedExpiresAt);
     return {
       jobId: bundle.jobId,
@@ -239,7 +272,10 @@ class Keeper {
       sizeBytes: bundle.sizeBytes,
       version,
       appliedAt: iso(Date.now()),
-      refreshAtMs: expiresMs === null || !Number.isFinite(expiresMs) ? null : refreshAtMs(issuedAtMs, expiresMs, this.input.refreshMargin),
+      refreshAtMs:
+        expiresMs === null || !Number.isFinite(expiresMs)
+          ? null
+          : refreshAtMs(issuedAtMs, expiresMs, this.input.refreshMargin),
       refreshFailures: 0,
     };
   }
@@ -254,17 +290,19 @@ class Keeper {
       workflowId,
       args: [{ domain, ...(version ? { version } : {}) }],
       staticSummary: `Export for the bundle keeper of ${domain}`,
-    }).then(
-      (ok) => {
-        this.exportOutcome = { ok };
-      },
-      (err: unknown) => {
-        this.exportOutcome = { err };
-      },
-    ).finally(() => {
-      this.exporting = false;
-      this.wake++;
-    });
+    })
+      .then(
+        (ok) => {
+          this.exportOutcome = { ok };
+        },
+        (err: unknown) => {
+          this.exportOutcome = { err };
+        },
+      )
+      .finally(() => {
+        this.exporting = false;
+        this.wake++;
+      });
   }
 
   /** An export finished: queue its bundle for install, or back off after a failure. */
@@ -310,7 +348,10 @@ class Keeper {
       if (pending.bundle) {
         bundle = { jobId: pending.jobId, ...pending.bundle };
       } else {
-        bundle = await api.generateBundle.executeWithOptions({ summary: `Fresh bundle link for export ${pending.jobId} (retry)` }, [pending.jobId]);
+        bundle = await api.generateBundle.executeWithOptions(
+          { summary: `Fresh bundle link for export ${pending.jobId} (retry)` },
+          [pending.jobId],
+        );
         issuedAtMs = Date.now();
       }
       st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
@@ -327,7 +368,11 @@ class Keeper {
         st.pending = null;
         st.exportWanted = true;
       }
-      log.warn('bundle not applied; previous config stays', { domain, jobId: pending.jobId, failures: pending.failures });
+      log.warn('bundle not applied; previous config stays', {
+        domain,
+        jobId: pending.jobId,
+        failures: pending.failures,
+      });
     }
   }
 
@@ -336,10 +381,10 @@ class Keeper {
     const { domain, st } = this;
     const current = st.current!;
     try {
-      const bundle = await api.generateBundle.executeWithOptions({ summary: `Refresh bundle link of ${current.jobId} before it expires` }, [
-        current.jobId,
-        { refresh: true },
-      ]);
+      const bundle = await api.generateBundle.executeWithOptions(
+        { summary: `Refresh bundle link of ${current.jobId} before it expires` },
+        [current.jobId, { refresh: true }],
+      );
       const issuedAtMs = Date.now();
       st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
       st.refreshesDone++;
@@ -352,7 +397,11 @@ class Keeper {
       current.refreshAtMs = Date.now() + retryDelayMs(current.refreshFailures, leftMs > 0 ? leftMs : undefined);
       st.lastError = `refresh of ${current.jobId} failed (live link expires ${current.appliedExpiresAt}): ${failureMessage(err)}`;
       if (failureType(err) === ApiFailure.notFound && !this.exporting) st.exportWanted = true;
-      log.warn('bundle refresh failed; will retry before expiry', { domain, jobId: current.jobId, failures: current.refreshFailures });
+      log.warn('bundle refresh failed; will retry before expiry', {
+        domain,
+        jobId: current.jobId,
+        failures: current.refreshFailures,
+      });
     }
   }
 
@@ -389,9 +438,11 @@ class Keeper {
     const { st } = this;
     const dueTimes = st.paused
       ? []
-      : [st.pending?.retryAtMs, st.current?.refreshAtMs, st.exportWanted && !this.exporting ? st.exportRetryAtMs : null].filter(
-          (t): t is number => typeof t === 'number',
-        );
+      : [
+          st.pending?.retryAtMs,
+          st.current?.refreshAtMs,
+          st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
+        ].filter((t): t is number => typeof t === 'number');
     const seen = this.wake;
     if (dueTimes.length === 0) {
       await condition(() => this.wake !== seen);
@@ -413,7 +464,11 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
 
     const limit = input.continueAsNewAfterCycles;
     const { st } = keeper;
-    if (!keeper.exporting && !keeper.exportOutcome && (workflowInfo().continueAsNewSuggested || (limit !== undefined && keeper.cyclesThisRun >= limit))) {
+    if (
+      !keeper.exporting &&
+      !keeper.exportOutcome &&
+      (workflowInfo().continueAsNewSuggested || (limit !== undefined && keeper.cyclesThisRun >= limit))
+    ) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof bundleKeeper>({ ...input, carried: { ...st, generation: st.generation + 1 } });
     }

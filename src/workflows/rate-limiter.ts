@@ -77,7 +77,11 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   const applyLimit = (now: number): void => {
     const next = effectiveLimit(state.seenLimits ?? [], now, started);
     if (next.limit !== limit.limit || next.windowMs !== limit.windowMs) {
-      log.info('agentRateLimiter: applying a new limit', { projectId: input.projectId, limit: next.limit, windowMs: next.windowMs });
+      log.info('agentRateLimiter: applying a new limit', {
+        projectId: input.projectId,
+        limit: next.limit,
+        windowMs: next.windowMs,
+      });
     }
     limit = { ...next, marginMs: input.marginMs };
   };
@@ -146,7 +150,16 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       queued: state.queue.length,
       inWindow: live.length,
       granted,
-      nextFreeAt: state.queue.length > 0 ? new Date(nextFreeAt(live.map((g) => g.freeAtMs), now, limit)).toISOString() : null,
+      nextFreeAt:
+        state.queue.length > 0
+          ? new Date(
+              nextFreeAt(
+                live.map((g) => g.freeAtMs),
+                now,
+                limit,
+              ),
+            ).toISOString()
+          : null,
     };
   });
 
@@ -155,7 +168,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs)
       .catch((err: unknown) => {
         // The requester is gone (completed, terminated): its permit stays spent, which only errs on the safe side.
-        log.warn('agentRateLimiter: could not deliver a permit', { requester: grant.requesterWorkflowId, error: String(err) });
+        log.warn('agentRateLimiter: could not deliver a permit', {
+          requester: grant.requesterWorkflowId,
+          error: String(err),
+        });
       });
     inFlight.add(sent);
     void sent.finally(() => inFlight.delete(sent));
@@ -198,7 +214,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     plan.slots.forEach((index, i) => {
       const previous = slots[index]!;
       previous.handedOver = true;
-      const grant: PermitGrant = { ...requests[i]!, atMs: now, notBeforeMs: previous.freeAtMs, freeAtMs: grantedSlotFreeAt(previous.freeAtMs, limit) };
+      const grant: PermitGrant = {
+        ...requests[i]!,
+        atMs: now,
+        notBeforeMs: previous.freeAtMs,
+        freeAtMs: grantedSlotFreeAt(previous.freeAtMs, limit),
+      };
       state.grants.push(grant);
       granted += 1;
       notify(grant);
@@ -216,7 +237,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     return asked.map((r): PermitAdmission => {
       if (state.grants.some((g) => sameRequest(g, r))) return { requestKey: r.requestKey, granted: true };
       const position = state.queue.findIndex((q) => sameRequest(q, r));
-      return { requestKey: r?.requestKey, granted: false, position, expectedAtMs: estimateGrantAt(slots, Math.max(0, position), now, limit) };
+      return {
+        requestKey: r?.requestKey,
+        granted: false,
+        position,
+        expectedAtMs: estimateGrantAt(slots, Math.max(0, position), now, limit),
+      };
     });
   });
 
@@ -229,7 +255,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
       // Started on a queue its requesters no longer serve (an older fleet's): carry on where they are.
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
-      log.info('agentRateLimiter: moving to the limiter task queue its requesters serve', { projectId: input.projectId, taskQueue: moveTo });
+      log.info('agentRateLimiter: moving to the limiter task queue its requesters serve', {
+        projectId: input.projectId,
+        taskQueue: moveTo,
+      });
       return makeContinueAsNewFunc<typeof agentRateLimiter>({ taskQueue: moveTo })({ ...input, carried: state });
     }
 
@@ -251,7 +280,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
         const wakeAtMs = Math.min(plan.wakeAtMs, aheadAtMs ?? Number.POSITIVE_INFINITY);
         const queued = state.queue.length;
         plannedWakeAtMs = wakeAtMs;
-        await condition(() => regrants.length > 0 || reported || moveTo !== null || state.queue.length > queued, Math.max(1, wakeAtMs - now));
+        await condition(
+          () => regrants.length > 0 || reported || moveTo !== null || state.queue.length > queued,
+          Math.max(1, wakeAtMs - now),
+        );
         plannedWakeAtMs = Number.POSITIVE_INFINITY;
         continue;
       }

@@ -126,7 +126,8 @@ class ExportRun {
 
   /** A run continued from `carry`: its search attributes are written already unless the job is new to them. */
   resume(jobId: string): void {
-    if (workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) !== jobId) this.upsertJob(jobId, this.status.status ?? 'unknown');
+    if (workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) !== jobId)
+      this.upsertJob(jobId, this.status.status ?? 'unknown');
     else this.upsertedStatus = this.status.status;
   }
 }
@@ -180,7 +181,10 @@ async function pollUntilTerminal(
     status.nextPollAt = iso(Date.now() + delayMs);
     run.show();
     await sleep(delayMs);
-    last = await pollApi.getExportStatus.executeWithOptions({ summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` }, [jobId]);
+    last = await pollApi.getExportStatus.executeWithOptions(
+      { summary: `Poll ${status.polls + 1} of export ${jobId} (${domain})` },
+      [jobId],
+    );
     pollsThisRun++;
     observations = recentObservations([...observations, observe(last, Date.now())]);
     Object.assign(status, {
@@ -196,7 +200,10 @@ async function pollUntilTerminal(
   return last;
 }
 
-export async function staticExport(input: StaticExportInput, options: StaticExportOptions = {}): Promise<StaticExportResult> {
+export async function staticExport(
+  input: StaticExportInput,
+  options: StaticExportOptions = {},
+): Promise<StaticExportResult> {
   const problems = exportInputProblems(input);
   if (problems.length > 0) {
     throw ApplicationFailure.create({
@@ -225,7 +232,13 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
     last = await startJob(run, request);
     jobId = last.jobId;
     observations = [observe(last, Date.now())];
-    Object.assign(status, { phase: 'exporting', jobId, status: last.status, progress: last.progress, pageCount: last.pageCount });
+    Object.assign(status, {
+      phase: 'exporting',
+      jobId,
+      status: last.status,
+      progress: last.progress,
+      pageCount: last.pageCount,
+    });
     run.upsertJob(jobId, last.status);
     run.show();
   }
@@ -244,7 +257,9 @@ export async function staticExport(input: StaticExportInput, options: StaticExpo
   }
 
   run.setPhase('bundling');
-  const bundle = await api.generateBundle.executeWithOptions({ summary: `Generate bundle link for export ${jobId}` }, [jobId]);
+  const bundle = await api.generateBundle.executeWithOptions({ summary: `Generate bundle link for export ${jobId}` }, [
+    jobId,
+  ]);
   run.setPhase('done');
   return {
     jobId,

@@ -29,7 +29,11 @@ export const VERSIONING_BEHAVIOUR = {
 
 /** Declares `type`'s behaviour on `fn` (also used by test fixtures that wrap a workflow). */
 export function declareVersioningBehaviour(type: keyof typeof VERSIONING_BEHAVIOUR, fn: Workflow): void {
-  setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: VERSIONING_BEHAVIOUR[type] } : {}), fn);
+  setWorkflowOptions(
+    () =>
+      workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: VERSIONING_BEHAVIOUR[type] } : {},
+    fn,
+  );
 }
 
 declareVersioningBehaviour('agentJob', agentJob);

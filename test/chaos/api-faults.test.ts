@@ -24,6 +24,15 @@ after(async () => {
   await server?.close();
 });
 
-test(`fault mix on every route, ${LIFECYCLES} lifecycles and a keeper: nothing lost, no duplicate, no broken link applied`, { timeout: 600_000 }, async () => {
-  await apiFaults(server, { lifecycles: LIFECYCLES, projects: 10, rate: { limit: 100_000, windowMs: 3_600_000 }, taskQueue: 'chaos-api-faults' });
-});
+test(
+  `fault mix on every route, ${LIFECYCLES} lifecycles and a keeper: nothing lost, no duplicate, no broken link applied`,
+  { timeout: 600_000 },
+  async () => {
+    await apiFaults(server, {
+      lifecycles: LIFECYCLES,
+      projects: 10,
+      rate: { limit: 100_000, windowMs: 3_600_000 },
+      taskQueue: 'chaos-api-faults',
+    });
+  },
+);

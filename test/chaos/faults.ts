@@ -58,7 +58,12 @@ export async function startInProcessWorker(options: {
   /** A pre-built workflow bundle (several workers in one file bundle once). */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }): Promise<InProcessWorker> {
-  runtimeReady ??= installRuntime({ logLevel: 'WARN', sdkMetrics: false, secrets: [], write: (line) => void logs.push(line) });
+  runtimeReady ??= installRuntime({
+    logLevel: 'WARN',
+    sdkMetrics: false,
+    secrets: [],
+    write: (line) => void logs.push(line),
+  });
   await runtimeReady;
   const config = loadWorkerConfig({
     TEMPORAL_ADDRESS: options.address,
@@ -77,7 +82,11 @@ export async function startInProcessWorker(options: {
     timeouts: FAULT_TIMEOUTS,
     logger: { warn: (line: string) => void logs.push(line) },
   });
-  const handle = await createDocsAdminWorker(config, { connection, client, api, metrics: noopMetrics,
+  const handle = await createDocsAdminWorker(config, {
+    connection,
+    client,
+    api,
+    metrics: noopMetrics,
     metricsListen: false,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
   });

@@ -22,7 +22,12 @@ const run = promisify(execFile);
 export const freePort = freeLoopbackPort;
 
 /** Polls predicate until truthy or the deadline passes (no fixed sleeps to wait for state). */
-export async function until<T>(predicate: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 100): Promise<NonNullable<T>> {
+export async function until<T>(
+  predicate: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 30_000,
+  intervalMs = 100,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -67,7 +72,12 @@ export class DevServer {
   readonly output = new Tail(256 * 1024);
   #child: ChildProcess | undefined;
 
-  private constructor(cli: string, port: number, dbFile: string | undefined, dynamicConfig: Record<string, string | number | boolean>) {
+  private constructor(
+    cli: string,
+    port: number,
+    dbFile: string | undefined,
+    dynamicConfig: Record<string, string | number | boolean>,
+  ) {
     this.cli = cli;
     this.port = port;
     this.dbFile = dbFile;
@@ -93,14 +103,26 @@ export class DevServer {
   async start(): Promise<void> {
     if (this.#child) throw new Error('the dev server is already running');
     const args = [
-      'server', 'start-dev', '--headless',
-      '--ip', '127.0.0.1', '--port', String(this.port),
-      '--log-level', 'error',
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(this.port),
+      '--log-level',
+      'error',
       // The project's dev-server settings, then this server's own (a later value wins).
       ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
-      ...Object.entries(this.dynamicConfig).flatMap(([name, value]) => ['--dynamic-config-value', `${name}=${JSON.stringify(value)}`]),
+      ...Object.entries(this.dynamicConfig).flatMap(([name, value]) => [
+        '--dynamic-config-value',
+        `${name}=${JSON.stringify(value)}`,
+      ]),
       ...(this.dbFile ? ['--db-filename', this.dbFile] : []),
-      ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+      ...Object.entries(SEARCH_ATTRIBUTE_REGISTRATION).flatMap(([name, type]) => [
+        '--search-attribute',
+        `${name}=${type}`,
+      ]),
     ];
     const child = spawn(this.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (c: Buffer) => this.output.push(c));
@@ -124,7 +146,9 @@ export class DevServer {
 
   async healthy(): Promise<boolean> {
     try {
-      const { stdout } = await run(this.cli, ['operator', 'cluster', 'health', '--address', this.address], { timeout: 10_000 });
+      const { stdout } = await run(this.cli, ['operator', 'cluster', 'health', '--address', this.address], {
+        timeout: 10_000,
+      });
       return stdout.includes('SERVING');
     } catch {
       return false;
@@ -151,7 +175,10 @@ export class DevServer {
 
   /** `temporal <args> --address <this>`: stdout and stderr together (the secrets scan reads them). */
   async cliOutput(args: string[]): Promise<string> {
-    const { stdout, stderr } = await run(this.cli, [...args, '--address', this.address], { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(this.cli, [...args, '--address', this.address], {
+      timeout: 30_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return stdout + stderr;
   }
 }
@@ -178,7 +205,8 @@ const CLK_TCK = 100;
 export function readUsage(pid: number): (UsageSample & { hwmBytes: number }) | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+    const kb = (field: string): number =>
+      Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start at field 3; utime and stime are 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -256,17 +284,22 @@ export class WorkerProcess {
 
   static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
     const script = options.script ?? path.join(ROOT, 'src', 'worker.ts');
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const worker = new WorkerProcess(child);
     const readyLine = options.readyLine ?? 'docs-admin worker started';
     try {
       await until(
         () => {
-          if (!worker.running) throw new Error(`the worker exited before it was ready:\n${worker.output.text.slice(-3000)}`);
+          if (!worker.running)
+            throw new Error(`the worker exited before it was ready:\n${worker.output.text.slice(-3000)}`);
           return worker.output.text.includes(readyLine);
         },
         `the worker to log "${readyLine}"`,
@@ -275,7 +308,9 @@ export class WorkerProcess {
       );
     } catch (err) {
       await worker.kill('SIGKILL');
-      throw new Error(`${(err as Error).message}; its output ended with:\n${worker.output.text.slice(-2000)}`, { cause: err });
+      throw new Error(`${(err as Error).message}; its output ended with:\n${worker.output.text.slice(-2000)}`, {
+        cause: err,
+      });
     }
     return worker;
   }
@@ -321,7 +356,11 @@ export interface LifecyclePlan {
 }
 
 /** Runs fn over items with at most `limit` in flight. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -353,7 +392,11 @@ export async function startLifecycles(client: Client, taskQueue: string, plan: L
     if (item.kind === 'export') {
       const domain = `${plan.tag}-${item.i}.docs.example.com`;
       const handle = plan.plain
-        ? await client.workflow.start(WorkflowType.staticExport, { workflowId: `${plan.tag}-export-${item.i}`, taskQueue, args: [{ domain }] })
+        ? await client.workflow.start(WorkflowType.staticExport, {
+            workflowId: `${plan.tag}-export-${item.i}`,
+            taskQueue,
+            args: [{ domain }],
+          })
         : await startExport(client, { domain }, { taskQueue, requestId: `r${item.i}` });
       out.exportIds.push(handle.workflowId);
       out.exportDomains.push(domain);
@@ -394,7 +437,13 @@ export async function settle(client: Client, workflowIds: readonly string[], con
       const result: unknown = await handle.result();
       return { workflowId, ok: true, result, atMs: Date.now() };
     } catch (err) {
-      return { workflowId, ok: false, failureType: failureTypeOf(err) ?? 'unknown', message: (err as Error).message, atMs: Date.now() };
+      return {
+        workflowId,
+        ok: false,
+        failureType: failureTypeOf(err) ?? 'unknown',
+        message: (err as Error).message,
+        atMs: Date.now(),
+      };
     }
   });
 }
@@ -473,13 +522,20 @@ export function checkOutcomes(
   const byId = new Map(settled.map((s) => [s.workflowId, s]));
   const perPrompt = jobsPerPrompt(emulatorJobs);
   const jobByPrompt = new Map(emulatorJobs.map((j) => [j.prompt, j]));
-  const report: OutcomeReport = { exportsCompleted: 0, agentsCompleted: 0, agentsOutcomeUnknown: 0, duplicates: 0, problems: [] };
+  const report: OutcomeReport = {
+    exportsCompleted: 0,
+    agentsCompleted: 0,
+    agentsOutcomeUnknown: 0,
+    duplicates: 0,
+    problems: [],
+  };
   lifecycles.exportIds.forEach((id, i) => {
     const s = byId.get(id);
     const domain = lifecycles.exportDomains[i];
     const result = s?.result as { domain?: string; bundleUrl?: string; jobId?: string } | undefined;
     if (!s?.ok) report.problems.push(`export ${id} did not complete: ${s?.failureType} ${s?.message ?? 'not settled'}`);
-    else if (result?.domain !== domain || !result?.bundleUrl || !result?.jobId) report.problems.push(`export ${id}: wrong result ${JSON.stringify(result)}`);
+    else if (result?.domain !== domain || !result?.bundleUrl || !result?.jobId)
+      report.problems.push(`export ${id}: wrong result ${JSON.stringify(result)}`);
     else report.exportsCompleted++;
   });
   for (const agent of lifecycles.agents) {
@@ -493,8 +549,12 @@ export function checkOutcomes(
     if (s?.ok) {
       const result = s.result as { jobId?: string; status?: string; prLink?: string | null };
       const job = jobByPrompt.get(agent.prompt);
-      if (count !== 1 || result.jobId !== job?.id) report.problems.push(`agent ${agent.workflowId}: result job ${result.jobId} is not the emulator's job ${job?.id} (jobs: ${count})`);
-      else if (result.status !== 'completed' || !result.prLink) report.problems.push(`agent ${agent.workflowId}: wrong result ${JSON.stringify(result)}`);
+      if (count !== 1 || result.jobId !== job?.id)
+        report.problems.push(
+          `agent ${agent.workflowId}: result job ${result.jobId} is not the emulator's job ${job?.id} (jobs: ${count})`,
+        );
+      else if (result.status !== 'completed' || !result.prLink)
+        report.problems.push(`agent ${agent.workflowId}: wrong result ${JSON.stringify(result)}`);
       else report.agentsCompleted++;
     } else if (allowOutcomeUnknown && s?.failureType === 'OutcomeUnknown') {
       report.agentsOutcomeUnknown++;
@@ -556,11 +616,15 @@ export async function scanForSecret(options: {
 /** `npm run cli -- <args>` (src/starter.ts) against address: stdout and stderr together, whatever the exit code. */
 export async function projectCli(args: string[], address: string): Promise<string> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'starter.ts'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TEMPORAL_ADDRESS: address },
-      timeout: 60_000,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src', 'starter.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TEMPORAL_ADDRESS: address },
+        timeout: 60_000,
+      },
+    );
     return stdout + stderr;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };

@@ -70,7 +70,11 @@ async function assertUnknownOnlyWhileSending(client: Client, settled: readonly S
     const timedOut = events.find((e) => e.activityTaskTimedOutEventAttributes)?.activityTaskTimedOutEventAttributes;
     const details = timedOut?.failure?.timeoutFailureInfo?.lastHeartbeatDetails?.payloads?.[0]?.data;
     assert.ok(details, `${s.workflowId}: OutcomeUnknown without a send checkpoint`);
-    assert.equal(JSON.parse(Buffer.from(details).toString()).phase, 'sending', `${s.workflowId}: OutcomeUnknown although the attempt recorded an answer`);
+    assert.equal(
+      JSON.parse(Buffer.from(details).toString()).phase,
+      'sending',
+      `${s.workflowId}: OutcomeUnknown although the attempt recorded an answer`,
+    );
   }
 }
 
@@ -83,13 +87,22 @@ function allIds(lifecycles: Lifecycles): string[] {
  * The emulator refuses a create beyond its limit, so the creates it holds never exceed it (printed as
  * maxCreatesInWindow); a 429 is what shows the workers sent more than the limit allows.
  */
-function assertOutcome(outcome: OutcomeReport, lifecycles: Lifecycles, emulator: EmulatorHandle, maxUnknown: number, no429: boolean): void {
+function assertOutcome(
+  outcome: OutcomeReport,
+  lifecycles: Lifecycles,
+  emulator: EmulatorHandle,
+  maxUnknown: number,
+  no429: boolean,
+): void {
   const agents = lifecycles.agents.length;
   assert.deepEqual(outcome.problems, []);
   assert.equal(outcome.duplicates, 0);
   assert.equal(outcome.exportsCompleted, lifecycles.exportIds.length);
   assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
-  assert.ok(outcome.agentsOutcomeUnknown <= maxUnknown, `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown (at most ${maxUnknown})`);
+  assert.ok(
+    outcome.agentsOutcomeUnknown <= maxUnknown,
+    `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown (at most ${maxUnknown})`,
+  );
   const jobs = emulator.jobs().length;
   assert.ok(jobs >= outcome.agentsCompleted && jobs <= agents, `${jobs} agent jobs: at most one per agent workflow`);
   if (no429) assert.equal(emulator.counters().rateLimited, 0, 'no create was refused with 429');
@@ -127,7 +140,13 @@ export interface WorkerKillFigures {
 
 export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Promise<WorkerKillFigures> {
   const key = secretKey('chaoskill');
-  const emulator = await startEmulator({ agentActiveMs: 2_000, exportQueuedMs: 500, exportDurationMs: 3_000, rateLimit: o.rate, retryAfterForm: 'none' });
+  const emulator = await startEmulator({
+    agentActiveMs: 2_000,
+    exportQueuedMs: 500,
+    exportDurationMs: 3_000,
+    rateLimit: o.rate,
+    retryAfterForm: 'none',
+  });
   const conn = await connect(server.address);
   const workers: WorkerProcess[] = [];
   try {
@@ -145,10 +164,20 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
     const half = Math.floor(o.lifecycles / 2);
     const agents = o.lifecycles - half;
     const startedAt = Date.now();
-    const lifecycles = await startLifecycles(conn.client, o.taskQueue, { exports: half, agents, projects: o.projects, tag: runTag('kill'), plain: true });
+    const lifecycles = await startLifecycles(conn.client, o.taskQueue, {
+      exports: half,
+      agents,
+      projects: o.projects,
+      tag: runTag('kill'),
+      plain: true,
+    });
     const creates = () => sum(emulator.counters().agentJobsCreated);
     if (o.killAt === 'mid-burst') {
-      await until(() => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4, 'lifecycles in flight', 120_000);
+      await until(
+        () => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4,
+        'lifecycles in flight',
+        120_000,
+      );
     } else {
       let last = '';
       let quietSince = Date.now();
@@ -168,7 +197,8 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
     const victim = workers[0]!;
     await victim.kill('SIGKILL');
     assert.equal(victim.child.signalCode, 'SIGKILL');
-    if (o.killAt === 'mid-burst') assert.ok(atKill.creates < agents, `killed mid-burst (${atKill.creates} of ${agents} creates made)`);
+    if (o.killAt === 'mid-burst')
+      assert.ok(atKill.creates < agents, `killed mid-burst (${atKill.creates} of ${agents} creates made)`);
 
     const settled = await settle(conn.client, allIds(lifecycles));
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
@@ -189,7 +219,10 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       limit: `${o.rate.limit}/${o.rate.windowMs / 1000}s`,
     };
     console.log(`worker kill: ${JSON.stringify(figures)}`);
-    assert.ok(workers.slice(1).every((w) => w.running), 'the other workers kept running');
+    assert.ok(
+      workers.slice(1).every((w) => w.running),
+      'the other workers kept running',
+    );
     // With every job created before the kill no create was on the wire: all complete.
     assertOutcome(outcome, lifecycles, emulator, o.killAt === 'mid-burst' ? 10 : 0, true);
     await assertUnknownOnlyWhileSending(conn.client, settled);
@@ -238,7 +271,13 @@ export interface ServerRestartFigures {
 
 export async function serverRestart(server: ChaosServer, o: ServerRestartOptions): Promise<ServerRestartFigures> {
   const key = secretKey('chaosrestart');
-  const emulator = await startEmulator({ agentActiveMs: 3_000, exportQueuedMs: 500, exportDurationMs: 4_000, rateLimit: o.rate, retryAfterForm: 'none' });
+  const emulator = await startEmulator({
+    agentActiveMs: 3_000,
+    exportQueuedMs: 500,
+    exportDurationMs: 4_000,
+    rateLimit: o.rate,
+    retryAfterForm: 'none',
+  });
   const workers: WorkerProcess[] = [];
   let conn = await connect(server.address);
   try {
@@ -256,16 +295,30 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     const half = Math.floor(o.lifecycles / 2);
     const agents = o.lifecycles - half;
     const startedAt = Date.now();
-    const lifecycles = await startLifecycles(conn.client, o.taskQueue, { exports: half, agents, projects: o.projects, tag: runTag('restart'), plain: true });
+    const lifecycles = await startLifecycles(conn.client, o.taskQueue, {
+      exports: half,
+      agents,
+      projects: o.projects,
+      tag: runTag('restart'),
+      plain: true,
+    });
     await conn.close();
     const creates = () => sum(emulator.counters().agentJobsCreated);
-    await until(() => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4, 'lifecycles in flight', 120_000);
+    await until(
+      () => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4,
+      'lifecycles in flight',
+      120_000,
+    );
     const atRestart = { creates: creates(), exports: emulator.counters().exportsStarted };
 
     const restart = await server.restart();
     assert.notEqual(restart.pidAfter, restart.pidBefore, 'a new server process');
-    if (restart.config) assert.equal(restart.config.after, restart.config.before, 'the server runs with the dynamic config it had');
-    assert.ok(workers.every((w) => w.running), 'the workers survived the restart');
+    if (restart.config)
+      assert.equal(restart.config.after, restart.config.before, 'the server runs with the dynamic config it had');
+    assert.ok(
+      workers.every((w) => w.running),
+      'the workers survived the restart',
+    );
 
     conn = await connect(server.address);
     const settled = await settle(conn.client, allIds(lifecycles));
@@ -300,7 +353,10 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
       client: conn.client,
       server,
       taskQueues: [o.taskQueue],
-      logs: { ...Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text])), 'server log': server.log() },
+      logs: {
+        ...Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text])),
+        'server log': server.log(),
+      },
       cliSample: 2,
     });
     assert.deepEqual(scan.found, [], 'the API key appears nowhere');
@@ -341,13 +397,25 @@ export interface ApiFaultsFigures {
 export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promise<ApiFaultsFigures> {
   const key = secretKey('chaosfaults');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'docs-admin-faults-'));
-  const emulator = await startEmulator({ agentActiveMs: 2_000, exportQueuedMs: 300, exportDurationMs: 2_000, bundleTtlMs: 12_000, rateLimit: o.rate });
+  const emulator = await startEmulator({
+    agentActiveMs: 2_000,
+    exportQueuedMs: 300,
+    exportDurationMs: 2_000,
+    bundleTtlMs: 12_000,
+    rateLimit: o.rate,
+  });
   let worker: InProcessWorker | undefined;
   let keeperId: string | undefined;
   try {
     const cleaner = await connect(server.address);
     await terminateLeftovers(cleaner.client, [o.taskQueue]).finally(() => cleaner.close());
-    worker = await startInProcessWorker({ address: server.address, taskQueue: o.taskQueue, emulator, key, agentRateLimit: agentRateLimit(o.rate) });
+    worker = await startInProcessWorker({
+      address: server.address,
+      taskQueue: o.taskQueue,
+      emulator,
+      key,
+      agentRateLimit: agentRateLimit(o.rate),
+    });
     const { client } = worker;
     emulator.setFaults(faultMix(), 7);
 
@@ -377,7 +445,13 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
     const half = Math.floor(o.lifecycles / 2);
     const agents = o.lifecycles - half;
     const startedAt = Date.now();
-    const lifecycles = await startLifecycles(client, o.taskQueue, { exports: half, agents, projects: o.projects, tag: runTag('faults'), plain: true });
+    const lifecycles = await startLifecycles(client, o.taskQueue, {
+      exports: half,
+      agents,
+      projects: o.projects,
+      tag: runTag('faults'),
+      plain: true,
+    });
     await until(() => applied.length >= 1, 'the keeper to apply a first bundle', 120_000);
     await publish(client, domain);
     const settled = await settle(client, allIds(lifecycles));
@@ -408,21 +482,40 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
         `keeper ${status.exportsDone} exports, ${status.refreshesDone} refreshes; downloads ok ${counters.downloadsOk}, denied ${counters.downloadsDenied}`,
     );
     assert.ok(faults >= Math.min(20, Math.floor(o.lifecycles / 6)), `faults were injected (${faults})`);
-    assert.deepEqual(outcome.problems, [], 'every export completes; agent workflows complete or fail only with OutcomeUnknown');
+    assert.deepEqual(
+      outcome.problems,
+      [],
+      'every export completes; agent workflows complete or fail only with OutcomeUnknown',
+    );
     assert.equal(outcome.duplicates, 0);
     assert.equal(outcome.exportsCompleted, half);
     assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
     assert.ok(outcome.agentsCompleted > 0, 'most agent jobs complete');
-    assert.deepEqual(applied.filter((a) => !a.downloads), [], 'every applied link downloads');
+    assert.deepEqual(
+      applied.filter((a) => !a.downloads),
+      [],
+      'every applied link downloads',
+    );
 
     emulator.setFaults([]);
     await keeper.terminate('chaos test done');
     keeperId = undefined;
-    const scan = await scanForSecret({ key, client, server, taskQueues: [o.taskQueue], logs: { 'worker log': worker.logs.join('') }, cliSample: 2 });
+    const scan = await scanForSecret({
+      key,
+      client,
+      server,
+      taskQueues: [o.taskQueue],
+      logs: { 'worker log': worker.logs.join('') },
+      cliSample: 2,
+    });
     assert.deepEqual(scan.found, [], 'the API key appears nowhere');
     return figures;
   } finally {
-    if (keeperId && worker) await worker.client.workflow.getHandle(keeperId).terminate('chaos test failed').catch(() => undefined);
+    if (keeperId && worker)
+      await worker.client.workflow
+        .getHandle(keeperId)
+        .terminate('chaos test failed')
+        .catch(() => undefined);
     await worker?.close();
     await emulator.close();
     await rm(dir, { recursive: true, force: true });

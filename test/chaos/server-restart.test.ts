@@ -19,12 +19,16 @@ after(async () => {
   await server?.close();
 });
 
-test(`Temporal server restarted with ${LIFECYCLES} lifecycles in flight: nothing lost, no duplicate`, { timeout: 600_000 }, async () => {
-  await serverRestart(server, {
-    lifecycles: LIFECYCLES,
-    projects: 5,
-    rate: { limit: 10, windowMs: 5_000 },
-    workers: 2,
-    taskQueue: 'chaos-server-restart',
-  });
-});
+test(
+  `Temporal server restarted with ${LIFECYCLES} lifecycles in flight: nothing lost, no duplicate`,
+  { timeout: 600_000 },
+  async () => {
+    await serverRestart(server, {
+      lifecycles: LIFECYCLES,
+      projects: 5,
+      rate: { limit: 10, windowMs: 5_000 },
+      workers: 2,
+      taskQueue: 'chaos-server-restart',
+    });
+  },
+);

@@ -26,7 +26,12 @@ export interface ChaosServer {
   /** What the run printed figures against, e.g. "cluster (production.yaml)". */
   label: string;
   /** Stops the Temporal server and starts it again at once; resolves when it answers. */
-  restart(): Promise<{ outageMs: number; pidBefore?: number; pidAfter?: number; config?: { before: unknown; after: unknown } }>;
+  restart(): Promise<{
+    outageMs: number;
+    pidBefore?: number;
+    pidAfter?: number;
+    config?: { before: unknown; after: unknown };
+  }>;
   /** `temporal <args> --address <this>`: stdout and stderr together (the secrets scan reads them). */
   cliOutput(args: string[]): Promise<string>;
   /** The server's log since this run began (scanned for the key), when this process can read it. */
@@ -43,7 +48,10 @@ export function chaosServerKind(): ServerKind {
   return process.env.DOCS_ADMIN_SKIP_CLUSTER === '1' ? 'dev-server' : 'cluster';
 }
 
-async function startDevServer(options: { restartable?: boolean; dynamicConfig?: Record<string, string | number | boolean> }): Promise<ChaosServer> {
+async function startDevServer(options: {
+  restartable?: boolean;
+  dynamicConfig?: Record<string, string | number | boolean>;
+}): Promise<ChaosServer> {
   const dir = options.restartable ? await mkdtemp(path.join(os.tmpdir(), 'docs-admin-chaos-')) : undefined;
   const server = await DevServer.start({
     ...(dir ? { dbFile: path.join(dir, 'temporal.db') } : {}),
@@ -87,10 +95,14 @@ async function useCluster(): Promise<ChaosServer> {
       return { ...restarted, config: { before, after: serverRecord()?.dynamicConfig } };
     },
     async cliOutput(args) {
-      const { stdout, stderr } = await run(cli, [...args, '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE], {
-        timeout: 30_000,
-        maxBuffer: 64 * 1024 * 1024,
-      });
+      const { stdout, stderr } = await run(
+        cli,
+        [...args, '--address', CLUSTER_ADDRESS, '--namespace', CLUSTER_NAMESPACE],
+        {
+          timeout: 30_000,
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      );
       return stdout + stderr;
     },
     // The cluster's log is shared by every test on it and not this run's to judge.
@@ -99,19 +111,27 @@ async function useCluster(): Promise<ChaosServer> {
       // A restart that failed halfway leaves no server: bring it back (other tests share the cluster).
       if (!(await serving())) await ensureCluster();
       await until(serving, 'the cluster to serve again', 120_000, 500);
-      if (ensured.started.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1') await stopCluster(() => undefined, ensured.started);
+      if (ensured.started.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1')
+        await stopCluster(() => undefined, ensured.started);
     },
   };
 }
 
 /** The chaos run's Temporal server (see chaosServerKind). `restartable` makes a dev server persistent. */
 export async function chaosServer(
-  options: { kind?: ServerKind; restartable?: boolean; devDynamicConfig?: Record<string, string | number | boolean> } = {},
+  options: {
+    kind?: ServerKind;
+    restartable?: boolean;
+    devDynamicConfig?: Record<string, string | number | boolean>;
+  } = {},
 ): Promise<ChaosServer> {
   const kind = options.kind ?? chaosServerKind();
   return kind === 'cluster'
     ? useCluster()
-    : startDevServer({ ...(options.restartable ? { restartable: true } : {}), ...(options.devDynamicConfig ? { dynamicConfig: options.devDynamicConfig } : {}) });
+    : startDevServer({
+        ...(options.restartable ? { restartable: true } : {}),
+        ...(options.devDynamicConfig ? { dynamicConfig: options.devDynamicConfig } : {}),
+      });
 }
 
 /**

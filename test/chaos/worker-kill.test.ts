@@ -19,13 +19,17 @@ after(async () => {
   await server?.close();
 });
 
-test(`SIGKILL of one of three workers with ${LIFECYCLES} lifecycles in flight: nothing lost, no duplicate, the limit held`, { timeout: 600_000 }, async () => {
-  await workerKill(server, {
-    lifecycles: LIFECYCLES,
-    projects: 5,
-    rate: { limit: 10, windowMs: 5_000 },
-    workers: 3,
-    taskQueue: 'chaos-worker-kill',
-    killAt: 'mid-burst',
-  });
-});
+test(
+  `SIGKILL of one of three workers with ${LIFECYCLES} lifecycles in flight: nothing lost, no duplicate, the limit held`,
+  { timeout: 600_000 },
+  async () => {
+    await workerKill(server, {
+      lifecycles: LIFECYCLES,
+      projects: 5,
+      rate: { limit: 10, windowMs: 5_000 },
+      workers: 3,
+      taskQueue: 'chaos-worker-kill',
+      killAt: 'mid-burst',
+    });
+  },
+);

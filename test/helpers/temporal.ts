@@ -6,7 +6,14 @@ import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { loadWorkerConfig } from '../../src/config';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared';
@@ -24,7 +31,10 @@ export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = (process.env.TEST_LOG_LEVEL ?? 'ERROR') as 'ERROR';
-  Runtime.install({ logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  Runtime.install({
+    logger: new DefaultLogger(level),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
+  });
 }
 
 export interface DevEnvOptions {
@@ -58,7 +68,10 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
   quietRuntime();
   const address = process.env.TEMPORAL_ADDRESS;
   if (address) {
-    const env: DevEnv = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE || 'default' });
+    const env: DevEnv = await TestWorkflowEnvironment.createFromExistingServer({
+      address,
+      namespace: process.env.TEMPORAL_NAMESPACE || 'default',
+    });
     if (options.ui) {
       const [host = '127.0.0.1', port = '7233'] = address.split(':');
       env.uiUrl = process.env.TEMPORAL_UI_URL || `http://${host}:${Number(port) + 1000}`;
@@ -72,8 +85,12 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
       ip: '127.0.0.1',
       searchAttributes: Object.values(SearchAttr),
       extraArgs: [
-        '--log-level', 'error',
-        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])].flatMap((value) => ['--dynamic-config-value', value]),
+        '--log-level',
+        'error',
+        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])].flatMap((value) => [
+          '--dynamic-config-value',
+          value,
+        ]),
       ],
       ...(uiPort ? { ui: true, uiPort } : {}),
     },
@@ -91,7 +108,10 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(
-      Object.values(SearchAttr).map((key) => [key.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      Object.values(SearchAttr).map((key) => [
+        key.name,
+        temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      ]),
     ),
   });
   return env;
@@ -128,7 +148,8 @@ export async function createClusterEnv(): Promise<ClusterEnv> {
   const closeConnections = env.teardown.bind(env);
   env.teardown = async () => {
     await closeConnections();
-    if (ensured.started.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1') await stopCluster(() => undefined, ensured.started);
+    if (ensured.started.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1')
+      await stopCluster(() => undefined, ensured.started);
   };
   return env;
 }
@@ -140,7 +161,8 @@ export async function createClusterEnv(): Promise<ClusterEnv> {
  */
 export async function createE2eEnv(): Promise<TestWorkflowEnvironment> {
   const asked = process.env.E2E_SERVER;
-  if (asked && asked !== 'cluster' && asked !== 'dev-server') throw new Error(`E2E_SERVER=${asked}: expected cluster or dev-server`);
+  if (asked && asked !== 'cluster' && asked !== 'dev-server')
+    throw new Error(`E2E_SERVER=${asked}: expected cluster or dev-server`);
   const onCluster = asked ? asked === 'cluster' : clusterSkipReason() === undefined;
   return onCluster ? createClusterEnv() : createDevEnv();
 }
@@ -177,7 +199,11 @@ async function createWorker(env: TestWorkflowEnvironment, options: RunWorkerOpti
 }
 
 /** Runs a worker on env for the duration of fn, then shuts it down, whatever fn does. */
-export async function runWorker<T>(env: TestWorkflowEnvironment, options: RunWorkerOptions, fn: (worker: Worker) => Promise<T>): Promise<T> {
+export async function runWorker<T>(
+  env: TestWorkflowEnvironment,
+  options: RunWorkerOptions,
+  fn: (worker: Worker) => Promise<T>,
+): Promise<T> {
   const worker = await createWorker(env, options);
   return worker.runUntil(() => fn(worker));
 }
@@ -202,7 +228,10 @@ export async function startWorker(env: TestWorkflowEnvironment, options: RunWork
 }
 
 /** Polls predicate until it returns a truthy value or the deadline passes. No fixed sleeps. */
-export async function waitFor<T>(predicate: () => T | Promise<T>, { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  predicate: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
@@ -222,7 +251,12 @@ export async function startDocsAdminWorker(
   vars: Record<string, string>,
   { serveLimiter = true }: { serveLimiter?: boolean } = {},
 ): Promise<DocsAdminWorker> {
-  const config = loadWorkerConfig({ TEMPORAL_ADDRESS: env.address, AGENT_RATE_LIMIT: '100/10s', METRICS_PORT: '0', ...vars });
+  const config = loadWorkerConfig({
+    TEMPORAL_ADDRESS: env.address,
+    AGENT_RATE_LIMIT: '100/10s',
+    METRICS_PORT: '0',
+    ...vars,
+  });
   const worker = await createDocsAdminWorker(config, {
     connection: env.nativeConnection,
     client: env.client,

@@ -51,7 +51,10 @@ describe('agentJob against the emulator', () => {
   const dies = new Map<string, 'before-send' | 'after-answer'>();
 
   const totalCalls = (): number =>
-    Object.values(emu.counters().calls).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
+    Object.values(emu.counters().calls).reduce(
+      (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
+      0,
+    );
   const calls = (route: string, status: string): number => emu.counters().calls[route]?.[status] ?? 0;
   const jobsFor = (projectId: string) => emu.jobs().filter((j) => j.projectId === projectId);
 
@@ -78,7 +81,12 @@ describe('agentJob against the emulator', () => {
       generateBundle: (...args) => good.generateBundle(...args),
     };
     taskQueue = uniqueTaskQueue('agent-e2e');
-    const real = createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } });
+    const real = createActivities({
+      api,
+      metrics: noopMetrics,
+      temporal: env.client,
+      agentRateLimit: { limit: 100, windowMs: 10_000 },
+    });
     worker = await startWorker(env, {
       taskQueue,
       activities: {
@@ -186,10 +194,16 @@ describe('agentJob against the emulator', () => {
     const projectId = uniqueProject('can');
     emu.configure({ agentActiveMs: 2_500 });
     try {
-      const handle = await start({ projectId, prompt: 'Reorganize the navigation [no-change]' }, { ...FAST, maxPollsPerRun: 2 });
+      const handle = await start(
+        { projectId, prompt: 'Reorganize the navigation [no-change]' },
+        { ...FAST, maxPollsPerRun: 2 },
+      );
       const jobId = await handle.executeUpdate(jobIdUpdate);
       const firstRunId = (await handle.describe()).runId;
-      await waitFor(async () => (await handle.describe()).runId !== firstRunId, { timeoutMs: 15_000, what: 'continue-as-new' });
+      await waitFor(async () => (await handle.describe()).runId !== firstRunId, {
+        timeoutMs: 15_000,
+        what: 'continue-as-new',
+      });
       // The continued run still knows the job and accepts a follow-up.
       assert.equal(await handle.executeUpdate(jobIdUpdate), jobId);
       const refreshed = await handle.executeUpdate(sendMessageUpdate, { args: ['Keep the old URLs working'] });
@@ -215,7 +229,9 @@ describe('agentJob against the emulator', () => {
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ projectId, prompt: 'Explain rate limits', requestId: 'early-1' }, FAST],
       });
-      const jobId = await env.client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation: startOperation });
+      const jobId = await env.client.workflow.executeUpdateWithStart(jobIdUpdate, {
+        startWorkflowOperation: startOperation,
+      });
       const handle = await startOperation.workflowHandle();
       assert.equal(jobsFor(projectId)[0]?.id, jobId);
       assert.equal((await handle.query(agentStatusQuery)).status, 'active');
@@ -284,7 +300,10 @@ describe('agentJob against the emulator', () => {
       assert.ok(failure.message.includes(projectId), failure.message);
       assert.equal((emu.counters().faultsInjected.slow ?? 0) - slowBefore, 1, 'the slow attempt reached the emulator');
       // The slow request does land: the job exists once, and no second attempt ever created another.
-      await waitFor(() => calls('createAgentJob', '201') > createdBefore, { timeoutMs: 15_000, what: 'the slow create to land' });
+      await waitFor(() => calls('createAgentJob', '201') > createdBefore, {
+        timeoutMs: 15_000,
+        what: 'the slow create to land',
+      });
       assert.equal(jobsFor(projectId).length, 1);
     } finally {
       emu.setFaults([]);
@@ -295,13 +314,18 @@ describe('agentJob against the emulator', () => {
     const projectId = uniqueProject('dies-before-send');
     dies.set(projectId, 'before-send');
     const createdBefore = calls('createAgentJob', '201');
-    const handle = await start({ projectId, prompt: 'Add a quickstart (first worker dies)' }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+    const handle = await start(
+      { projectId, prompt: 'Add a quickstart (first worker dies)' },
+      { ...FAST, nonIdempotentCallTimeoutMs: 1_500 },
+    );
     const result = await handle.result();
     assert.equal(result.status, 'completed');
     assert.equal(dies.has(projectId), false, 'the first attempt ran and stalled');
     assert.equal(jobsFor(projectId).length, 1);
     assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
-    const attempts = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob');
+    const attempts = (await handle.fetchHistory()).events?.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob',
+    );
     assert.equal(attempts?.length, 2, 'one stalled attempt, one that sent');
   });
 
@@ -309,14 +333,19 @@ describe('agentJob against the emulator', () => {
     const projectId = uniqueProject('dies-after-answer');
     dies.set(projectId, 'after-answer');
     const createdBefore = calls('createAgentJob', '201');
-    const handle = await start({ projectId, prompt: 'Add a changelog (worker dies after the answer)' }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+    const handle = await start(
+      { projectId, prompt: 'Add a changelog (worker dies after the answer)' },
+      { ...FAST, nonIdempotentCallTimeoutMs: 1_500 },
+    );
     const result = await handle.result();
     assert.equal(result.status, 'completed');
     const [job] = jobsFor(projectId);
     assert.equal(jobsFor(projectId).length, 1);
     assert.equal(result.jobId, job?.id);
     assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
-    const attempts = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob');
+    const attempts = (await handle.fetchHistory()).events?.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob',
+    );
     assert.equal(attempts?.length, 1, 'the timed-out attempt was not repeated');
   });
 

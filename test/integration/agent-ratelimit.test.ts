@@ -18,7 +18,15 @@ describe('agent rate limiting', () => {
   });
 
   test('a burst of 300 + 10 jobs completes with (almost) no 429s, and the other project is not held behind it', async () => {
-    const figures = await runRateLimitDrain({ env, jobs: 300, otherJobs: 10, limit: 100, windowMs: 10_000, agentActiveMs: 1_000, log: () => undefined });
+    const figures = await runRateLimitDrain({
+      env,
+      jobs: 300,
+      otherJobs: 10,
+      limit: 100,
+      windowMs: 10_000,
+      agentActiveMs: 1_000,
+      log: () => undefined,
+    });
     process.stdout.write(
       `# rate-limit drain: ${figures.drainMs} ms for ${figures.jobs} jobs (theoretical minimum ${figures.theoreticalMinMs} ms, ` +
         `ratio ${figures.drainRatio}); 429s ${figures.rateLimited}/${figures.createCalls} creates; ` +
@@ -28,9 +36,15 @@ describe('agent rate limiting', () => {
     assert.equal(figures.failed, 0);
     assert.equal(figures.completed, 310);
     // A count, not a timing: at most 1% of create calls answered 429.
-    assert.ok(figures.rateLimited <= Math.floor(figures.createCalls * 0.01), `${figures.rateLimited} of ${figures.createCalls} creates got 429`);
+    assert.ok(
+      figures.rateLimited <= Math.floor(figures.createCalls * 0.01),
+      `${figures.rateLimited} of ${figures.createCalls} creates got 429`,
+    );
     // The limiter never lets the burst start its second window before the first window has passed.
-    assert.ok(figures.secondWindowCreateMs !== null && figures.secondWindowCreateMs >= figures.windowMs, `second window at ${figures.secondWindowCreateMs} ms`);
+    assert.ok(
+      figures.secondWindowCreateMs !== null && figures.secondWindowCreateMs >= figures.windowMs,
+      `second window at ${figures.secondWindowCreateMs} ms`,
+    );
     // Fairness: every one of the other project's jobs was created before the burst's second window
     // opened, i.e. none of them queued behind the burst's permits.
     assert.ok(

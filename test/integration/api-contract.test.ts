@@ -52,7 +52,10 @@ function makeClient(overrides: Partial<AdminApiClientOptions> = {}): AdminApiCli
   });
 }
 
-async function rejectsWith<E extends AdminApiError>(promise: Promise<unknown>, cls: new (...a: never[]) => E): Promise<E> {
+async function rejectsWith<E extends AdminApiError>(
+  promise: Promise<unknown>,
+  cls: new (...a: never[]) => E,
+): Promise<E> {
   try {
     await promise;
   } catch (err) {
@@ -123,9 +126,10 @@ describe('agent jobs', () => {
     assert.equal(again.status, 'active');
     advance(5_000);
     assert.equal((await client.getAgentJob('proj-a', job.id)).prLink, done.prLink);
-    assert.deepEqual(emu.jobs().map((j) => [j.projectId, j.prompt, j.messages]), [
-      ['proj-a', 'Document the new webhook', ['Also fix the typo in the title']],
-    ]);
+    assert.deepEqual(
+      emu.jobs().map((j) => [j.projectId, j.prompt, j.messages]),
+      [['proj-a', 'Document the new webhook', ['Also fix the typo in the title']]],
+    );
     assert.deepEqual(emu.counters().agentJobsCreated, { 'proj-a': 1 });
     assert.deepEqual(
       events.map((e) => `${e.operation}:${e.status}`),
@@ -284,11 +288,18 @@ describe('static export', () => {
   });
 
   test('400 on bad bodies, 404 on unknown jobs, 403 PlanRequired without Enterprise', async () => {
-    for (const request of [{ domain: 'https://docs.example.com' }, { domain: 'docs.example.com/path' }, { domain: '' }]) {
+    for (const request of [
+      { domain: 'https://docs.example.com' },
+      { domain: 'docs.example.com/path' },
+      { domain: '' },
+    ]) {
       const err = await rejectsWith(client.startExport(request), InvalidRequestError);
       assert.match(err.message, /bare hostname/);
     }
-    const badPaths = await rejectsWith(client.startExport({ domain: 'a.com', paths: [1 as unknown as string] }), InvalidRequestError);
+    const badPaths = await rejectsWith(
+      client.startExport({ domain: 'a.com', paths: [1 as unknown as string] }),
+      InvalidRequestError,
+    );
     assert.match(badPaths.message, /paths/);
     await rejectsWith(client.getExport('exp_nope'), NotFoundError);
     await rejectsWith(client.generateBundle('exp_nope'), NotFoundError);
@@ -422,7 +433,9 @@ describe('faults', () => {
       // overall deadline is what bounds them.
       const quickCreate = makeClient({ timeouts: { totalMs: 400 } });
       emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: 800 }]);
-      await rejectsWith(quickCreate.createAgentJob('p', 'slow create'), OutcomeUnknownError).finally(() => quickCreate.close());
+      await rejectsWith(quickCreate.createAgentJob('p', 'slow create'), OutcomeUnknownError).finally(() =>
+        quickCreate.close(),
+      );
       await waitFor(() => emu.jobs().some((j) => j.prompt === 'slow create'), 'the slow create to commit');
       // The overall deadline applies too.
       const total = makeClient({ timeouts: { headersMs: 5_000, totalMs: 300 } });
@@ -456,10 +469,12 @@ describe('faults', () => {
       emu.setFaults([{ route: 'getExport', kind: '500-before-commit', probability: 0.5 }], 42);
       const outcomes: string[] = [];
       for (let i = 0; i < 16; i++) {
-        outcomes.push(await client.getExport('exp_x').then(
-          () => 'ok',
-          (e: AdminApiError) => e.code,
-        ));
+        outcomes.push(
+          await client.getExport('exp_x').then(
+            () => 'ok',
+            (e: AdminApiError) => e.code,
+          ),
+        );
       }
       return outcomes.join(',');
     };
@@ -477,9 +492,14 @@ describe('faults', () => {
     await set.arrayBuffer();
     await rejectsWith(client.getExport('x'), ServerError);
     await rejectsWith(client.getExport('x'), NotFoundError);
-    const counters = (await (await fetch(`${emu.url}/_emulator/counters`)).json()) as { calls: Record<string, Record<string, number>> };
+    const counters = (await (await fetch(`${emu.url}/_emulator/counters`)).json()) as {
+      calls: Record<string, Record<string, number>>;
+    };
     assert.deepEqual(counters.calls.getExport, { '500': 1, '404': 1 });
-    const bad = await fetch(`${emu.url}/_emulator/faults`, { method: 'POST', body: JSON.stringify([{ route: 'x', kind: 'y' }]) });
+    const bad = await fetch(`${emu.url}/_emulator/faults`, {
+      method: 'POST',
+      body: JSON.stringify([{ route: 'x', kind: 'y' }]),
+    });
     assert.equal(bad.status, 400);
     await bad.arrayBuffer();
     const reset = await fetch(`${emu.url}/_emulator/reset`, { method: 'POST' });
@@ -491,7 +511,14 @@ describe('faults', () => {
 
 describe('liberal parsing', () => {
   test('numeric strings, unknown fields and unknown statuses are accepted; each unknown status logged once', async () => {
-    emu.configure({ quirks: { numbersAsStrings: true, extraFields: true, activeStatusAlias: 'thinking', runningStatusAlias: 'rendering' } });
+    emu.configure({
+      quirks: {
+        numbersAsStrings: true,
+        extraFields: true,
+        activeStatusAlias: 'thinking',
+        runningStatusAlias: 'rendering',
+      },
+    });
     const job = await client.createAgentJob('p', 'x');
     assert.equal(job.status, 'thinking');
     assert.equal((await client.getAgentJob('p', job.id)).status, 'thinking');
@@ -565,8 +592,8 @@ describe('secrets', () => {
         ['getExport', 'non-json'],
       ] as const) {
         emu.setFaults([{ route, kind, count: 1, delayMs: 1_200 }]);
-        await (route === 'createAgentJob' ? withKey.createAgentJob('p', 'y') : withKey.getExport('missing')).catch((e: unknown) =>
-          errors.push(e),
+        await (route === 'createAgentJob' ? withKey.createAgentJob('p', 'y') : withKey.getExport('missing')).catch(
+          (e: unknown) => errors.push(e),
         );
       }
     } finally {
@@ -587,7 +614,10 @@ describe('secrets', () => {
         assert.ok(!text.includes(secret), `${err.code} leaked ${secret}`);
       }
     }
-    assert.ok(lines.some((l) => l.includes('unknown agent job status')), 'the unknown status was logged');
+    assert.ok(
+      lines.some((l) => l.includes('unknown agent job status')),
+      'the unknown status was logged',
+    );
     const logged = lines.join('\n') + JSON.stringify(secretEvents);
     assert.ok(!logged.includes(KEY) && !logged.includes(REVOKED_KEY));
   });

@@ -4,28 +4,47 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
-import { drainTargets, renderDrainMarkdown, renderDrainSvg, renderThroughputMarkdown, renderThroughputSvg } from '../../bench/run';
+import {
+  drainTargets,
+  renderDrainMarkdown,
+  renderDrainSvg,
+  renderThroughputMarkdown,
+  renderThroughputSvg,
+} from '../../bench/run';
 import { runThroughputBenchmark } from '../../bench/throughput';
 
-test('throughput benchmark, 60 lifecycles: all complete, figures measured and rendered', { timeout: 240_000 }, async () => {
-  const report = await runThroughputBenchmark({ size: 60, longFactor: 3, longSize: 10, historySample: 5, log: () => undefined });
-  console.log(renderThroughputMarkdown(report));
-  assert.equal(report.baseline.completed, 60);
-  assert.equal(report.docsAdmin.completed, 60);
-  assert.equal(report.docsAdmin.failed, 0);
-  assert.equal(report.long.completed, 10);
-  assert.ok(report.baseline.completedPerSecond > 0 && report.docsAdmin.completedPerSecond > 0);
-  assert.ok(report.docsAdmin.worker.peakRssMiB > 50, 'the worker process RSS was sampled');
-  assert.ok(report.docsAdmin.worker.cpuSeconds > 0, 'the worker process CPU was sampled');
-  // One start, at least one status poll, one bundle per export; one create and at least one poll per agent job.
-  assert.ok(report.docsAdmin.apiCallsPerJob.export >= 3, `export calls/job ${report.docsAdmin.apiCallsPerJob.export}`);
-  assert.ok(report.docsAdmin.apiCallsPerJob.agent >= 2, `agent calls/job ${report.docsAdmin.apiCallsPerJob.agent}`);
-  assert.ok(report.docsAdmin.historyEvents.export > 10 && report.docsAdmin.historyEvents.agent > 10);
-  assert.equal(report.targets.find((t) => t.name === 'lifecycles lost or failed')?.pass, true);
-  const svg = renderThroughputSvg(report);
-  assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
-  assert.equal((svg.match(/<path /g) ?? []).length, 4, 'two completion lines and two RSS lines');
-});
+test(
+  'throughput benchmark, 60 lifecycles: all complete, figures measured and rendered',
+  { timeout: 240_000 },
+  async () => {
+    const report = await runThroughputBenchmark({
+      size: 60,
+      longFactor: 3,
+      longSize: 10,
+      historySample: 5,
+      log: () => undefined,
+    });
+    console.log(renderThroughputMarkdown(report));
+    assert.equal(report.baseline.completed, 60);
+    assert.equal(report.docsAdmin.completed, 60);
+    assert.equal(report.docsAdmin.failed, 0);
+    assert.equal(report.long.completed, 10);
+    assert.ok(report.baseline.completedPerSecond > 0 && report.docsAdmin.completedPerSecond > 0);
+    assert.ok(report.docsAdmin.worker.peakRssMiB > 50, 'the worker process RSS was sampled');
+    assert.ok(report.docsAdmin.worker.cpuSeconds > 0, 'the worker process CPU was sampled');
+    // One start, at least one status poll, one bundle per export; one create and at least one poll per agent job.
+    assert.ok(
+      report.docsAdmin.apiCallsPerJob.export >= 3,
+      `export calls/job ${report.docsAdmin.apiCallsPerJob.export}`,
+    );
+    assert.ok(report.docsAdmin.apiCallsPerJob.agent >= 2, `agent calls/job ${report.docsAdmin.apiCallsPerJob.agent}`);
+    assert.ok(report.docsAdmin.historyEvents.export > 10 && report.docsAdmin.historyEvents.agent > 10);
+    assert.equal(report.targets.find((t) => t.name === 'lifecycles lost or failed')?.pass, true);
+    const svg = renderThroughputSvg(report);
+    assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    assert.equal((svg.match(/<path /g) ?? []).length, 4, 'two completion lines and two RSS lines');
+  },
+);
 
 test('rate-limit drain, small burst: every job completes', { timeout: 240_000 }, async () => {
   const figures = await runRateLimitDrain({ jobs: 24, otherJobs: 3, limit: 10, windowMs: 2_000, log: () => undefined });
@@ -38,5 +57,9 @@ test('rate-limit drain, small burst: every job completes', { timeout: 240_000 },
   assert.equal(drainTargets(figures).find((t) => t.name.startsWith('lifecycles lost'))?.pass, true);
   assert.match(markdown, /\| 2\.0 \| 24 \+ 3 \| 27 \|/);
   assert.deepEqual([figures.burst.createMs.length, figures.burst.completionMs.length], [24, 24]);
-  assert.equal((renderDrainSvg([figures]).match(/<path /g) ?? []).length, 4, 'allowance, creates, completions, other project');
+  assert.equal(
+    (renderDrainSvg([figures]).match(/<path /g) ?? []).length,
+    4,
+    'allowance, creates, completions, other project',
+  );
 });

@@ -22,14 +22,44 @@ after(async () => {
   await server?.close();
 });
 
-test('SIGKILL of one of three worker processes in flight: nothing lost, no duplicate agent job, no 429', { timeout: 180_000 }, async () => {
-  await workerKill(server, { lifecycles: 40, projects: 2, rate: RATE, workers: 3, taskQueue: 'chaos-short-worker-kill', killAt: 'jobs-exist' });
-});
+test(
+  'SIGKILL of one of three worker processes in flight: nothing lost, no duplicate agent job, no 429',
+  { timeout: 180_000 },
+  async () => {
+    await workerKill(server, {
+      lifecycles: 40,
+      projects: 2,
+      rate: RATE,
+      workers: 3,
+      taskQueue: 'chaos-short-worker-kill',
+      killAt: 'jobs-exist',
+    });
+  },
+);
 
-test('the Temporal server restarted in flight: nothing lost, no duplicate agent job', { timeout: 180_000 }, async () => {
-  await serverRestart(server, { lifecycles: 40, projects: 2, rate: RATE, workers: 1, taskQueue: 'chaos-short-server-restart' });
-});
+test(
+  'the Temporal server restarted in flight: nothing lost, no duplicate agent job',
+  { timeout: 180_000 },
+  async () => {
+    await serverRestart(server, {
+      lifecycles: 40,
+      projects: 2,
+      rate: RATE,
+      workers: 1,
+      taskQueue: 'chaos-short-server-restart',
+    });
+  },
+);
 
-test('the API fault mix with a keeper: nothing lost, no duplicate, no broken link applied', { timeout: 180_000 }, async () => {
-  await apiFaults(server, { lifecycles: 30, projects: 3, rate: { limit: 100_000, windowMs: 3_600_000 }, taskQueue: 'chaos-short-api-faults' });
-});
+test(
+  'the API fault mix with a keeper: nothing lost, no duplicate, no broken link applied',
+  { timeout: 180_000 },
+  async () => {
+    await apiFaults(server, {
+      lifecycles: 30,
+      projects: 3,
+      rate: { limit: 100_000, windowMs: 3_600_000 },
+      taskQueue: 'chaos-short-api-faults',
+    });
+  },
+);

@@ -81,12 +81,20 @@ describe('docs-admin CLI', () => {
   };
 
   const totalApiCalls = () =>
-    Object.values(emu.counters().calls).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
+    Object.values(emu.counters().calls).reduce(
+      (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
+      0,
+    );
   const workflowsOnQueue = async () => (await env.client.workflow.count(`TaskQueue = "${taskQueue}"`)).count;
 
   before(async () => {
     env = await createDevEnv();
-    emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 2_500, exportTotalPages: 37 });
+    emu = await startEmulator({
+      agentActiveMs: 300,
+      exportQueuedMs: 100,
+      exportDurationMs: 2_500,
+      exportTotalPages: 37,
+    });
     taskQueue = uniqueTaskQueue('cli');
     const config: WorkerConfig = {
       address: env.address,
@@ -133,15 +141,30 @@ describe('docs-admin CLI', () => {
       [['agent', '--project', 'bad project/id', '--prompt', 'fix typos'], /projectId may contain only/],
       [['agent', '--project', 'p', '--prompt', 'x', '--request-id', 'a b'], /requestId may contain only/],
       [['keep', '--domain', domain('keep-bad')], /give exactly one sink/],
-      [['keep', '--domain', domain('keep-bad'), '--kind', 'air-gapped', '--webhook', 'http://127.0.0.1:9/hook'], /air-gapped deployment .* mirror sink/],
-      [['keep', '--domain', domain('keep-bad'), '--mirror-dir', '/tmp/m'], /needs both --mirror-dir and --mirror-url-prefix/],
+      [
+        ['keep', '--domain', domain('keep-bad'), '--kind', 'air-gapped', '--webhook', 'http://127.0.0.1:9/hook'],
+        /air-gapped deployment .* mirror sink/,
+      ],
+      [
+        ['keep', '--domain', domain('keep-bad'), '--mirror-dir', '/tmp/m'],
+        /needs both --mirror-dir and --mirror-url-prefix/,
+      ],
       [['keep', '--domain', domain('keep-bad'), '--kind', 'moon', '--command', 'true'], /argument 'moon' is invalid/],
       [['publish', '--domain', 'not a domain'], /domain must not contain whitespace|not a valid hostname/],
       [['schedule', 'create', '--domain', domain('sched-bad')], /give --cron EXPR and\/or --every DURATION/],
       [['schedule', 'create', '--domain', domain('sched-bad'), '--every', 'soon'], /every: expected a duration/],
-      [['schedule', 'create', '--domain', domain('sched-bad'), '--cron', '0 3 * *'], /cron "0 3 \* \*" must have 5 fields/],
-      [['schedule', 'create', '--domain', domain('sched-bad'), '--cron', '0 3 * * *', '--timezone', 'Mars/Olympus'], /timezone "Mars\/Olympus"/],
-      [['schedule', 'create', '--domain', domain('sched-bad'), '--every', '1h', '--overlap', 'sometimes'], /argument 'sometimes' is invalid/],
+      [
+        ['schedule', 'create', '--domain', domain('sched-bad'), '--cron', '0 3 * *'],
+        /cron "0 3 \* \*" must have 5 fields/,
+      ],
+      [
+        ['schedule', 'create', '--domain', domain('sched-bad'), '--cron', '0 3 * * *', '--timezone', 'Mars/Olympus'],
+        /timezone "Mars\/Olympus"/,
+      ],
+      [
+        ['schedule', 'create', '--domain', domain('sched-bad'), '--every', '1h', '--overlap', 'sometimes'],
+        /argument 'sometimes' is invalid/,
+      ],
       [['schedule', 'backfill', 'x', '--start', 'yesterday', '--end', 'today'], /--start and --end must be ISO-8601/],
       [['schedule', 'describe'], /give a schedule id/],
       [['export'], /required option '--domain <domain>'/],
@@ -157,7 +180,11 @@ describe('docs-admin CLI', () => {
     assert.equal(connects, 0, 'no command connected to Temporal');
     assert.equal(totalApiCalls(), callsBefore, 'the emulator saw no call');
     assert.equal(await workflowsOnQueue(), 0, 'Temporal started no workflow');
-    assert.equal((await env.client.schedule.list()[Symbol.asyncIterator]().next()).done, true, 'no schedule was created');
+    assert.equal(
+      (await env.client.schedule.list()[Symbol.asyncIterator]().next()).done,
+      true,
+      'no schedule was created',
+    );
   });
 
   test('unreachable Temporal server: one line, quickly', async () => {
@@ -173,20 +200,48 @@ describe('docs-admin CLI', () => {
   });
 
   test('--help on every command', async () => {
-    const commands = [[], ['export'], ['agent'], ['keep'], ['publish'], ['status'], ['schedule'], ...['create', 'list', 'describe', 'pause', 'unpause', 'trigger', 'delete', 'update', 'backfill'].map((c) => ['schedule', c])];
+    const commands = [
+      [],
+      ['export'],
+      ['agent'],
+      ['keep'],
+      ['publish'],
+      ['status'],
+      ['schedule'],
+      ...['create', 'list', 'describe', 'pause', 'unpause', 'trigger', 'delete', 'update', 'backfill'].map((c) => [
+        'schedule',
+        c,
+      ]),
+    ];
     const results = await Promise.all(commands.map((c) => cliInProcess([...c, '--help'])));
     results.forEach((r, i) => {
       const name = commands[i]!.join(' ') || 'docs-admin';
       assert.equal(r.code, 0, `${name} --help exits 0`);
       assert.match(r.stdout, new RegExp(`^Usage: docs-admin ${commands[i]!.join(' ')}`), `${name} --help prints usage`);
     });
-    assert.match(results[1]!.stdout, /--domain <domain>[\s\S]*--version <version>[\s\S]*--path <path>[\s\S]*--wait[\s\S]*--json/);
+    assert.match(
+      results[1]!.stdout,
+      /--domain <domain>[\s\S]*--version <version>[\s\S]*--path <path>[\s\S]*--wait[\s\S]*--json/,
+    );
     assert.match(results[2]!.stdout, /--project <projectId>[\s\S]*--prompt <text>[\s\S]*--request-id <id>/);
-    assert.match(results[3]!.stdout, /--config-file[\s\S]*--webhook[\s\S]*--command[\s\S]*--mirror-dir[\s\S]*--mirror-url-prefix[\s\S]*--kind/);
-    for (const flag of ['--cron <expr>', '--every <duration>', '--timezone <tz>', '--jitter <duration>', '--overlap <policy>', '--id <scheduleId>']) {
+    assert.match(
+      results[3]!.stdout,
+      /--config-file[\s\S]*--webhook[\s\S]*--command[\s\S]*--mirror-dir[\s\S]*--mirror-url-prefix[\s\S]*--kind/,
+    );
+    for (const flag of [
+      '--cron <expr>',
+      '--every <duration>',
+      '--timezone <tz>',
+      '--jitter <duration>',
+      '--overlap <policy>',
+      '--id <scheduleId>',
+    ]) {
       assert.ok(results[7]!.stdout.includes(flag), `schedule create --help shows ${flag}`);
     }
-    assert.match(results[7]!.stdout, /"skip", "buffer-one", "buffer-all",\s+"cancel-other", "terminate-other", "allow-all",\s+default: "skip"/);
+    assert.match(
+      results[7]!.stdout,
+      /"skip", "buffer-one", "buffer-all",\s+"cancel-other", "terminate-other", "allow-all",\s+default: "skip"/,
+    );
     // And once as a real process.
     const spawned = await cli(['schedule', 'create', '--help']);
     assert.equal(spawned.code, 0);
@@ -199,7 +254,15 @@ describe('docs-admin CLI', () => {
     const result = await cli(['export', '--domain', d, '--version', 'v2', '--wait', '--json']);
     assert.equal(result.code, 0, result.stderr);
     const out = lastJson(result.stdout);
-    assert.deepEqual(Object.keys(out).sort(), ['bundleUrl', 'domain', 'expiresAt', 'jobId', 'pageCount', 'sizeBytes', 'workflowId']);
+    assert.deepEqual(Object.keys(out).sort(), [
+      'bundleUrl',
+      'domain',
+      'expiresAt',
+      'jobId',
+      'pageCount',
+      'sizeBytes',
+      'workflowId',
+    ]);
     assert.equal(out.domain, d);
     assert.equal(out.pageCount, 37);
     assert.match(String(out.workflowId), new RegExp(`^static-export:${d.replace(/\./g, '\\.')}:`));
@@ -212,7 +275,10 @@ describe('docs-admin CLI', () => {
     // stderr is not a TTY here: plain progress lines, no bar redraws.
     assert.match(result.stderr, /^started static-export:/m);
     assert.match(result.stderr, /export .*: (starting|exporting|bundling|done) \d+% \(\d+ pages\)/);
-    assert.ok(!result.stderr.includes('\r') && !result.stderr.includes(String.fromCharCode(27)), 'no carriage returns or escape codes');
+    assert.ok(
+      !result.stderr.includes('\r') && !result.stderr.includes(String.fromCharCode(27)),
+      'no carriage returns or escape codes',
+    );
 
     // status of the finished workflow: summary, search attribute, result.
     const status = await cli(['status', String(out.workflowId), '--json']);
@@ -235,7 +301,11 @@ describe('docs-admin CLI', () => {
     assert.deepEqual(lastJson(again.stdout), { workflowId: `static-export:${d}:r1` });
     const result = await env.client.workflow.getHandle(`static-export:${d}:r1`).result();
     assert.equal((result as { pageCount: number }).pageCount, 2, 'one page per path');
-    assert.equal(await env.client.workflow.count(`WorkflowId = "static-export:${d}:r1"`).then((c) => c.count), 1, 'one workflow');
+    assert.equal(
+      await env.client.workflow.count(`WorkflowId = "static-export:${d}:r1"`).then((c) => c.count),
+      1,
+      'one workflow',
+    );
   });
 
   test('a failed export: non-zero exit, one line with the failure type', async () => {
@@ -250,7 +320,17 @@ describe('docs-admin CLI', () => {
 
   test('agent --wait --json: the job, status and PR link; without --wait: workflow id and job id', async () => {
     const project = `cli-${run}`;
-    const result = await cli(['agent', '--project', project, '--prompt', 'Fix the typo in the quickstart', '--request-id', 'req-1', '--wait', '--json']);
+    const result = await cli([
+      'agent',
+      '--project',
+      project,
+      '--prompt',
+      'Fix the typo in the quickstart',
+      '--request-id',
+      'req-1',
+      '--wait',
+      '--json',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const out = lastJson(result.stdout);
     assert.deepEqual(Object.keys(out).sort(), ['jobId', 'prLink', 'status', 'workflowId']);
@@ -264,7 +344,16 @@ describe('docs-admin CLI', () => {
     assert.match(result.stderr, /agent job .*elapsed/);
 
     // Same request id: the same job, no second create (no second PR).
-    const again = await cli(['agent', '--project', project, '--prompt', 'Fix the typo in the quickstart', '--request-id', 'req-1', '--json']);
+    const again = await cli([
+      'agent',
+      '--project',
+      project,
+      '--prompt',
+      'Fix the typo in the quickstart',
+      '--request-id',
+      'req-1',
+      '--json',
+    ]);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(lastJson(again.stdout), { workflowId: out.workflowId, jobId: out.jobId });
     assert.equal(emu.jobs().filter((j) => j.projectId === project).length, 1);
@@ -273,7 +362,10 @@ describe('docs-admin CLI', () => {
     assert.equal(noWait.code, 0, noWait.stderr);
     const [workflowId, jobId] = noWait.stdout.trim().split('\n');
     assert.match(workflowId!, new RegExp(`^agent-job:${project}:`));
-    assert.ok(emu.jobs().some((j) => j.id === jobId && j.projectId === project), 'the printed job id exists in the emulator');
+    assert.ok(
+      emu.jobs().some((j) => j.id === jobId && j.projectId === project),
+      'the printed job id exists in the emulator',
+    );
 
     // The project's rate limiter answers `status`: both creates hold a slot of its window, nothing queued.
     const limiter = await cliInProcess(['status', rateLimiterWorkflowId(project), '--json']);
@@ -281,7 +373,15 @@ describe('docs-admin CLI', () => {
     const report = lastJson(limiter.stdout);
     assert.equal(report.type, 'agentRateLimiter');
     assert.equal(report.status, 'RUNNING');
-    assert.deepEqual(report.details, { ...(report.details as object), projectId: project, limit: 100, windowMs: 10_000, queued: 0, inWindow: 2, nextFreeAt: null });
+    assert.deepEqual(report.details, {
+      ...(report.details as object),
+      projectId: project,
+      limit: 100,
+      windowMs: 10_000,
+      queued: 0,
+      inWindow: 2,
+      nextFreeAt: null,
+    });
   });
 
   test('keep starts one keeper per domain; publish signals it; status shows it', async () => {
@@ -312,7 +412,20 @@ describe('docs-admin CLI', () => {
   test('schedules: create, describe, list, trigger (a run happens), pause/unpause, update, delete', async () => {
     const d = domain('sched');
     const id = `export:${d}`;
-    const created = await cli(['schedule', 'create', '--domain', d, '--every', '1h', '--cron', '30 4 * * 1-5', '--timezone', 'Europe/Paris', '--jitter', '10s']);
+    const created = await cli([
+      'schedule',
+      'create',
+      '--domain',
+      d,
+      '--every',
+      '1h',
+      '--cron',
+      '30 4 * * 1-5',
+      '--timezone',
+      'Europe/Paris',
+      '--jitter',
+      '10s',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(created.stdout.trim(), id);
 
@@ -333,13 +446,18 @@ describe('docs-admin CLI', () => {
       { timeoutMs: 15_000, intervalMs: 300, what: 'the schedule in the list (visibility is eventually consistent)' },
     );
     const listedText = await cli(['schedule', 'list']);
-    assert.match(listedText.stdout, new RegExp(`schedule ${id.replace(/\./g, '\\.')}\n  action:   staticExport for ${d.replace(/\./g, '\\.')}`));
+    assert.match(
+      listedText.stdout,
+      new RegExp(`schedule ${id.replace(/\./g, '\\.')}\n  action:   staticExport for ${d.replace(/\./g, '\\.')}`),
+    );
 
     const triggered = await cli(['schedule', 'trigger', id]);
     assert.equal(triggered.code, 0, triggered.stderr);
     const runId = await waitFor(
       async () => {
-        const view = lastJson((await cliInProcess(['schedule', 'describe', id, '--json'])).stdout) as { recentActions: { workflowId: string }[] };
+        const view = lastJson((await cliInProcess(['schedule', 'describe', id, '--json'])).stdout) as {
+          recentActions: { workflowId: string }[];
+        };
         return view.recentActions[0]?.workflowId;
       },
       { timeoutMs: 20_000, intervalMs: 500, what: 'the triggered run' },
@@ -355,7 +473,17 @@ describe('docs-admin CLI', () => {
     assert.equal((await cliInProcess(['schedule', 'unpause', id])).code, 0);
     assert.equal(lastJson((await cliInProcess(['schedule', 'describe', id, '--json'])).stdout).paused, false);
 
-    const updated = await cliInProcess(['schedule', 'update', id, '--every', '2h', '--overlap', 'buffer-one', '--version', 'v3']);
+    const updated = await cliInProcess([
+      'schedule',
+      'update',
+      id,
+      '--every',
+      '2h',
+      '--overlap',
+      'buffer-one',
+      '--version',
+      'v3',
+    ]);
     assert.equal(updated.code, 0, updated.stderr);
     const after = lastJson((await cliInProcess(['schedule', 'describe', id, '--json'])).stdout);
     assert.deepEqual(after.every, ['2h']);

@@ -16,7 +16,8 @@ import {
   createClusterEnv,
   uniqueTaskQueue,
   waitFor,
-  startDocsAdminWorker } from '../helpers/temporal';
+  startDocsAdminWorker,
+} from '../helpers/temporal';
 
 const KEY = 'mint_cluster_e2e_key_0123456789';
 

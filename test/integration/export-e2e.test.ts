@@ -27,7 +27,14 @@ import {
   keeperWorkflowId,
 } from '../../src/shared';
 import { bundleKeeper, staticExport } from '../../src/workflows';
-import { type StartedWorker, createE2eEnv, startWorker, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import {
+  type StartedWorker,
+  createE2eEnv,
+  startWorker,
+  uniqueTaskQueue,
+  waitFor,
+  workflowBundle,
+} from '../helpers/temporal';
 import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_export_e2e_key_0123456789';
@@ -88,7 +95,12 @@ describe('static export against the emulator', () => {
 
   before(async () => {
     env = await createE2eEnv();
-    emu = await startEmulator({ exportQueuedMs: 300, exportDurationMs: 2_500, bundleTtlMs: LINK_TTL_MS, nonEnterpriseKeys: [NOPLAN_KEY] });
+    emu = await startEmulator({
+      exportQueuedMs: 300,
+      exportDurationMs: 2_500,
+      bundleTtlMs: LINK_TTL_MS,
+      nonEnterpriseKeys: [NOPLAN_KEY],
+    });
     const good = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
     const noPlan = new AdminApiClient({ baseUrl: emu.url, apiKey: NOPLAN_KEY });
     clients.push(good, noPlan);
@@ -107,7 +119,12 @@ describe('static export against the emulator', () => {
     taskQueue = uniqueTaskQueue('export-e2e');
     worker = await startWorker(env, {
       taskQueue,
-      activities: createActivities({ api, metrics: noopMetrics, temporal: env.client, agentRateLimit: { limit: 100, windowMs: 10_000 } }),
+      activities: createActivities({
+        api,
+        metrics: noopMetrics,
+        temporal: env.client,
+        agentRateLimit: { limit: 100, windowMs: 10_000 },
+      }),
     });
   });
 
@@ -161,17 +178,24 @@ describe('static export against the emulator', () => {
         `(${upserts} search-attribute upserts, one per status change)`,
     );
     assert.ok(perPoll >= 5 && perPoll <= 8, `${perPoll} events per poll`);
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await handle.fetchHistory(), handle.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: await workflowBundle() },
+      await handle.fetchHistory(),
+      handle.workflowId,
+    );
   });
 
   test('a keeper with the file sink writes a config whose link downloads, refreshes it before expiry, and attaches on a second start', async () => {
     const file = path.join(dir, 'deploy', 'docs.json');
     const input: BundleKeeperInput = { domain: 'keeper.example.com', sink: { type: 'file', path: file } };
     const handle = await startKeeper(input);
-    const first = await waitFor(async () => {
-      const s = await keeperStatus(handle);
-      return s.jobId ? s : null;
-    }, { timeoutMs: 30_000, what: 'first bundle applied' });
+    const first = await waitFor(
+      async () => {
+        const s = await keeperStatus(handle);
+        return s.jobId ? s : null;
+      },
+      { timeoutMs: 30_000, what: 'first bundle applied' },
+    );
     const doc = JSON.parse(await fsp.readFile(file, 'utf8'));
     assert.deepEqual(Object.keys(doc.staticExport).sort(), ['bundleUrl', 'enabled']);
     assert.equal(doc.staticExport.enabled, true);
@@ -185,10 +209,13 @@ describe('static export against the emulator', () => {
     assert.equal(again.firstExecutionRunId, handle.firstExecutionRunId);
 
     // Links live 8 s: the keeper refreshes at half-life, and the file always holds a link that works.
-    const refreshed = await waitFor(async () => {
-      const s = await keeperStatus(handle);
-      return s.refreshesDone >= 2 ? s : null;
-    }, { timeoutMs: 30_000, what: 'two refreshes' });
+    const refreshed = await waitFor(
+      async () => {
+        const s = await keeperStatus(handle);
+        return s.refreshesDone >= 2 ? s : null;
+      },
+      { timeoutMs: 30_000, what: 'two refreshes' },
+    );
     const doc2 = JSON.parse(await fsp.readFile(file, 'utf8'));
     assert.notEqual(doc2.staticExport.bundleUrl, doc.staticExport.bundleUrl);
     assert.equal((await download(doc2.staticExport.bundleUrl)).status, 200);
@@ -201,7 +228,9 @@ describe('static export against the emulator', () => {
     // History cost of one refresh cycle: events between two consecutive refresh generateBundle calls.
     const history = await handle.fetchHistory();
     const events = history.events ?? [];
-    const generates = events.flatMap((e, i) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'generateBundle' ? [i] : []));
+    const generates = events.flatMap((e, i) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name === 'generateBundle' ? [i] : [],
+    );
     assert.ok(generates.length >= 2);
     const perRefresh = generates[generates.length - 1]! - generates[generates.length - 2]!;
     console.log(`bundleKeeper: ${perRefresh} history events per refresh cycle (timer, generate, verify, apply)`);
@@ -218,10 +247,13 @@ describe('static export against the emulator', () => {
       features: { apiPlayground: true },
       sink: { type: 'mirror', dir: mirrorDir, urlPrefix: `${mirror.url}/` },
     });
-    const s = await waitFor(async () => {
-      const st = await keeperStatus(handle);
-      return st.jobId ? st : null;
-    }, { timeoutMs: 30_000, what: 'bundle mirrored' });
+    const s = await waitFor(
+      async () => {
+        const st = await keeperStatus(handle);
+        return st.jobId ? st : null;
+      },
+      { timeoutMs: 30_000, what: 'bundle mirrored' },
+    );
     assert.equal(s.expiresAt, null, 'the mirrored URL does not expire');
     assert.equal(s.nextRefreshAt, null);
     assert.ok(s.bundleUrl!.startsWith(`${mirror.url}/`));
@@ -237,7 +269,11 @@ describe('static export against the emulator', () => {
 
   test('a failing export fails with ExportFailed and the job id', async () => {
     const failure = await failureOf(
-      env.client.workflow.execute(staticExport, { taskQueue, workflowId: `export-fail-${taskQueue}`, args: [{ domain: 'fail-docs.example.com' }] }),
+      env.client.workflow.execute(staticExport, {
+        taskQueue,
+        workflowId: `export-fail-${taskQueue}`,
+        args: [{ domain: 'fail-docs.example.com' }],
+      }),
     );
     assert.equal(failure.type, 'ExportFailed');
     assert.equal(failure.nonRetryable, true);
@@ -249,7 +285,11 @@ describe('static export against the emulator', () => {
   test('a key without the Enterprise plan fails with PlanRequired after exactly one start call', async () => {
     const before = startCalls();
     const failure = await failureOf(
-      env.client.workflow.execute(staticExport, { taskQueue, workflowId: `export-noplan-${taskQueue}`, args: [{ domain: 'noplan-docs.example.com' }] }),
+      env.client.workflow.execute(staticExport, {
+        taskQueue,
+        workflowId: `export-noplan-${taskQueue}`,
+        args: [{ domain: 'noplan-docs.example.com' }],
+      }),
     );
     assert.equal(failure.type, 'PlanRequired');
     assert.match(failure.message, /needs an Enterprise plan/);

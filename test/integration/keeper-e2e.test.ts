@@ -43,64 +43,93 @@ describe('bundleKeeper in real time (first apply, verified link, publish, re-exp
     env = await createE2eEnv();
     emu = await startEmulator({ exportQueuedMs: 200, exportDurationMs: 1_500, bundleTtlMs: LINK_TTL_MS });
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'keeper-e2e-'));
-    worker = await startDocsAdminWorker(env, { ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue });
+    worker = await startDocsAdminWorker(env, {
+      ADMIN_API_URL: emu.url,
+      ADMIN_API_KEY: KEY,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    });
   });
 
   after(async () => {
-    if (keeperId) await env.client.workflow.getHandle(keeperId).terminate('test finished').catch(() => undefined);
+    if (keeperId)
+      await env.client.workflow
+        .getHandle(keeperId)
+        .terminate('test finished')
+        .catch(() => undefined);
     await worker?.close();
     await emu?.close();
     await env?.teardown();
     if (dir) await fsp.rm(dir, { recursive: true, force: true });
   });
 
-  test('applies a verified link, keeps it fresh, and a publish re-exports and applies the new bundle', { timeout: 120_000 }, async () => {
-    const file = path.join(dir, 'docs.json');
-    const handle = await ensureKeeper(
-      env.client,
-      { domain, sink: { type: 'file', path: file }, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
-      { taskQueue },
-    );
-    keeperId = handle.workflowId;
-    const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
+  test(
+    'applies a verified link, keeps it fresh, and a publish re-exports and applies the new bundle',
+    { timeout: 120_000 },
+    async () => {
+      const file = path.join(dir, 'docs.json');
+      const handle = await ensureKeeper(
+        env.client,
+        { domain, sink: { type: 'file', path: file }, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
+        { taskQueue },
+      );
+      keeperId = handle.workflowId;
+      const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
 
-    // First apply: the keeper downloaded the link itself (verification) before writing it to the sink.
-    const first = await waitFor(async () => ((await status()).jobId ? status() : null), { timeoutMs: 60_000, what: 'the first bundle applied' });
-    assert.equal(first.exportsDone, 1);
-    assert.ok(emu.counters().downloadsOk >= 1, 'the link was downloaded (verified) before it was applied');
-    const doc = JSON.parse(await fsp.readFile(file, 'utf8')) as { staticExport: { enabled: boolean; bundleUrl: string } };
-    assert.equal(doc.staticExport.enabled, true);
-    assert.equal(doc.staticExport.bundleUrl, first.bundleUrl);
-    assert.deepEqual(await download(doc.staticExport.bundleUrl), { status: 200, gzip: true });
-    assert.equal(emu.counters().exportsStarted, 1);
+      // First apply: the keeper downloaded the link itself (verification) before writing it to the sink.
+      const first = await waitFor(async () => ((await status()).jobId ? status() : null), {
+        timeoutMs: 60_000,
+        what: 'the first bundle applied',
+      });
+      assert.equal(first.exportsDone, 1);
+      assert.ok(emu.counters().downloadsOk >= 1, 'the link was downloaded (verified) before it was applied');
+      const doc = JSON.parse(await fsp.readFile(file, 'utf8')) as {
+        staticExport: { enabled: boolean; bundleUrl: string };
+      };
+      assert.equal(doc.staticExport.enabled, true);
+      assert.equal(doc.staticExport.bundleUrl, first.bundleUrl);
+      assert.deepEqual(await download(doc.staticExport.bundleUrl), { status: 200, gzip: true });
+      assert.equal(emu.counters().exportsStarted, 1);
 
-    // Links live 6 s: a refresh replaces the link before it expires, without a new export.
-    const refreshed = await waitFor(async () => ((await status()).refreshesDone >= 1 ? status() : null), { timeoutMs: 30_000, what: 'a refresh' });
-    assert.equal(refreshed.exportsDone, 1, 'a refresh is not an export');
-    assert.equal(refreshed.jobId, first.jobId);
-    assert.notEqual(refreshed.bundleUrl, first.bundleUrl);
+      // Links live 6 s: a refresh replaces the link before it expires, without a new export.
+      const refreshed = await waitFor(async () => ((await status()).refreshesDone >= 1 ? status() : null), {
+        timeoutMs: 30_000,
+        what: 'a refresh',
+      });
+      assert.equal(refreshed.exportsDone, 1, 'a refresh is not an export');
+      assert.equal(refreshed.jobId, first.jobId);
+      assert.notEqual(refreshed.bundleUrl, first.bundleUrl);
 
-    // A publish from the CLI: a new export, verified and applied.
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'starter.ts'), 'publish', '--domain', domain], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default' },
-      timeout: 60_000,
-    });
-    assert.match(stdout, new RegExp(`publish signalled to ${handle.workflowId}`));
-    // Applied once the status names the new export job (exportsDone counts the export when it finishes,
-    // just before its link is verified and applied).
-    const republished = await waitFor(
-      async () => {
-        const s = await status();
-        return s.jobId !== first.jobId ? s : null;
-      },
-      { timeoutMs: 60_000, what: 'the re-export applied' },
-    );
-    assert.equal(republished.exportsDone, 2);
-    assert.equal(emu.counters().exportsStarted, 2, 'exactly one re-export for one publish');
-    const doc2 = JSON.parse(await fsp.readFile(file, 'utf8')) as { staticExport: { bundleUrl: string } };
-    assert.equal(doc2.staticExport.bundleUrl, republished.bundleUrl);
-    assert.deepEqual(await download(doc2.staticExport.bundleUrl), { status: 200, gzip: true });
-    assert.equal(emu.counters().downloadsDenied, 0, 'no expired or unknown link was ever fetched');
-  });
+      // A publish from the CLI: a new export, verified and applied.
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'src', 'starter.ts'), 'publish', '--domain', domain],
+        {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: process.env.HOME ?? '',
+            TEMPORAL_ADDRESS: env.address,
+            TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+          },
+          timeout: 60_000,
+        },
+      );
+      assert.match(stdout, new RegExp(`publish signalled to ${handle.workflowId}`));
+      // Applied once the status names the new export job (exportsDone counts the export when it finishes,
+      // just before its link is verified and applied).
+      const republished = await waitFor(
+        async () => {
+          const s = await status();
+          return s.jobId !== first.jobId ? s : null;
+        },
+        { timeoutMs: 60_000, what: 'the re-export applied' },
+      );
+      assert.equal(republished.exportsDone, 2);
+      assert.equal(emu.counters().exportsStarted, 2, 'exactly one re-export for one publish');
+      const doc2 = JSON.parse(await fsp.readFile(file, 'utf8')) as { staticExport: { bundleUrl: string } };
+      assert.equal(doc2.staticExport.bundleUrl, republished.bundleUrl);
+      assert.deepEqual(await download(doc2.staticExport.bundleUrl), { status: 200, gzip: true });
+      assert.equal(emu.counters().downloadsDenied, 0, 'no expired or unknown link was ever fetched');
+    },
+  );
 });

@@ -59,7 +59,8 @@ class FakeExport {
 
   private view(jobId: string, nowMs = FakeExport.now()): StaticExportJob {
     const job = this.jobs.get(jobId);
-    if (!job) throw ApplicationFailure.create({ type: 'NotFound', message: `job ${jobId} not found`, nonRetryable: true });
+    if (!job)
+      throw ApplicationFailure.create({ type: 'NotFound', message: `job ${jobId} not found`, nonRetryable: true });
     const elapsed = nowMs - job.startedAtMs;
     const fraction = Math.min(1, Math.max(0, elapsed / this.exportDurationMs));
     const failing = job.input.domain.startsWith('fail-');
@@ -80,7 +81,11 @@ class FakeExport {
       startExport: async (input: StaticExportInput): Promise<StaticExportJob> => {
         this.starts.push(input);
         if (this.planRequired) {
-          throw ApplicationFailure.create({ type: 'PlanRequired', message: 'startExport: static export is not enabled for this plan', nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: 'PlanRequired',
+            message: 'startExport: static export is not enabled for this plan',
+            nonRetryable: true,
+          });
         }
         const jobId = `exp_${this.starts.length}`;
         this.jobs.set(jobId, { input, startedAtMs: FakeExport.now() });
@@ -88,7 +93,8 @@ class FakeExport {
       },
       getExportStatus: async (jobId: string) => this.view(jobId, await FakeExport.pollNow()),
       generateBundle: async (jobId: string): Promise<Bundle> => {
-        if (this.view(jobId).status !== 'completed') throw ApplicationFailure.create({ type: 'Conflict', message: 'not completed' });
+        if (this.view(jobId).status !== 'completed')
+          throw ApplicationFailure.create({ type: 'Conflict', message: 'not completed' });
         this.links++;
         return {
           jobId,
@@ -100,12 +106,22 @@ class FakeExport {
       verifyBundle: async (bundle: Bundle): Promise<BundleCheck> => {
         this.verifies.push(bundle.jobId);
         if (this.verifyOnly && !this.verifyOnly.has(bundle.jobId)) {
-          throw ApplicationFailure.create({ type: 'BundleInvalid', message: `bundle of ${bundle.jobId} is 12 bytes, but sizeBytes says 4096`, nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: 'BundleInvalid',
+            message: `bundle of ${bundle.jobId} is 12 bytes, but sizeBytes says 4096`,
+            nonRetryable: true,
+          });
         }
         return { bytes: bundle.sizeBytes, sha256: 'f'.repeat(64) };
       },
       applyBundle: async (req: ApplyBundleRequest): Promise<ApplyBundleResult> => {
-        this.applied.push({ jobId: req.jobId, url: req.bundleUrl, version: req.version, appliedAtMs: FakeExport.now(), expiresAtMs: Date.parse(req.expiresAt) });
+        this.applied.push({
+          jobId: req.jobId,
+          url: req.bundleUrl,
+          version: req.version,
+          appliedAtMs: FakeExport.now(),
+          expiresAtMs: Date.parse(req.expiresAt),
+        });
         return { sink: req.sink.type, appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
       },
     };
@@ -150,7 +166,8 @@ async function withKeeper(
   });
 }
 
-const status = (handle: { query: (q: typeof keeperStatusQuery) => Promise<KeeperStatus> }) => handle.query(keeperStatusQuery);
+const status = (handle: { query: (q: typeof keeperStatusQuery) => Promise<KeeperStatus> }) =>
+  handle.query(keeperStatusQuery);
 
 describe('bundleKeeper over simulated days', () => {
   test('7 days of 1-hour links: one refresh per lifetime, never an expired link, continue-as-new', async () => {
@@ -226,7 +243,10 @@ describe('bundleKeeper over simulated days', () => {
       await env.sleep(3 * HOUR);
       let s = await status(handle);
       assert.equal(s.jobId, 'exp_1', 'old job still live');
-      assert.ok(fake.applied.every((a) => a.jobId === 'exp_1'), 'bad bundle never applied');
+      assert.ok(
+        fake.applied.every((a) => a.jobId === 'exp_1'),
+        'bad bundle never applied',
+      );
       const badAttempts = fake.verifies.filter((j) => j === 'exp_2').length;
       assert.ok(badAttempts >= 3, `retried verification of the new bundle (${badAttempts} attempts)`);
       assert.match(s.lastError ?? '', /exp_2 not applied \(previous config stays\).*BundleInvalid/);
@@ -273,7 +293,10 @@ describe('bundleKeeper over simulated days', () => {
       await env.sleep(2 * HOUR);
       const s = await status(handle);
       assert.equal(s.exportsDone, 0);
-      assert.match(s.lastError ?? '', /export failed: ExportFailed: static export exp_\d+ of fail-docs\.example\.com failed: render failed/);
+      assert.match(
+        s.lastError ?? '',
+        /export failed: ExportFailed: static export exp_\d+ of fail-docs\.example\.com failed: render failed/,
+      );
       // Back-off 1, 2, 4, 8, 16, 32, 60 min between 5-minute exports: a handful in 2 hours, not a storm.
       assert.ok(fake.starts.length >= 4 && fake.starts.length <= 8, `${fake.starts.length} export attempts`);
     });
@@ -300,18 +323,34 @@ describe('bundleKeeper over simulated days', () => {
     const taskQueue = uniqueTaskQueue('keeper-ts-invalid');
     await runWorker(env, { taskQueue, activities: fake.activities() }, async () => {
       const cases: [BundleKeeperInput, string, RegExp][] = [
-        [{ domain: 'docs.example.com', kind: 'air-gapped', sink: { type: 'file', path: '/x.json' } }, 'DeploymentKindConflict', /needs the mirror sink/],
         [
-          { domain: 'docs.example.com', kind: 'air-gapped', sink: { type: 'mirror', dir: '/m', urlPrefix: 'http://m.internal' }, features: { assistant: true } },
+          { domain: 'docs.example.com', kind: 'air-gapped', sink: { type: 'file', path: '/x.json' } },
+          'DeploymentKindConflict',
+          /needs the mirror sink/,
+        ],
+        [
+          {
+            domain: 'docs.example.com',
+            kind: 'air-gapped',
+            sink: { type: 'mirror', dir: '/m', urlPrefix: 'http://m.internal' },
+            features: { assistant: true },
+          },
           'DeploymentKindConflict',
           /cannot have AI assistant/,
         ],
-        [{ domain: 'https://docs.example.com', sink: { type: 'file', path: '/x.json' } }, 'InvalidInput', /without a scheme/],
+        [
+          { domain: 'https://docs.example.com', sink: { type: 'file', path: '/x.json' } },
+          'InvalidInput',
+          /without a scheme/,
+        ],
       ];
       for (const [input, type, message] of cases) {
         const err = await env.client.workflow
           .execute(bundleKeeper, { taskQueue, workflowId: uniqueTaskQueue('keeper-invalid'), args: [input] })
-          .then(() => assert.fail('should fail'), (e: unknown) => e);
+          .then(
+            () => assert.fail('should fail'),
+            (e: unknown) => e,
+          );
         assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure);
         assert.equal(err.cause.type, type);
         assert.equal(err.cause.nonRetryable, true);
@@ -350,13 +389,24 @@ describe('staticExport over simulated time', () => {
     const taskQueue = uniqueTaskQueue('export-ts-fail');
     await runWorker(env, { taskQueue, activities: fake.activities() }, async () => {
       const err = await env.client.workflow
-        .execute(staticExport, { taskQueue, workflowId: `export-${taskQueue}`, args: [{ domain: 'fail-docs.example.com' }] })
-        .then(() => assert.fail('should fail'), (e: unknown) => e);
+        .execute(staticExport, {
+          taskQueue,
+          workflowId: `export-${taskQueue}`,
+          args: [{ domain: 'fail-docs.example.com' }],
+        })
+        .then(
+          () => assert.fail('should fail'),
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure);
       assert.equal(err.cause.type, 'ExportFailed');
       assert.equal(err.cause.nonRetryable, true);
       assert.match(err.cause.message, /exp_1 .*render failed/);
-      assert.deepEqual(err.cause.details?.[0], { jobId: 'exp_1', domain: 'fail-docs.example.com', error: 'render failed: page /index threw ReferenceError' });
+      assert.deepEqual(err.cause.details?.[0], {
+        jobId: 'exp_1',
+        domain: 'fail-docs.example.com',
+        error: 'render failed: page /index threw ReferenceError',
+      });
     });
   });
 
@@ -367,7 +417,10 @@ describe('staticExport over simulated time', () => {
     await runWorker(env, { taskQueue, activities: fake.activities() }, async () => {
       const err = await env.client.workflow
         .execute(staticExport, { taskQueue, workflowId: `export-${taskQueue}`, args: [{ domain: 'docs.example.com' }] })
-        .then(() => assert.fail('should fail'), (e: unknown) => e);
+        .then(
+          () => assert.fail('should fail'),
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure);
       assert.equal(err.cause.type, 'PlanRequired');
       assert.match(err.cause.message, /needs an Enterprise plan/);
@@ -380,8 +433,15 @@ describe('staticExport over simulated time', () => {
     const taskQueue = uniqueTaskQueue('export-ts-invalid');
     await runWorker(env, { taskQueue, activities: fake.activities() }, async () => {
       const err = await env.client.workflow
-        .execute(staticExport, { taskQueue, workflowId: `export-${taskQueue}`, args: [{ domain: 'docs.example.com/guide', paths: [''] }] })
-        .then(() => assert.fail('should fail'), (e: unknown) => e);
+        .execute(staticExport, {
+          taskQueue,
+          workflowId: `export-${taskQueue}`,
+          args: [{ domain: 'docs.example.com/guide', paths: [''] }],
+        })
+        .then(
+          () => assert.fail('should fail'),
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure);
       assert.equal(err.cause.type, 'InvalidInput');
       assert.match(err.cause.message, /without a path.*paths\[0\]/);

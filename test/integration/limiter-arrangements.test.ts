@@ -15,7 +15,14 @@ import {
   type AgentRateLimiterInput,
 } from '../../src/shared';
 import type { DocsAdminWorker } from '../../src/worker';
-import { type ClusterEnv, clusterSkipReason, createClusterEnv, startDocsAdminWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import {
+  type ClusterEnv,
+  clusterSkipReason,
+  createClusterEnv,
+  startDocsAdminWorker,
+  uniqueTaskQueue,
+  waitFor,
+} from '../helpers/temporal';
 
 const KEY = 'mint_limiter_arrangements_key_0123';
 
@@ -28,7 +35,12 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
 
   /** A fleet (one worker process's workers) on its own task queue, with its own AGENT_RATE_LIMIT. */
   async function fleet(taskQueue: string, rateLimit: string, serveLimiter = true): Promise<DocsAdminWorker> {
-    const vars = { ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue, AGENT_RATE_LIMIT: rateLimit };
+    const vars = {
+      ADMIN_API_URL: emu.url,
+      ADMIN_API_KEY: KEY,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGENT_RATE_LIMIT: rateLimit,
+    };
     // One process holds both fleets here, and the SDK allows one worker per task queue in a process:
     // the second leaves the limiter queue to the first (in production each fleet's processes serve it).
     const worker = await startDocsAdminWorker(env, vars, { serveLimiter });
@@ -97,7 +109,10 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
 
   test('two fleets on different task queues sharing a project never exceed the API limit together', async () => {
     const projectId = `two-fleets-${run}`;
-    const [a, b] = [await fleet(uniqueTaskQueue('staging'), '5/4s'), await fleet(uniqueTaskQueue('production'), '5/4s', false)];
+    const [a, b] = [
+      await fleet(uniqueTaskQueue('staging'), '5/4s'),
+      await fleet(uniqueTaskQueue('production'), '5/4s', false),
+    ];
     emu.reset();
     const handles = await Promise.all(
       Array.from({ length: 14 }, (_, i) => startJob((i % 2 === 0 ? a : b).worker.options.taskQueue, projectId)),

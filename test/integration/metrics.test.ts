@@ -30,7 +30,9 @@ function parseSamples(text: string): Map<string, number> {
 
 const sample = (samples: Map<string, number>, key: string): number => samples.get(key) ?? 0;
 
-async function scrape(url: string): Promise<{ text: string; samples: Map<string, number>; contentType: string | null }> {
+async function scrape(
+  url: string,
+): Promise<{ text: string; samples: Map<string, number>; contentType: string | null }> {
   const response = await fetch(url);
   assert.equal(response.status, 200);
   const text = await response.text();
@@ -96,8 +98,14 @@ describe('metrics endpoint', () => {
       const seen = (route: string, status: string) => calls[route]?.[status] ?? 0;
 
       assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="startExport",status="202"}'), 1);
-      assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="getExport",status="200"}'), seen('getExport', '200'));
-      assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="generateBundle",status="200"}'), seen('generateBundle', '200'));
+      assert.equal(
+        sample(samples, 'docs_admin_api_calls_total{operation="getExport",status="200"}'),
+        seen('getExport', '200'),
+      );
+      assert.equal(
+        sample(samples, 'docs_admin_api_calls_total{operation="generateBundle",status="200"}'),
+        seen('generateBundle', '200'),
+      );
       assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="createAgentJob",status="201"}'), 2);
       const limited = seen('createAgentJob', '429');
       assert.ok(limited >= 1, 'the emulator answered 429 at least once');
@@ -111,7 +119,10 @@ describe('metrics endpoint', () => {
       // so that a create is never re-sent by Temporal): no activity retry to count there.
       assert.equal(sample(samples, 'docs_admin_activity_retries_total{activity_type="createAgentJob"}'), 0);
       // Every poll attempt counts, answered or not.
-      assert.equal(sample(samples, 'docs_admin_polls_total{kind="export"}'), seen('getExport', '200') + seen('getExport', '503'));
+      assert.equal(
+        sample(samples, 'docs_admin_polls_total{kind="export"}'),
+        seen('getExport', '200') + seen('getExport', '503'),
+      );
       assert.equal(sample(samples, 'docs_admin_polls_total{kind="agent"}'), seen('getAgentJob', '200'));
       assert.ok(sample(samples, 'docs_admin_api_call_duration_seconds_count{operation="startExport"}') === 1);
       assert.ok(sample(samples, 'process_resident_memory_bytes') > 0, 'Node process metrics are there too');
@@ -172,12 +183,17 @@ describe('metrics endpoint', () => {
       const { samples, text } = await waitFor(
         async () => {
           const scraped = await scrape(url);
-          const completed = [...scraped.samples].some(([k, v]) => k.startsWith('temporal_workflow_completed') && v >= 1);
+          const completed = [...scraped.samples].some(
+            ([k, v]) => k.startsWith('temporal_workflow_completed') && v >= 1,
+          );
           return completed ? scraped : null;
         },
         { timeoutMs: 20_000, intervalMs: 250, what: 'temporal_workflow_completed in the scrape' },
       );
-      assert.ok([...samples.keys()].some((k) => k.startsWith('temporal_activity_execution_latency')), 'SDK activity metrics');
+      assert.ok(
+        [...samples.keys()].some((k) => k.startsWith('temporal_activity_execution_latency')),
+        'SDK activity metrics',
+      );
       assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="startExport",status="202"}'), 1);
       assert.ok(sample(samples, 'docs_admin_polls_total{kind="export"}') >= 1);
       assert.equal(sample(samples, 'docs_admin_sdk_metrics_up'), 1);
@@ -188,7 +204,10 @@ describe('metrics endpoint', () => {
 
     test('JSON log lines without the key; SIGTERM drains and exits 0', async () => {
       child.kill('SIGTERM');
-      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 20_000))]);
+      const code = await Promise.race([
+        exited,
+        new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 20_000)),
+      ]);
       assert.equal(code, 0, `exit code (stderr:\n${stderr})`);
       const lines = stderr.split('\n').filter((l) => l.trim() !== '');
       assert.ok(lines.length >= 2);

@@ -16,7 +16,13 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/observability/metrics';
-import { type AgentJobOptions, WorkflowType, jobIdUpdate, keeperStatusQuery, rateLimiterWorkflowId } from '../../src/shared';
+import {
+  type AgentJobOptions,
+  WorkflowType,
+  jobIdUpdate,
+  keeperStatusQuery,
+  rateLimiterWorkflowId,
+} from '../../src/shared';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import { findTemporalCli } from '../../scripts/tools';
 import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
@@ -38,7 +44,10 @@ describe('rolling out a new worker version', () => {
   before(async () => {
     // Drainage is computed from visibility after a grace period (3 min by default): seconds here.
     env = await createDevEnv({
-      dynamicConfig: ['matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"', 'matching.wv.VersionDrainageStatusRefreshInterval="1s"'],
+      dynamicConfig: [
+        'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
+        'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
+      ],
     });
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 200, exportDurationMs: 800, bundleTtlMs: 6_000 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'rollout-'));
@@ -78,17 +87,34 @@ describe('rolling out a new worker version', () => {
     return entry;
   }
 
-  const cli = (...args: string[]) => run(findTemporalCli() ?? 'temporal', [...args, '--address', env.address, '--namespace', env.namespace ?? 'default'], { timeout: 20_000 });
+  const cli = (...args: string[]) =>
+    run(
+      findTemporalCli() ?? 'temporal',
+      [...args, '--address', env.address, '--namespace', env.namespace ?? 'default'],
+      { timeout: 20_000 },
+    );
   /** The deployment as the server has it (undefined until a worker of it has polled). */
   const describeDeployment = async () =>
     (
-      await env.client.workflowService.describeWorkerDeployment({ namespace: env.namespace ?? 'default', deploymentName }).catch((err: unknown) => {
-        if ((err as { code?: number }).code === 5) return undefined;
-        throw err;
-      })
+      await env.client.workflowService
+        .describeWorkerDeployment({ namespace: env.namespace ?? 'default', deploymentName })
+        .catch((err: unknown) => {
+          if ((err as { code?: number }).code === 5) return undefined;
+          throw err;
+        })
     )?.workerDeploymentInfo;
   const drainage = async (buildId: string) => {
-    const { stdout } = await cli('worker', 'deployment', 'describe-version', '--deployment-name', deploymentName, '--build-id', buildId, '--output', 'json');
+    const { stdout } = await cli(
+      'worker',
+      'deployment',
+      'describe-version',
+      '--deployment-name',
+      deploymentName,
+      '--build-id',
+      buildId,
+      '--output',
+      'json',
+    );
     return (JSON.parse(stdout) as { drainageInfo?: { drainageStatus?: string } }).drainageInfo?.drainageStatus ?? '';
   };
 
@@ -99,117 +125,161 @@ describe('rolling out a new worker version', () => {
       const a = e.workflowTaskCompletedEventAttributes;
       return a ? [a.deploymentVersion?.buildId ?? a.workerDeploymentVersion ?? 'unversioned'] : [];
     });
-    const failed = events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
+    const failed = events
+      .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+      .map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
     return { builds: [...new Set(builds)], failed, started: events[0]?.workflowExecutionStartedEventAttributes };
   }
 
-  test('in-flight v1 jobs finish on v1, new ones and the keeper run on v2, v1 drains', { timeout: 150_000 }, async () => {
-    const startedAt = Date.now();
-    const v1 = await fleet('v1');
-    // The first version of a deployment makes itself current (becomeCurrentIfNone).
-    await waitFor(async () => (await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId === 'v1', {
-      timeoutMs: 30_000,
-      what: 'v1 to become current by itself',
-    });
+  test(
+    'in-flight v1 jobs finish on v1, new ones and the keeper run on v2, v1 drains',
+    { timeout: 150_000 },
+    async () => {
+      const startedAt = Date.now();
+      const v1 = await fleet('v1');
+      // The first version of a deployment makes itself current (becomeCurrentIfNone).
+      await waitFor(
+        async () => (await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId === 'v1',
+        {
+          timeoutMs: 30_000,
+          what: 'v1 to become current by itself',
+        },
+      );
 
-    const keeper = await env.client.workflow.start(WorkflowType.bundleKeeper, {
-      taskQueue,
-      workflowId: `keeper-${taskQueue}`,
-      args: [{ domain: 'rollout.example.com', sink: { type: 'file', path: path.join(dir, 'docs.json') }, continueAsNewAfterCycles: 1 }],
-    });
-    await waitFor(async () => (await keeper.query(keeperStatusQuery)).jobId, { timeoutMs: 30_000, what: 'the keeper to apply its first bundle' });
-
-    // Long agent jobs, in flight across the rollout.
-    emu.configure({ agentActiveMs: 8_000 });
-    const startJob = (name: string) =>
-      env.client.workflow.start(WorkflowType.agentJob, { taskQueue, workflowId: `${name}-${taskQueue}`, args: [{ projectId: `rollout-${process.pid}`, prompt: `Rollout job ${name}` }, FAST] });
-    const inFlight = [await startJob('v1-job-a'), await startJob('v1-job-b')];
-    for (const h of inFlight) await h.executeUpdate(jobIdUpdate);
-
-    // v2 starts beside it; it does not make itself current while v1 is.
-    await fleet('v2', V2_WORKFLOWS);
-    await waitFor(async () => (await describeDeployment())?.versionSummaries?.some((v) => v.deploymentVersion?.buildId === 'v2'), {
-      timeoutMs: 30_000,
-      what: 'the server to know v2',
-    });
-    assert.equal((await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId, 'v1');
-
-    // The rollout, as the README documents it. The server refuses while v2 has not yet polled every task
-    // queue v1 serves (they would become unversioned): the command is repeated until it has.
-    await waitFor(
-      () =>
-        cli('worker', 'deployment', 'set-current-version', '--deployment-name', deploymentName, '--build-id', 'v2', '--yes').then(
-          () => true,
-          (err: { stderr?: string }) => {
-            if (err.stderr?.includes('missing active task queues')) return false;
-            throw err;
+      const keeper = await env.client.workflow.start(WorkflowType.bundleKeeper, {
+        taskQueue,
+        workflowId: `keeper-${taskQueue}`,
+        args: [
+          {
+            domain: 'rollout.example.com',
+            sink: { type: 'file', path: path.join(dir, 'docs.json') },
+            continueAsNewAfterCycles: 1,
           },
-        ),
-      { timeoutMs: 30_000, intervalMs: 500, what: 'v2 to serve every task queue of v1 and become current' },
-    );
-    const promotedAt = Date.now();
-    emu.configure({ agentActiveMs: 300 });
-    const fresh = [await startJob('v2-job-a'), await startJob('v2-job-b')];
+        ],
+      });
+      await waitFor(async () => (await keeper.query(keeperStatusQuery)).jobId, {
+        timeoutMs: 30_000,
+        what: 'the keeper to apply its first bundle',
+      });
 
-    for (const h of [...inFlight, ...fresh]) assert.equal((await h.result()).status, 'completed');
+      // Long agent jobs, in flight across the rollout.
+      emu.configure({ agentActiveMs: 8_000 });
+      const startJob = (name: string) =>
+        env.client.workflow.start(WorkflowType.agentJob, {
+          taskQueue,
+          workflowId: `${name}-${taskQueue}`,
+          args: [{ projectId: `rollout-${process.pid}`, prompt: `Rollout job ${name}` }, FAST],
+        });
+      const inFlight = [await startJob('v1-job-a'), await startJob('v1-job-b')];
+      for (const h of inFlight) await h.executeUpdate(jobIdUpdate);
 
-    // The keeper continues as new (each cycle) and runs on v2: a run that started after the promotion.
-    const keeperRun = await waitFor(
-      async () => {
-        const latest = env.client.workflow.getHandle(keeper.workflowId);
-        const d = await latest.describe();
-        if (d.startTime.getTime() < promotedAt) return null;
-        const t = await tasks(latest, d.runId);
-        return t.builds.length > 0 && t.builds.every((b) => b === 'v2') ? { runId: d.runId, ...t } : null;
-      },
-      { timeoutMs: 60_000, what: 'the keeper to continue as new on v2' },
-    );
+      // v2 starts beside it; it does not make itself current while v1 is.
+      await fleet('v2', V2_WORKFLOWS);
+      await waitFor(
+        async () => (await describeDeployment())?.versionSummaries?.some((v) => v.deploymentVersion?.buildId === 'v2'),
+        {
+          timeoutMs: 30_000,
+          what: 'the server to know v2',
+        },
+      );
+      assert.equal((await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId, 'v1');
 
-    const report: string[] = [];
-    for (const h of inFlight) {
-      const t = await tasks(h);
-      report.push(`${h.workflowId}: ${t.builds.join(', ')}`);
-      assert.deepEqual(t.builds, ['v1'], `${h.workflowId} started on v1 and stayed there (pinned)`);
-      assert.deepEqual(t.failed, []);
-    }
-    for (const h of fresh) {
-      const t = await tasks(h);
-      report.push(`${h.workflowId}: ${t.builds.join(', ')}`);
-      assert.deepEqual(t.builds, ['v2'], `${h.workflowId} started after the promotion runs on v2`);
-      assert.deepEqual(t.failed, []);
-    }
-    // Every run of the keeper's chain: v1 before the promotion, v2 after, never a failed task.
-    const keeperRuns: string[] = [];
-    let runId: string | undefined = keeperRun.runId;
-    while (runId) {
-      const t = await tasks(keeper, runId);
-      assert.deepEqual(t.failed, [], `keeper run ${runId}: no failed workflow task (no nondeterminism)`);
-      keeperRuns.unshift(t.builds.join('+'));
-      runId = t.started?.continuedExecutionRunId || undefined;
-    }
-    report.push(`${keeper.workflowId}: runs ${keeperRuns.join(' -> ')}`);
-    assert.equal(keeperRuns[0], 'v1');
-    assert.equal(keeperRuns.at(-1), 'v2');
-    // The v2 keeper took the patched path: its run records the patch marker.
-    const latestEvents = (await env.client.workflow.getHandle(keeper.workflowId, keeperRun.runId).fetchHistory()).events ?? [];
-    assert.ok(latestEvents.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch'), 'the v2 keeper run took the patched() path');
+      // The rollout, as the README documents it. The server refuses while v2 has not yet polled every task
+      // queue v1 serves (they would become unversioned): the command is repeated until it has.
+      await waitFor(
+        () =>
+          cli(
+            'worker',
+            'deployment',
+            'set-current-version',
+            '--deployment-name',
+            deploymentName,
+            '--build-id',
+            'v2',
+            '--yes',
+          ).then(
+            () => true,
+            (err: { stderr?: string }) => {
+              if (err.stderr?.includes('missing active task queues')) return false;
+              throw err;
+            },
+          ),
+        { timeoutMs: 30_000, intervalMs: 500, what: 'v2 to serve every task queue of v1 and become current' },
+      );
+      const promotedAt = Date.now();
+      emu.configure({ agentActiveMs: 300 });
+      const fresh = [await startJob('v2-job-a'), await startJob('v2-job-b')];
 
-    // The project's rate limiter (AUTO_UPGRADE), started on v1 by update-with-start, answered v2's jobs on
-    // v2: v2 replayed its v1 history live, with no failed task.
-    const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(`rollout-${process.pid}`));
-    const limiterRun = await tasks(limiter);
-    report.push(`${limiter.workflowId}: ${limiterRun.builds.join(' then ')}`);
-    assert.deepEqual(limiterRun.failed, [], 'the limiter moved to v2 without a failed workflow task');
-    assert.equal(limiterRun.builds.at(-1), 'v2');
+      for (const h of [...inFlight, ...fresh]) assert.equal((await h.result()).status, 'completed');
 
-    // v1 drains (nothing pinned to it is open), then its workers stop.
-    const drained = await waitFor(async () => ((await drainage('v1')) === 'drained' || (await drainage('v1')).endsWith('DRAINED') ? 'drained' : null), {
-      timeoutMs: 60_000,
-      what: 'v1 to drain',
-    });
-    await v1.worker.close();
-    report.push(`v1 ${drained}, its workers stopped; current version: ${(await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId}`);
-    console.log(`rollout (${((Date.now() - startedAt) / 1000).toFixed(1)} s):\n  ${report.join('\n  ')}`);
-    await env.client.workflow.getHandle(keeper.workflowId).terminate('test over');
-  });
+      // The keeper continues as new (each cycle) and runs on v2: a run that started after the promotion.
+      const keeperRun = await waitFor(
+        async () => {
+          const latest = env.client.workflow.getHandle(keeper.workflowId);
+          const d = await latest.describe();
+          if (d.startTime.getTime() < promotedAt) return null;
+          const t = await tasks(latest, d.runId);
+          return t.builds.length > 0 && t.builds.every((b) => b === 'v2') ? { runId: d.runId, ...t } : null;
+        },
+        { timeoutMs: 60_000, what: 'the keeper to continue as new on v2' },
+      );
+
+      const report: string[] = [];
+      for (const h of inFlight) {
+        const t = await tasks(h);
+        report.push(`${h.workflowId}: ${t.builds.join(', ')}`);
+        assert.deepEqual(t.builds, ['v1'], `${h.workflowId} started on v1 and stayed there (pinned)`);
+        assert.deepEqual(t.failed, []);
+      }
+      for (const h of fresh) {
+        const t = await tasks(h);
+        report.push(`${h.workflowId}: ${t.builds.join(', ')}`);
+        assert.deepEqual(t.builds, ['v2'], `${h.workflowId} started after the promotion runs on v2`);
+        assert.deepEqual(t.failed, []);
+      }
+      // Every run of the keeper's chain: v1 before the promotion, v2 after, never a failed task.
+      const keeperRuns: string[] = [];
+      let runId: string | undefined = keeperRun.runId;
+      while (runId) {
+        const t = await tasks(keeper, runId);
+        assert.deepEqual(t.failed, [], `keeper run ${runId}: no failed workflow task (no nondeterminism)`);
+        keeperRuns.unshift(t.builds.join('+'));
+        runId = t.started?.continuedExecutionRunId || undefined;
+      }
+      report.push(`${keeper.workflowId}: runs ${keeperRuns.join(' -> ')}`);
+      assert.equal(keeperRuns[0], 'v1');
+      assert.equal(keeperRuns.at(-1), 'v2');
+      // The v2 keeper took the patched path: its run records the patch marker.
+      const latestEvents =
+        (await env.client.workflow.getHandle(keeper.workflowId, keeperRun.runId).fetchHistory()).events ?? [];
+      assert.ok(
+        latestEvents.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch'),
+        'the v2 keeper run took the patched() path',
+      );
+
+      // The project's rate limiter (AUTO_UPGRADE), started on v1 by update-with-start, answered v2's jobs on
+      // v2: v2 replayed its v1 history live, with no failed task.
+      const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(`rollout-${process.pid}`));
+      const limiterRun = await tasks(limiter);
+      report.push(`${limiter.workflowId}: ${limiterRun.builds.join(' then ')}`);
+      assert.deepEqual(limiterRun.failed, [], 'the limiter moved to v2 without a failed workflow task');
+      assert.equal(limiterRun.builds.at(-1), 'v2');
+
+      // v1 drains (nothing pinned to it is open), then its workers stop.
+      const drained = await waitFor(
+        async () =>
+          (await drainage('v1')) === 'drained' || (await drainage('v1')).endsWith('DRAINED') ? 'drained' : null,
+        {
+          timeoutMs: 60_000,
+          what: 'v1 to drain',
+        },
+      );
+      await v1.worker.close();
+      report.push(
+        `v1 ${drained}, its workers stopped; current version: ${(await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId}`,
+      );
+      console.log(`rollout (${((Date.now() - startedAt) / 1000).toFixed(1)} s):\n  ${report.join('\n  ')}`);
+      await env.client.workflow.getHandle(keeper.workflowId).terminate('test over');
+    },
+  );
 });

@@ -214,7 +214,10 @@ describe('the worker process', () => {
   async function exportStartHanging(domain: string, taskQueue: string | undefined) {
     const before = emu.counters().faultsInjected.slow ?? 0;
     const handle = await startExport(env.client, { domain }, { taskQueue });
-    await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, { timeoutMs: 30_000, what: 'the start call at the emulator' });
+    await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
+      timeoutMs: 30_000,
+      what: 'the start call at the emulator',
+    });
     return handle;
   }
 
@@ -298,6 +301,9 @@ describe('the worker process', () => {
     assert.equal(exit.code, 0, proc.stderr);
     const result = JSON.parse(proc.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
     assert.match(String(result.sameQueue), /already served by a worker of this process/);
-    assert.deepEqual({ first: result.firstServesLimiter, other: result.otherServesLimiter }, { first: true, other: false });
+    assert.deepEqual(
+      { first: result.firstServesLimiter, other: result.otherServesLimiter },
+      { first: true, other: false },
+    );
   });
 });

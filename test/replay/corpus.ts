@@ -27,7 +27,8 @@ export function startedByUpdateWithStart(history: unknown): boolean {
 }
 
 /** The replayer's known failure on update-with-start runs (see startedByUpdateWithStart). */
-export const REPLAYER_UPDATE_WITH_START_FAILURE = /Nondeterminism error: Update machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/;
+export const REPLAYER_UPDATE_WITH_START_FAILURE =
+  /Nondeterminism error: Update machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/;
 
 export interface ReplayOutcome {
   entry: CorpusEntry;
@@ -51,22 +52,31 @@ export function incompatibilityMessage(entry: CorpusEntry, error: string): strin
 }
 
 /** Replays every history of the corpus (or `entries`) with `bundle`; one outcome per entry, in order. */
-export async function replayCorpus(bundle: WorkflowBundleWithSourceMap, entries = loadIndex()): Promise<ReplayOutcome[]> {
+export async function replayCorpus(
+  bundle: WorkflowBundleWithSourceMap,
+  entries = loadIndex(),
+): Promise<ReplayOutcome[]> {
   const histories = entries.map((entry) => ({
     // The replay id only labels the result: the file names the history.
     workflowId: entry.file,
     history: JSON.parse(readFileSync(path.join(HISTORIES_DIR, entry.file), 'utf8')) as unknown,
   }));
-  const updateWithStart = new Set(histories.filter((h) => startedByUpdateWithStart(h.history)).map((h) => h.workflowId));
+  const updateWithStart = new Set(
+    histories.filter((h) => startedByUpdateWithStart(h.history)).map((h) => h.workflowId),
+  );
   const byFile = new Map<string, string | undefined>();
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, replayName: 'replay-corpus' }, histories)) {
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: bundle, replayName: 'replay-corpus' },
+    histories,
+  )) {
     byFile.set(result.workflowId, result.error ? String((result.error as Error).message ?? result.error) : undefined);
   }
   return entries.map((entry) => {
     if (!byFile.has(entry.file)) return { entry, error: 'the replayer returned no result for this history' };
     const error = byFile.get(entry.file);
     if (error === undefined) return { entry };
-    if (updateWithStart.has(entry.file) && REPLAYER_UPDATE_WITH_START_FAILURE.test(error)) return { entry, replayerLimitation: true };
+    if (updateWithStart.has(entry.file) && REPLAYER_UPDATE_WITH_START_FAILURE.test(error))
+      return { entry, replayerLimitation: true };
     return { entry, error: incompatibilityMessage(entry, error) };
   });
 }

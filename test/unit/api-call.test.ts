@@ -10,7 +10,8 @@ import { callAdminApi } from '../../src/activities/api-call';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 
 // The mock environment logs every failed activity; keep the output for real problems.
-const mockEnv = (): MockActivityEnvironment => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+const mockEnv = (): MockActivityEnvironment =>
+  new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
 const KEY = 'mint_api_call_unit_key_5521';
 let emu: EmulatorHandle;
 let client: AdminApiClient;
@@ -50,7 +51,9 @@ describe('callAdminApi', () => {
 
   test('maps AdminApiError to ApplicationFailure once: NotFound is non-retryable, keeps the API text', async () => {
     const env = mockEnv();
-    const failure = await failureOf(env.run(() => callAdminApi('getAgentJob', (signal) => client.getAgentJob('p', 'aj_nope', { signal }))));
+    const failure = await failureOf(
+      env.run(() => callAdminApi('getAgentJob', (signal) => client.getAgentJob('p', 'aj_nope', { signal }))),
+    );
     assert.equal(failure.type, 'NotFound');
     assert.equal(failure.nonRetryable, true);
     assert.match(failure.message, /^getAgentJob: HTTP 404: agent job aj_nope not found$/);
@@ -59,10 +62,14 @@ describe('callAdminApi', () => {
   test('429 -> retryable RateLimited with nextRetryDelay from Retry-After', async () => {
     const env = mockEnv();
     // The budget of 1 was used by the first test.
-    const failure = await failureOf(env.run(() => callAdminApi('createAgentJob', (signal) => client.createAgentJob('p', 'again', { signal }))));
+    const failure = await failureOf(
+      env.run(() => callAdminApi('createAgentJob', (signal) => client.createAgentJob('p', 'again', { signal }))),
+    );
     assert.equal(failure.type, 'RateLimited');
     assert.equal(failure.nonRetryable, false);
-    assert.ok(typeof failure.nextRetryDelay === 'number' && failure.nextRetryDelay > 50_000 && failure.nextRetryDelay <= 60_000);
+    assert.ok(
+      typeof failure.nextRetryDelay === 'number' && failure.nextRetryDelay > 50_000 && failure.nextRetryDelay <= 60_000,
+    );
   });
 
   test('activity cancellation aborts the HTTP call and surfaces as CancelledFailure', async () => {
@@ -82,9 +89,15 @@ describe('callAdminApi', () => {
 
   test('other errors pass through unchanged; outside an activity it still maps', async () => {
     const own = ApplicationFailure.create({ type: 'InvalidInput', message: 'bad', nonRetryable: true });
-    await assert.rejects(callAdminApi('x', () => Promise.reject(own)), (err) => err === own);
+    await assert.rejects(
+      callAdminApi('x', () => Promise.reject(own)),
+      (err) => err === own,
+    );
     const bug = new TypeError('oops');
-    await assert.rejects(callAdminApi('x', () => Promise.reject(bug)), (err) => err === bug);
+    await assert.rejects(
+      callAdminApi('x', () => Promise.reject(bug)),
+      (err) => err === bug,
+    );
     const failure = await failureOf(callAdminApi('getExport', (signal) => client.getExport('exp_missing', { signal })));
     assert.equal(failure.type, 'NotFound');
   });

@@ -64,13 +64,18 @@ describe('status -> error class', () => {
 
 describe('toApplicationFailure', () => {
   test('type, nonRetryable, nextRetryDelay from Retry-After', () => {
-    const failure = toApplicationFailure(new RateLimitedError('createAgentJob: HTTP 429: slow down', { status: 429, retryAfterMs: 1500 }), 'createAgentJob');
+    const failure = toApplicationFailure(
+      new RateLimitedError('createAgentJob: HTTP 429: slow down', { status: 429, retryAfterMs: 1500 }),
+      'createAgentJob',
+    );
     assert.ok(failure instanceof ApplicationFailure);
     assert.equal(failure.type, 'RateLimited');
     assert.equal(failure.nonRetryable, false);
     assert.equal(failure.nextRetryDelay, 1500);
     assert.equal(failure.message, 'createAgentJob: HTTP 429: slow down');
-    assert.deepEqual(failure.details, [{ operation: 'createAgentJob', code: 'RateLimited', status: 429, retryAfterMs: 1500 }]);
+    assert.deepEqual(failure.details, [
+      { operation: 'createAgentJob', code: 'RateLimited', status: 429, retryAfterMs: 1500 },
+    ]);
   });
 
   test('429 without Retry-After leaves the delay to the retry policy', () => {
@@ -97,7 +102,13 @@ describe('toApplicationFailure', () => {
   });
 
   test('retryable classes', () => {
-    for (const err of [new ConflictError('c'), new ServerError('s'), new NetworkError('n'), new TimeoutError('t'), new MalformedResponseError('m')]) {
+    for (const err of [
+      new ConflictError('c'),
+      new ServerError('s'),
+      new NetworkError('n'),
+      new TimeoutError('t'),
+      new MalformedResponseError('m'),
+    ]) {
       assert.equal(toApplicationFailure(err).nonRetryable, false, err.code);
     }
     assert.equal(toApplicationFailure(new ServerError('s', { status: 503, retryAfterMs: 2000 })).nextRetryDelay, 2000);

@@ -8,6 +8,9 @@ test('readSendCheckpoint: only no details means never sent; anything unreadable 
   assert.deepEqual(readSendCheckpoint({ something: 'else' }), { phase: 'sending' });
   assert.deepEqual(readSendCheckpoint('garbled'), { phase: 'sending' });
   assert.deepEqual(readSendCheckpoint({ phase: 'sending' }), { phase: 'sending' });
-  assert.deepEqual(readSendCheckpoint({ phase: 'answered', result: { id: 'j1' } }), { phase: 'answered', result: { id: 'j1' } });
+  assert.deepEqual(readSendCheckpoint({ phase: 'answered', result: { id: 'j1' } }), {
+    phase: 'answered',
+    result: { id: 'j1' },
+  });
   assert.deepEqual(readSendCheckpoint({ phase: 'answered' }), { phase: 'sending' });
 });

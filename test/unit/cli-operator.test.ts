@@ -11,7 +11,14 @@ import { agentReporter, exportReporter } from '../../src/cli/progress';
 import { failureReason, InvalidInputError, splitAddress, unreachableMessage } from '../../src/client';
 import { ConfigError, loadWorkerConfig, parseDuration } from '../../src/config';
 import { createPrometheusMetrics, startMetricsServer } from '../../src/observability/prometheus';
-import { cronOfCalendar, formatDuration, resolveScheduleId, timingProblems, toOverlapPolicy, overlapName } from '../../src/client/schedules';
+import {
+  cronOfCalendar,
+  formatDuration,
+  resolveScheduleId,
+  timingProblems,
+  toOverlapPolicy,
+  overlapName,
+} from '../../src/client/schedules';
 import { errorLine } from '../../src/starter';
 import { createLogger } from '../../src/worker';
 import type { ExportStatus } from '../../src/shared';
@@ -29,7 +36,13 @@ describe('worker config additions', () => {
   });
 
   test('METRICS_HOST, LOG_LEVEL, LOG_FORMAT, SHUTDOWN_GRACE_TIME are read', () => {
-    const config = loadWorkerConfig({ ...BASE_ENV, METRICS_HOST: '0.0.0.0', LOG_LEVEL: 'debug', LOG_FORMAT: 'JSON', SHUTDOWN_GRACE_TIME: '2m' });
+    const config = loadWorkerConfig({
+      ...BASE_ENV,
+      METRICS_HOST: '0.0.0.0',
+      LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'JSON',
+      SHUTDOWN_GRACE_TIME: '2m',
+    });
     assert.equal(config.metricsHost, '0.0.0.0');
     assert.equal(config.logLevel, 'DEBUG');
     assert.equal(config.logFormat, 'json');
@@ -39,13 +52,29 @@ describe('worker config additions', () => {
   test('every problem is listed, one per variable, never the key', () => {
     const key = 'mint_secret_value_42';
     try {
-      loadWorkerConfig({ ADMIN_API_KEY: `${key} `, LOG_LEVEL: 'loud', LOG_FORMAT: 'xml', SHUTDOWN_GRACE_TIME: 'later', METRICS_HOST: 'a b' });
+      loadWorkerConfig({
+        ADMIN_API_KEY: `${key} `,
+        LOG_LEVEL: 'loud',
+        LOG_FORMAT: 'xml',
+        SHUTDOWN_GRACE_TIME: 'later',
+        METRICS_HOST: 'a b',
+      });
       assert.fail('should throw');
     } catch (err) {
       assert.ok(err instanceof ConfigError);
       assert.equal(err.problems.length, 6, err.problems.join('\n'));
-      for (const name of ['ADMIN_API_URL', 'ADMIN_API_KEY', 'LOG_LEVEL', 'LOG_FORMAT', 'SHUTDOWN_GRACE_TIME', 'METRICS_HOST']) {
-        assert.ok(err.problems.some((p) => p.includes(name)), `a problem names ${name}`);
+      for (const name of [
+        'ADMIN_API_URL',
+        'ADMIN_API_KEY',
+        'LOG_LEVEL',
+        'LOG_FORMAT',
+        'SHUTDOWN_GRACE_TIME',
+        'METRICS_HOST',
+      ]) {
+        assert.ok(
+          err.problems.some((p) => p.includes(name)),
+          `a problem names ${name}`,
+        );
       }
       assert.ok(!err.message.includes(key));
     }
@@ -139,7 +168,10 @@ describe('schedules (pure parts)', () => {
       cronOfCalendar({
         ...all,
         minute: [{ start: 0, end: 59, step: 15 }],
-        hour: [{ start: 1, end: 1, step: 1 }, { start: 13, end: 13, step: 1 }],
+        hour: [
+          { start: 1, end: 1, step: 1 },
+          { start: 13, end: 13, step: 1 },
+        ],
         dayOfMonth: [],
         month: [{ start: 'MARCH', end: 'MARCH', step: 1 }],
         dayOfWeek: [],
@@ -158,16 +190,37 @@ describe('schedules (pure parts)', () => {
 
 describe('CLI error lines', () => {
   test('invalid input lists every problem on one line', () => {
-    assert.equal(errorLine(new InvalidInputError(['a is wrong', 'b is wrong'])), 'error: invalid input: a is wrong; b is wrong');
+    assert.equal(
+      errorLine(new InvalidInputError(['a is wrong', 'b is wrong'])),
+      'error: invalid input: a is wrong; b is wrong',
+    );
   });
 
   test('a failed workflow: the failure type and message of the root ApplicationFailure', () => {
-    const root = ApplicationFailure.create({ type: 'PlanRequired', message: 'static export needs an Enterprise plan\nsecond line', nonRetryable: true });
-    const activity = new ActivityFailure('activity failed', 'startExport', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, root);
+    const root = ApplicationFailure.create({
+      type: 'PlanRequired',
+      message: 'static export needs an Enterprise plan\nsecond line',
+      nonRetryable: true,
+    });
+    const activity = new ActivityFailure(
+      'activity failed',
+      'startExport',
+      '1',
+      RetryState.NON_RETRYABLE_FAILURE,
+      undefined,
+      root,
+    );
     const wrapped = new WorkflowFailedError('Workflow execution failed', activity, RetryState.NON_RETRYABLE_FAILURE);
     assert.equal(errorLine(wrapped), 'error: workflow failed: PlanRequired: static export needs an Enterprise plan');
-    const top = ApplicationFailure.create({ type: 'ExportFailed', message: 'export job j1 failed: renderer crashed', cause: root });
-    assert.equal(failureReason(new WorkflowFailedError('x', top, RetryState.NON_RETRYABLE_FAILURE)), 'ExportFailed: export job j1 failed: renderer crashed');
+    const top = ApplicationFailure.create({
+      type: 'ExportFailed',
+      message: 'export job j1 failed: renderer crashed',
+      cause: root,
+    });
+    assert.equal(
+      failureReason(new WorkflowFailedError('x', top, RetryState.NON_RETRYABLE_FAILURE)),
+      'ExportFailed: export job j1 failed: renderer crashed',
+    );
   });
 
   test('multi-line messages become one line', () => {
@@ -200,7 +253,10 @@ describe('progress without a TTY', () => {
   test('export: plain lines, at most one per interval within a phase, phase changes at once', () => {
     const out: string[] = [];
     let now = 0;
-    const reporter = exportReporter({ write: (s) => (out.push(s), true), isTTY: false }, 'docs.example.com', { plainIntervalMs: 2_000, now: () => now });
+    const reporter = exportReporter({ write: (s) => (out.push(s), true), isTTY: false }, 'docs.example.com', {
+      plainIntervalMs: 2_000,
+      now: () => now,
+    });
     reporter.update(status('exporting', 10, 5));
     now = 500;
     reporter.update(status('exporting', 20, 10)); // too soon
@@ -222,7 +278,15 @@ describe('progress without a TTY', () => {
     let now = 1_000;
     const reporter = agentReporter({ write: (s) => (out.push(s), true), isTTY: false }, 'job-1', { now: () => now });
     now = 66_000;
-    reporter.update({ phase: 'polling', jobId: 'job-1', status: 'active', prLink: null, polls: 4, lastPollAt: null, nextPollAt: null });
+    reporter.update({
+      phase: 'polling',
+      jobId: 'job-1',
+      status: 'active',
+      prLink: null,
+      polls: 4,
+      lastPollAt: null,
+      nextPollAt: null,
+    });
     reporter.stop();
     assert.deepEqual(out, ['agent job job-1: polling (active), 1m05s elapsed, 4 polls\n']);
   });
@@ -240,10 +304,18 @@ describe('Prometheus recorder and endpoint', () => {
     metrics.bundleRefresh();
     metrics.bundleApplied('webhook');
 
-    const core = http.createServer((_req, res) => res.end('# HELP temporal_request Requests\n# TYPE temporal_request counter\ntemporal_request{operation="Poll"} 7\n'));
+    const core = http.createServer((_req, res) =>
+      res.end(
+        '# HELP temporal_request Requests\n# TYPE temporal_request counter\ntemporal_request{operation="Poll"} 7\n',
+      ),
+    );
     await new Promise<void>((resolve) => core.listen(0, '127.0.0.1', resolve));
     const corePort = (core.address() as AddressInfo).port;
-    const server = await startMetricsServer({ registry: metrics.registry, port: 0, sdkMetricsUrl: `http://127.0.0.1:${corePort}/metrics` });
+    const server = await startMetricsServer({
+      registry: metrics.registry,
+      port: 0,
+      sdkMetricsUrl: `http://127.0.0.1:${corePort}/metrics`,
+    });
     try {
       assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
       const text = await (await fetch(server.url)).text();

@@ -1,6 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, DEFAULT_METRICS_PORT, checkAdminApiKey, loadWorkerConfig, parseRateLimit } from '../../src/config';
+import {
+  ConfigError,
+  DEFAULT_METRICS_PORT,
+  checkAdminApiKey,
+  loadWorkerConfig,
+  parseRateLimit,
+} from '../../src/config';
 
 const KEY = 'mint_unit_test_key_0123456789';
 
@@ -66,7 +72,12 @@ describe('loadWorkerConfig', () => {
     const badKey = 'sk_not_an_admin_key_SECRET';
     let caught: unknown;
     try {
-      loadWorkerConfig({ ADMIN_API_URL: 'ftp://x', ADMIN_API_KEY: badKey, AGENT_RATE_LIMIT: 'lots', METRICS_PORT: '70000' });
+      loadWorkerConfig({
+        ADMIN_API_URL: 'ftp://x',
+        ADMIN_API_KEY: badKey,
+        AGENT_RATE_LIMIT: 'lots',
+        METRICS_PORT: '70000',
+      });
     } catch (err) {
       caught = err;
     }
@@ -99,11 +110,21 @@ describe('loadWorkerConfig', () => {
 
   test('TEMPORAL_ADDRESS must be host, host:port or [IPv6]:port', () => {
     const base = { ADMIN_API_URL: 'http://127.0.0.1:4010', ADMIN_API_KEY: KEY };
-    for (const address of ['127.0.0.1:7233', 'temporal', 'my-ns.tmprl.cloud:7233', '[::1]:7233', 'temporal_frontend:7233']) {
+    for (const address of [
+      '127.0.0.1:7233',
+      'temporal',
+      'my-ns.tmprl.cloud:7233',
+      '[::1]:7233',
+      'temporal_frontend:7233',
+    ]) {
       assert.equal(loadWorkerConfig({ ...base, TEMPORAL_ADDRESS: address }).address, address);
     }
     for (const address of ['nonsense::x', 'http://127.0.0.1:7233', '127.0.0.1:', 'host:port', ' 127.0.0.1:7233']) {
-      assert.throws(() => loadWorkerConfig({ ...base, TEMPORAL_ADDRESS: address }), /TEMPORAL_ADDRESS must be host:port/, address);
+      assert.throws(
+        () => loadWorkerConfig({ ...base, TEMPORAL_ADDRESS: address }),
+        /TEMPORAL_ADDRESS must be host:port/,
+        address,
+      );
     }
   });
 });

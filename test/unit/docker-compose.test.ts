@@ -279,7 +279,11 @@ describe('docker-compose.yml', () => {
 
     // Worker versioning is on in the production-shaped deployment (off only where no name is configured).
     assert.equal(defaultOf(workerEnv.TEMPORAL_DEPLOYMENT_NAME as string), 'docs-admin');
-    assert.equal(defaultOf(workerEnv.TEMPORAL_WORKER_BUILD_ID as string), '', 'the build id defaults to one derived from the code');
+    assert.equal(
+      defaultOf(workerEnv.TEMPORAL_WORKER_BUILD_ID as string),
+      '',
+      'the build id defaults to one derived from the code',
+    );
 
     // Prometheus can scrape every replica inside the network.
     assert.equal(workerEnv.METRICS_HOST, '0.0.0.0');
@@ -366,34 +370,60 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
   });
 
   test('the schema and setup jobs run setup.sh, the script the cluster runs, with its two phases', () => {
-    for (const [name, phase] of [['temporal-schema', 'schema'], ['temporal-setup', 'namespace']] as const) {
+    for (const [name, phase] of [
+      ['temporal-schema', 'schema'],
+      ['temporal-setup', 'namespace'],
+    ] as const) {
       const [shell, script = ''] = [service(name).entrypoint ?? []].flat();
       assert.equal(shell, 'sh');
       assert.equal(hostPathOf(name, script), SETUP_SCRIPT);
       assert.deepEqual(service(name).command, [phase]);
-      assert.match(readFileSync(SETUP_SCRIPT, 'utf8'), new RegExp(`^\\s+${phase}\\)`, 'm'), `setup.sh has a ${phase} phase`);
+      assert.match(
+        readFileSync(SETUP_SCRIPT, 'utf8'),
+        new RegExp(`^\\s+${phase}\\)`, 'm'),
+        `setup.sh has a ${phase} phase`,
+      );
     }
   });
 
   test('both pass the variables the server config template reads, and no others', () => {
     const variables = templateVariables(SERVER_CONFIG_FILE);
     const composeServer = Object.keys(env('temporal'));
-    const clusterServer = Object.keys(serverEnv('password', PRODUCTION_DYNAMIC_CONFIG)).filter((k) => !NOT_TEMPLATE_VARIABLES.has(k));
-    for (const [who, names] of [['docker-compose.yml', composeServer], ['npm run cluster', clusterServer]] as const) {
+    const clusterServer = Object.keys(serverEnv('password', PRODUCTION_DYNAMIC_CONFIG)).filter(
+      (k) => !NOT_TEMPLATE_VARIABLES.has(k),
+    );
+    for (const [who, names] of [
+      ['docker-compose.yml', composeServer],
+      ['npm run cluster', clusterServer],
+    ] as const) {
       const unknown = names.filter((name) => !variables.has(name));
       assert.deepEqual(unknown, [], `${who} sets only variables config.yaml reads`);
     }
-    for (const name of ['DB', 'POSTGRES_SEEDS', 'DB_PORT', 'POSTGRES_USER', 'POSTGRES_PWD', 'BIND_ON_IP', 'DYNAMIC_CONFIG_FILE_PATH']) {
+    for (const name of [
+      'DB',
+      'POSTGRES_SEEDS',
+      'DB_PORT',
+      'POSTGRES_USER',
+      'POSTGRES_PWD',
+      'BIND_ON_IP',
+      'DYNAMIC_CONFIG_FILE_PATH',
+    ]) {
       assert.ok(composeServer.includes(name) && clusterServer.includes(name), `both set ${name}`);
     }
   });
 
-  test("the setup phases get the same variables from compose as from the cluster", () => {
-    const clusterOnly = (vars: NodeJS.ProcessEnv) => Object.keys(vars).filter((k) => !NOT_TEMPLATE_VARIABLES.has(k)).sort();
+  test('the setup phases get the same variables from compose as from the cluster', () => {
+    const clusterOnly = (vars: NodeJS.ProcessEnv) =>
+      Object.keys(vars)
+        .filter((k) => !NOT_TEMPLATE_VARIABLES.has(k))
+        .sort();
     assert.deepEqual(clusterOnly(schemaEnv('password')), Object.keys(env('temporal-schema')).sort());
     assert.deepEqual(clusterOnly(namespaceEnv('temporal')), Object.keys(env('temporal-setup')).sort());
     assert.equal(schemaEnv('password').SQL_PLUGIN, env('temporal-schema').SQL_PLUGIN);
-    assert.equal(namespaceEnv('temporal').DOCS_ADMIN_SEARCH_ATTRIBUTES, env('temporal-setup').DOCS_ADMIN_SEARCH_ATTRIBUTES);
+    assert.equal(
+      namespaceEnv('temporal').DOCS_ADMIN_SEARCH_ATTRIBUTES,
+      env('temporal-setup').DOCS_ADMIN_SEARCH_ATTRIBUTES,
+    );
   });
 
   test('the images are the versions the cluster builds (scripts/cluster/go.mod)', () => {
@@ -402,7 +432,10 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
     assert.equal(defaultOf((service('temporal').image ?? '').replace(/^temporalio\/server:/, '')), server);
     for (const name of ['temporal-schema', 'temporal-setup']) {
       const tag = defaultOf((service(name).image ?? '').replace(/^temporalio\/admin-tools:/, ''));
-      assert.ok(tag === server || tag.startsWith(`${server}-`), `${name}: admin tools ${tag} are those of server ${server}`);
+      assert.ok(
+        tag === server || tag.startsWith(`${server}-`),
+        `${name}: admin tools ${tag} are those of server ${server}`,
+      );
     }
     const ui = defaultOf((service('temporal-ui').image ?? '').replace(/^temporalio\/ui:/, ''));
     assert.equal(ui, pinned('github.com/temporalio/ui-server/v2'));
@@ -414,7 +447,8 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
     const productionKeys = new Set(Object.keys(production).map((k) => k.toLowerCase()));
     const devKeys = DEV_SERVER_DYNAMIC_CONFIG.map((entry) => entry.slice(0, entry.indexOf('=')));
     assert.ok(devKeys.includes('matching.enableFairness') && devKeys.includes('matching.numTaskqueueReadPartitions'));
-    for (const key of devKeys) assert.ok(!productionKeys.has(key.toLowerCase()), `production.yaml leaves ${key} at its default`);
+    for (const key of devKeys)
+      assert.ok(!productionKeys.has(key.toLowerCase()), `production.yaml leaves ${key} at its default`);
 
     const tuned = parse(tunedDynamicConfig(production)) as Record<string, { value: unknown }[]>;
     for (const entry of DEV_SERVER_DYNAMIC_CONFIG) {

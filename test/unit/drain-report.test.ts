@@ -7,7 +7,10 @@ import { drainRunTargets, renderDrainMarkdown, renderDrainSvg } from '../../benc
 function figures(windowMs: number, drainMs: number): RateLimitDrainFigures {
   const theoreticalMinMs = 2 * windowMs + 1_000;
   // 100 creates per window, 16 ms apart, the first at 1.1 s; each job done 1.4 s after its create.
-  const createMs = Array.from({ length: 300 }, (_, k) => 1_100 + Math.floor(k / 100) * (windowMs + 250) + (k % 100) * 16);
+  const createMs = Array.from(
+    { length: 300 },
+    (_, k) => 1_100 + Math.floor(k / 100) * (windowMs + 250) + (k % 100) * 16,
+  );
   return {
     jobs: 300,
     otherJobs: 10,
@@ -31,7 +34,8 @@ function figures(windowMs: number, drainMs: number): RateLimitDrainFigures {
   };
 }
 
-const ratioOf = (windowS: number) => (t: { name: string }) => t.name === `drain / theoretical minimum (${windowS} s window)`;
+const ratioOf = (windowS: number) => (t: { name: string }) =>
+  t.name === `drain / theoretical minimum (${windowS} s window)`;
 
 test('the drain ratio is gated on the longest window only; a shorter window reports its miss', () => {
   const runs = [figures(10_000, 24_700), figures(60_000, 126_000)];
@@ -46,7 +50,10 @@ test('the drain ratio is gated on the longest window only; a shorter window repo
   assert.ok(targets.filter((t) => !t.name.startsWith('drain /')).every((t) => t.gated !== false));
 
   const markdown = renderDrainMarkdown(runs);
-  assert.match(markdown, /\| drain \/ theoretical minimum \(10 s window\) \| 1\.18 \| <= 1\.10 \| missed \(not gated\) \|/);
+  assert.match(
+    markdown,
+    /\| drain \/ theoretical minimum \(10 s window\) \| 1\.18 \| <= 1\.10 \| missed \(not gated\) \|/,
+  );
   assert.match(markdown, /\| drain \/ theoretical minimum \(60 s window\) \| 1\.04 \| <= 1\.10 \| PASS \|/);
   // Overhead column: drain minus the theoretical minimum.
   assert.match(markdown, /\| 10\.0 \| 300 \+ 10 \| 310 \| 310 \| 0 \| 24\.7 \| 21\.0 \| 1\.18 \| 3\.7 \|/);

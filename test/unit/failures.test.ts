@@ -14,7 +14,8 @@ import {
   rootApplicationFailure,
 } from '../../src/shared/failures';
 
-const activityFailure = (cause: Error) => new ActivityFailure('activity failed', 'startExport', '1', 'NON_RETRYABLE_FAILURE', 'worker', cause);
+const activityFailure = (cause: Error) =>
+  new ActivityFailure('activity failed', 'startExport', '1', 'NON_RETRYABLE_FAILURE', 'worker', cause);
 
 /** An activity whose attempt timed out after an earlier attempt failed with `last`. */
 function timedOutAfter(last: ApplicationFailure): ActivityFailure {
@@ -34,7 +35,11 @@ describe('failure catalogue', () => {
   });
 
   test('no failure type is spelled twice across the three lists', () => {
-    const all = [...Object.values(ApiFailure), ...Object.values(ActivityFailureType), ...Object.values(WorkflowFailure)];
+    const all = [
+      ...Object.values(ApiFailure),
+      ...Object.values(ActivityFailureType),
+      ...Object.values(WorkflowFailure),
+    ];
     assert.equal(new Set(all).size, all.length);
   });
 });
@@ -52,7 +57,11 @@ describe('cause chain', () => {
   });
 
   test('workflows decide on the failure under activity wrappers only, never through a timeout', () => {
-    const last = ApplicationFailure.create({ type: ApiFailure.outcomeUnknown, message: 'maybe sent', nonRetryable: true });
+    const last = ApplicationFailure.create({
+      type: ApiFailure.outcomeUnknown,
+      message: 'maybe sent',
+      nonRetryable: true,
+    });
     assert.equal(failureType(activityFailure(last)), 'OutcomeUnknown');
     assert.equal(rootApplicationFailure(last), last);
     assert.equal(rootApplicationFailure(timedOutAfter(last)), undefined);
@@ -65,7 +74,10 @@ describe('cause chain', () => {
     const last = ApplicationFailure.create({ type: 'NetworkError', message: 'reset\nsecond line' });
     assert.equal(firstApplicationFailure(timedOutAfter(last)), last);
     assert.equal(failureReason(timedOutAfter(last)), 'NetworkError: reset');
-    assert.equal(failureReason(activityFailure(new TimeoutFailure('heartbeat timeout', undefined, 'HEARTBEAT'))), 'TimeoutFailure: heartbeat timeout');
+    assert.equal(
+      failureReason(activityFailure(new TimeoutFailure('heartbeat timeout', undefined, 'HEARTBEAT'))),
+      'TimeoutFailure: heartbeat timeout',
+    );
     assert.equal(failureReason(new Error('outer', { cause: new Error('inner\nmore') })), 'inner');
     assert.equal(failureReason(42), '42');
   });

@@ -55,7 +55,10 @@ describe('refreshAtMs', () => {
 
 describe('retryDelayMs', () => {
   test('grows exponentially from the base to the cap', () => {
-    assert.deepEqual([1, 2, 3, 4].map((n) => retryDelayMs(n)), [15_000, 30_000, 60_000, 120_000]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((n) => retryDelayMs(n)),
+      [15_000, 30_000, 60_000, 120_000],
+    );
     assert.equal(retryDelayMs(50), 10 * MIN);
     assert.equal(retryDelayMs(0), 15_000);
   });

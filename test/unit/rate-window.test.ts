@@ -125,10 +125,16 @@ describe('rate-limit arithmetic', () => {
       reports.push({ at: arrival + 100, slot, usedAt: arrival + 100 });
     };
     while (queued > 0) {
-      for (const r of reports.filter((x) => x.at <= now)) slots[r.slot] = { freeAtMs: usedSlotFreeAt(r.usedAt, limit), reported: true };
+      for (const r of reports.filter((x) => x.at <= now))
+        slots[r.slot] = { freeAtMs: usedSlotFreeAt(r.usedAt, limit), reported: true };
       reports.splice(0, reports.length, ...reports.filter((x) => x.at > now));
       const counted = slots.map((s, i) => ({ ...s, i })).filter((s) => !s.handedOver);
-      const plan = planGrants(counted.map((s) => s.freeAtMs), queued, now, limit);
+      const plan = planGrants(
+        counted.map((s) => s.freeAtMs),
+        queued,
+        now,
+        limit,
+      );
       for (let i = 0; i < plan.grantNow; i++) {
         slots.push({ freeAtMs: grantedSlotFreeAt(now, limit), reported: false });
         use(slots.length - 1, now);

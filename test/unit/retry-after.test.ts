@@ -30,7 +30,19 @@ describe('parseRetryAfter', () => {
   });
 
   test('absent or garbage gives undefined', () => {
-    for (const value of [undefined, '', '   ', '-5', 'soon', '1e3', 'NaN', 'Infinity', '12abc', 'June 2025', 'Sun, 99 Jun 2025 99:99:99 GMT']) {
+    for (const value of [
+      undefined,
+      '',
+      '   ',
+      '-5',
+      'soon',
+      '1e3',
+      'NaN',
+      'Infinity',
+      '12abc',
+      'June 2025',
+      'Sun, 99 Jun 2025 99:99:99 GMT',
+    ]) {
       assert.equal(parseRetryAfter(value, NOW), undefined, `value ${JSON.stringify(value)}`);
     }
   });

@@ -43,16 +43,24 @@ function runTests(file: string, env: Record<string, string> = {}): Promise<Run> 
   );
 }
 
-test('a file that leaves a handle open after its tests passed ends the run, successfully', { timeout: DEADLINE_MS + 10_000 }, async () => {
-  const run = await runTests('test/fixtures/runner/open-handle.test.ts');
-  assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
-  assert.equal(run.code, 0, run.output);
-  assert.match(run.output, /pass 1/);
-});
+test(
+  'a file that leaves a handle open after its tests passed ends the run, successfully',
+  { timeout: DEADLINE_MS + 10_000 },
+  async () => {
+    const run = await runTests('test/fixtures/runner/open-handle.test.ts');
+    assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /pass 1/);
+  },
+);
 
-test('a test that never finishes fails on the runner timeout instead of hanging', { timeout: DEADLINE_MS + 10_000 }, async () => {
-  const run = await runTests('test/fixtures/runner/never-ends.test.ts', { TEST_TIMEOUT_MS: '3000' });
-  assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
-  assert.notEqual(run.code, 0, 'the run fails');
-  assert.match(run.output, /timed out after 3000ms/);
-});
+test(
+  'a test that never finishes fails on the runner timeout instead of hanging',
+  { timeout: DEADLINE_MS + 10_000 },
+  async () => {
+    const run = await runTests('test/fixtures/runner/never-ends.test.ts', { TEST_TIMEOUT_MS: '3000' });
+    assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
+    assert.notEqual(run.code, 0, 'the run fails');
+    assert.match(run.output, /timed out after 3000ms/);
+  },
+);

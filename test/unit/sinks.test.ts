@@ -43,7 +43,12 @@ class Fixture {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    this.hits.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString(), contentType: req.headers['content-type'] });
+    this.hits.push({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      body: Buffer.concat(chunks).toString(),
+      contentType: req.headers['content-type'],
+    });
     const url = new URL(req.url ?? '/', this.base);
     if (url.pathname.startsWith('/hook')) {
       res.writeHead(this.hookStatus, { 'content-type': 'text/plain' }).end(`status ${this.hookStatus} for ${req.url}`);
@@ -111,16 +116,25 @@ async function rejectsWith<T extends Error>(promise: Promise<unknown>, cls: new 
 describe('downloadAndCheck', () => {
   test('a good archive: byte count and sha256', async () => {
     const progress: number[] = [];
-    const check = await downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length, onProgress: (b) => progress.push(b) });
+    const check = await downloadAndCheck(signed('good.tar.gz'), {
+      expectedBytes: ARCHIVE.length,
+      onProgress: (b) => progress.push(b),
+    });
     assert.deepEqual(check, { bytes: ARCHIVE.length, sha256: SHA });
     assert.equal(progress.at(-1), ARCHIVE.length);
   });
 
   test('a size that differs from sizeBytes is invalid (larger and smaller)', async () => {
-    const smaller = await rejectsWith(downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length - 1 }), BundleError);
+    const smaller = await rejectsWith(
+      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length - 1 }),
+      BundleError,
+    );
     assert.equal(smaller.code, 'BundleInvalid');
     assert.match(smaller.message, /larger than its sizeBytes/);
-    const larger = await rejectsWith(downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length + 1 }), BundleError);
+    const larger = await rejectsWith(
+      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length + 1 }),
+      BundleError,
+    );
     assert.match(larger.message, new RegExp(`is ${ARCHIVE.length} bytes, but sizeBytes says ${ARCHIVE.length + 1}`));
     assert.equal(larger.retryable, false);
   });
@@ -128,7 +142,10 @@ describe('downloadAndCheck', () => {
   test('not gzip, or a corrupt gzip stream, is invalid', async () => {
     const plain = await rejectsWith(downloadAndCheck(signed('plain.txt'), { expectedBytes: 25 }), BundleError);
     assert.match(plain.message, /not a gzip archive/);
-    const truncated = await rejectsWith(downloadAndCheck(signed('truncated.tar.gz'), { expectedBytes: ARCHIVE.length - 20 }), BundleError);
+    const truncated = await rejectsWith(
+      downloadAndCheck(signed('truncated.tar.gz'), { expectedBytes: ARCHIVE.length - 20 }),
+      BundleError,
+    );
     assert.equal(truncated.code, 'BundleInvalid');
     assert.match(truncated.message, /corrupt gzip/);
   });
@@ -138,7 +155,10 @@ describe('downloadAndCheck', () => {
     assert.equal(err.code, 'BundleUnavailable');
     assert.match(err.message, /HTTP 403 \(expired or revoked link\)/);
     assert.doesNotMatch(err.message, /SECRETSIG123/);
-    const refused = await rejectsWith(downloadAndCheck('http://127.0.0.1:1/x.tar.gz?sig=SECRETSIG123', { expectedBytes: 10 }), BundleError);
+    const refused = await rejectsWith(
+      downloadAndCheck('http://127.0.0.1:1/x.tar.gz?sig=SECRETSIG123', { expectedBytes: 10 }),
+      BundleError,
+    );
     assert.equal(refused.retryable, true);
     assert.doesNotMatch(refused.message, /SECRETSIG123/);
   });
@@ -148,8 +168,14 @@ describe('file sink', () => {
   test('writes the deployment document; version only when pinned', async () => {
     const file = path.join(dir, 'nested', 'deploy.json');
     const result = await applyToSink(bundleRequest({ sink: { type: 'file', path: file } }));
-    assert.deepEqual(JSON.parse(await fsp.readFile(file, 'utf8')), { staticExport: { enabled: true, bundleUrl: signed('good.tar.gz') } });
-    assert.deepEqual(result, { sink: 'file', appliedUrl: signed('good.tar.gz'), appliedExpiresAt: '2030-01-01T00:00:00.000Z' });
+    assert.deepEqual(JSON.parse(await fsp.readFile(file, 'utf8')), {
+      staticExport: { enabled: true, bundleUrl: signed('good.tar.gz') },
+    });
+    assert.deepEqual(result, {
+      sink: 'file',
+      appliedUrl: signed('good.tar.gz'),
+      appliedExpiresAt: '2030-01-01T00:00:00.000Z',
+    });
     await applyToSink(bundleRequest({ sink: { type: 'file', path: file }, version: 'v7' }));
     assert.equal(JSON.parse(await fsp.readFile(file, 'utf8')).staticExport.version, 'v7');
   });
@@ -167,7 +193,11 @@ describe('file sink', () => {
     };
     const err = await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', failingWrite), SinkError);
     assert.match(err.message, /ENOSPC/);
-    const failingRename = { ...failingWrite, writeFile: (f: string, d: string) => fsp.writeFile(f, d), rename: () => Promise.reject(new Error('EXDEV')) };
+    const failingRename = {
+      ...failingWrite,
+      writeFile: (f: string, d: string) => fsp.writeFile(f, d),
+      rename: () => Promise.reject(new Error('EXDEV')),
+    };
     await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', failingRename), SinkError);
     assert.equal(await fsp.readFile(file, 'utf8'), 'GOOD\n');
     assert.deepEqual(await fsp.readdir(path.dirname(file)), ['deploy.json']);
@@ -182,7 +212,9 @@ describe('webhook sink', () => {
     assert.equal(fx.hits.length, 1);
     assert.equal(fx.hits[0]!.method, 'POST');
     assert.equal(fx.hits[0]!.contentType, 'application/json');
-    assert.deepEqual(JSON.parse(fx.hits[0]!.body), { staticExport: { enabled: true, bundleUrl: signed('good.tar.gz'), version: 'v2' } });
+    assert.deepEqual(JSON.parse(fx.hits[0]!.body), {
+      staticExport: { enabled: true, bundleUrl: signed('good.tar.gz'), version: 'v2' },
+    });
   });
 
   test('non-2xx fails: 5xx retryable, 4xx not; messages carry no token or signature', async () => {
@@ -246,7 +278,10 @@ describe('mirror sink', () => {
     const later = ['job_2', 'job_3', 'job_4', 'job_5', 'job_6', 'job_7', 'job_8'];
     for (const jobId of later) await applyToSink(bundleRequest({ sink, jobId }));
     const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
-    assert.deepEqual(archives, later.slice(-3).map((j) => mirrorFileName('docs.example.com', j)));
+    assert.deepEqual(
+      archives,
+      later.slice(-3).map((j) => mirrorFileName('docs.example.com', j)),
+    );
   });
 
   test('copies a checksummed archive, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
@@ -254,7 +289,12 @@ describe('mirror sink', () => {
     const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs/' };
     const first = await applyToSink(bundleRequest({ sink, jobId: 'job_1' }));
     const name1 = mirrorFileName('docs.example.com', 'job_1');
-    assert.deepEqual(first, { sink: 'mirror', appliedUrl: `https://mirror.internal/docs/${name1}`, appliedExpiresAt: null, sha256: SHA });
+    assert.deepEqual(first, {
+      sink: 'mirror',
+      appliedUrl: `https://mirror.internal/docs/${name1}`,
+      appliedExpiresAt: null,
+      sha256: SHA,
+    });
     assert.deepEqual(await fsp.readFile(path.join(mirrorDir, name1)), ARCHIVE);
     assert.equal(await fsp.readFile(path.join(mirrorDir, `${name1}.sha256`), 'utf8'), `${SHA}  ${name1}\n`);
     assert.deepEqual(JSON.parse(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8')), {
@@ -269,10 +309,19 @@ describe('mirror sink', () => {
 
     for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(bundleRequest({ sink, jobId, version: 'v9' }));
     const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
-    assert.deepEqual(archives, ['job_2', 'job_3', 'job_4'].map((j) => mirrorFileName('docs.example.com', j)));
+    assert.deepEqual(
+      archives,
+      ['job_2', 'job_3', 'job_4'].map((j) => mirrorFileName('docs.example.com', j)),
+    );
     assert.ok(!(await fsp.readdir(mirrorDir)).includes(`${name1}.sha256`));
     const doc = JSON.parse(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8'));
-    assert.deepEqual(doc, { staticExport: { enabled: true, bundleUrl: `https://mirror.internal/docs/${mirrorFileName('docs.example.com', 'job_4')}`, version: 'v9' } });
+    assert.deepEqual(doc, {
+      staticExport: {
+        enabled: true,
+        bundleUrl: `https://mirror.internal/docs/${mirrorFileName('docs.example.com', 'job_4')}`,
+        version: 'v9',
+      },
+    });
   });
 
   test('a bad bundle never replaces the mirrored document, and leaves no partial file', async () => {
@@ -280,11 +329,31 @@ describe('mirror sink', () => {
     const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs' };
     const good = await applyToSink(bundleRequest({ sink, jobId: 'job_ok' }));
     const before = await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8');
-    await rejectsWith(applyToSink(bundleRequest({ sink, jobId: 'job_bad', bundleUrl: signed('truncated.tar.gz'), sizeBytes: ARCHIVE.length - 20 })), BundleError);
-    await rejectsWith(applyToSink(bundleRequest({ sink, jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })), BundleError);
+    await rejectsWith(
+      applyToSink(
+        bundleRequest({
+          sink,
+          jobId: 'job_bad',
+          bundleUrl: signed('truncated.tar.gz'),
+          sizeBytes: ARCHIVE.length - 20,
+        }),
+      ),
+      BundleError,
+    );
+    await rejectsWith(
+      applyToSink(bundleRequest({ sink, jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })),
+      BundleError,
+    );
     assert.equal(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8'), before);
     assert.ok(before.includes(good.appliedUrl));
-    assert.deepEqual((await fsp.readdir(mirrorDir)).sort(), [MIRROR_DOCUMENT, mirrorFileName('docs.example.com', 'job_ok'), `${mirrorFileName('docs.example.com', 'job_ok')}.sha256`].sort());
+    assert.deepEqual(
+      (await fsp.readdir(mirrorDir)).sort(),
+      [
+        MIRROR_DOCUMENT,
+        mirrorFileName('docs.example.com', 'job_ok'),
+        `${mirrorFileName('docs.example.com', 'job_ok')}.sha256`,
+      ].sort(),
+    );
   });
 });
 

@@ -31,7 +31,10 @@ describe('agent input validation', () => {
     assert.match(validatePrompt(['x'])[0]!, /must be a string/);
     assert.deepEqual(validatePrompt('x'), []);
     assert.deepEqual(validatePrompt('x'.repeat(DEFAULT_MAX_PROMPT_LENGTH)), []);
-    assert.match(validatePrompt('x'.repeat(DEFAULT_MAX_PROMPT_LENGTH + 1))[0]!, /20001 characters long; the maximum is 20000/);
+    assert.match(
+      validatePrompt('x'.repeat(DEFAULT_MAX_PROMPT_LENGTH + 1))[0]!,
+      /20001 characters long; the maximum is 20000/,
+    );
     assert.match(validatePrompt('hello', { maxPromptLength: 4 })[0]!, /5 characters long; the maximum is 4/);
   });
 
@@ -49,7 +52,10 @@ describe('agent input validation', () => {
 
   test('the prompt preview keeps the first words only', () => {
     assert.equal(promptPreview('  Fix   the\ntypo  '), 'Fix the typo');
-    const preview = promptPreview('Rewrite the quickstart page so that it explains authentication before anything else', 40);
+    const preview = promptPreview(
+      'Rewrite the quickstart page so that it explains authentication before anything else',
+      40,
+    );
     assert.ok(preview.length <= 41 && preview.endsWith('…'), preview);
     assert.ok(preview.startsWith('Rewrite the quickstart'));
   });

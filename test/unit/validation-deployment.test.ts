@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEPLOYMENT_FEATURES, DEPLOYMENT_KINDS, FEATURE_TABLE, deploymentProblems, resolveFeatures } from '../../src/policies/validation/deployment';
+import {
+  DEPLOYMENT_FEATURES,
+  DEPLOYMENT_KINDS,
+  FEATURE_TABLE,
+  deploymentProblems,
+  resolveFeatures,
+} from '../../src/policies/validation/deployment';
 
 describe('deploymentProblems', () => {
   test('every kind is fine with defaults and a sink it can use', () => {
@@ -19,14 +25,26 @@ describe('deploymentProblems', () => {
   });
 
   test('configurable features may be on or off', () => {
-    assert.deepEqual(deploymentProblems({ kind: 'client-hosted', features: { search: true, assistant: false, analytics: true } }), []);
-    assert.deepEqual(deploymentProblems({ kind: 'air-gapped', sinkType: 'mirror', features: { apiPlayground: true } }), []);
+    assert.deepEqual(
+      deploymentProblems({ kind: 'client-hosted', features: { search: true, assistant: false, analytics: true } }),
+      [],
+    );
+    assert.deepEqual(
+      deploymentProblems({ kind: 'air-gapped', sinkType: 'mirror', features: { apiPlayground: true } }),
+      [],
+    );
     assert.deepEqual(deploymentProblems({ kind: 'air-gapped', sinkType: 'mirror', features: { search: false } }), []);
   });
 
   test('turning off a feature the kind always has is a conflict', () => {
-    assert.match(deploymentProblems({ kind: 'cloud', features: { search: false } })[0]!, /always has .*cannot be turned off/);
-    assert.match(deploymentProblems({ kind: 'air-gapped', sinkType: 'mirror', features: { staticExport: false } })[0]!, /always has/);
+    assert.match(
+      deploymentProblems({ kind: 'cloud', features: { search: false } })[0]!,
+      /always has .*cannot be turned off/,
+    );
+    assert.match(
+      deploymentProblems({ kind: 'air-gapped', sinkType: 'mirror', features: { staticExport: false } })[0]!,
+      /always has/,
+    );
   });
 
   test('an air-gapped deployment needs the mirror sink', () => {
@@ -43,7 +61,11 @@ describe('deploymentProblems', () => {
   });
 
   test('reports several conflicts at once', () => {
-    const problems = deploymentProblems({ kind: 'air-gapped', sinkType: 'file', features: { search: true, analytics: true } });
+    const problems = deploymentProblems({
+      kind: 'air-gapped',
+      sinkType: 'file',
+      features: { search: true, analytics: true },
+    });
     assert.equal(problems.length, 3);
   });
 });
@@ -57,10 +79,18 @@ test('the table covers every kind and feature, and static export is available ev
 
 test('resolveFeatures: yes is on, no is off, configurable follows the request (default off)', () => {
   assert.deepEqual(resolveFeatures('air-gapped', { apiPlayground: true }), {
-    search: false, assistant: false, analytics: false, apiPlayground: true, staticExport: true,
+    search: false,
+    assistant: false,
+    analytics: false,
+    apiPlayground: true,
+    staticExport: true,
   });
   assert.deepEqual(resolveFeatures('client-hosted', { search: true }), {
-    search: true, assistant: false, analytics: false, apiPlayground: true, staticExport: true,
+    search: true,
+    assistant: false,
+    analytics: false,
+    apiPlayground: true,
+    staticExport: true,
   });
   assert.ok(Object.values(resolveFeatures('cloud')).every(Boolean));
 });

@@ -35,7 +35,10 @@ describe('hostnameProblem', () => {
 describe('exportInputProblems', () => {
   test('a minimal and a full input are valid', () => {
     assert.deepEqual(exportInputProblems({ domain: 'docs.example.com' }), []);
-    assert.deepEqual(exportInputProblems({ domain: 'docs.example.com', version: 'v2', paths: ['/guide', 'api/intro'] }), []);
+    assert.deepEqual(
+      exportInputProblems({ domain: 'docs.example.com', version: 'v2', paths: ['/guide', 'api/intro'] }),
+      [],
+    );
   });
 
   test('null optional fields count as absent; unknown fields are ignored', () => {

@@ -3,12 +3,22 @@ import { describe, test } from 'node:test';
 import { checkKeeperInput, keeperInputProblems } from '../../src/policies/validation/keeper';
 import type { BundleKeeperInput } from '../../src/shared';
 
-const valid: BundleKeeperInput = { domain: 'docs.example.com', sink: { type: 'file', path: '/etc/docs/static-export.json' } };
+const valid: BundleKeeperInput = {
+  domain: 'docs.example.com',
+  sink: { type: 'file', path: '/etc/docs/static-export.json' },
+};
 
 describe('keeper input validation (client, CLI and workflow)', () => {
   test('a valid input has no problem and no conflict', () => {
     assert.deepEqual(checkKeeperInput(valid), { problems: [], conflicts: [] });
-    assert.deepEqual(keeperInputProblems({ ...valid, kind: 'air-gapped', sink: { type: 'mirror', dir: '/srv', urlPrefix: 'http://b.internal' } }), []);
+    assert.deepEqual(
+      keeperInputProblems({
+        ...valid,
+        kind: 'air-gapped',
+        sink: { type: 'mirror', dir: '/srv', urlPrefix: 'http://b.internal' },
+      }),
+      [],
+    );
   });
 
   test('problems name every field, in order: domain, sink, refresh margin, version, cycles', () => {
@@ -27,7 +37,11 @@ describe('keeper input validation (client, CLI and workflow)', () => {
   });
 
   test('a deployment kind that forbids the sink is a conflict, not a problem; checked only with a valid sink', () => {
-    const airGappedWebhook = { ...valid, kind: 'air-gapped' as const, sink: { type: 'webhook' as const, url: 'https://hooks.example.com/x' } };
+    const airGappedWebhook = {
+      ...valid,
+      kind: 'air-gapped' as const,
+      sink: { type: 'webhook' as const, url: 'https://hooks.example.com/x' },
+    };
     const checked = checkKeeperInput(airGappedWebhook);
     assert.deepEqual(checked.problems, []);
     assert.equal(checked.conflicts.length, 1);

@@ -15,18 +15,33 @@ describe('worker versioning settings', () => {
     assert.equal(deploymentFromEnv({}), undefined);
     assert.equal(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: '  ' }), undefined);
     assert.deepEqual(workerDeploymentOptions(undefined), {});
-    assert.deepEqual(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin' }), { deploymentName: 'docs-admin', buildId: undefined });
-    assert.deepEqual(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: '' }), { deploymentName: 'docs-admin', buildId: undefined });
-    assert.deepEqual(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: 'git-1a2b3c.4' }), {
+    assert.deepEqual(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin' }), {
       deploymentName: 'docs-admin',
-      buildId: 'git-1a2b3c.4',
+      buildId: undefined,
     });
+    assert.deepEqual(deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: '' }), {
+      deploymentName: 'docs-admin',
+      buildId: undefined,
+    });
+    assert.deepEqual(
+      deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: 'git-1a2b3c.4' }),
+      {
+        deploymentName: 'docs-admin',
+        buildId: 'git-1a2b3c.4',
+      },
+    );
   });
 
   test('rejects a build id without a name, and names the server cannot take', () => {
-    assert.throws(() => deploymentFromEnv({ TEMPORAL_WORKER_BUILD_ID: 'v2' }), (err: unknown) => err instanceof DeploymentConfigError && /TEMPORAL_DEPLOYMENT_NAME is not/.test(err.message));
+    assert.throws(
+      () => deploymentFromEnv({ TEMPORAL_WORKER_BUILD_ID: 'v2' }),
+      (err: unknown) => err instanceof DeploymentConfigError && /TEMPORAL_DEPLOYMENT_NAME is not/.test(err.message),
+    );
     assert.throws(() => deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs.admin' }), /no "\."/);
-    assert.throws(() => deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: 'v 2' }), DeploymentConfigError);
+    assert.throws(
+      () => deploymentFromEnv({ TEMPORAL_DEPLOYMENT_NAME: 'docs-admin', TEMPORAL_WORKER_BUILD_ID: 'v 2' }),
+      DeploymentConfigError,
+    );
   });
 
   test('the default build id follows the workflow code: same code same id, changed code new id', () => {
@@ -35,14 +50,24 @@ describe('worker versioning settings', () => {
     assert.notEqual(a, buildIdFromWorkflowCode('export function agentJob() { return 2 }'));
     assert.match(a, /^wf-[0-9a-f]{16}$/);
     const bundle = { code: 'bundle code' };
-    assert.deepEqual(resolveDeploymentVersion({ deploymentName: 'd' }, bundle), { deploymentName: 'd', buildId: buildIdFromWorkflowCode('bundle code') });
-    assert.deepEqual(resolveDeploymentVersion({ deploymentName: 'd', buildId: 'b7' }, bundle), { deploymentName: 'd', buildId: 'b7' });
+    assert.deepEqual(resolveDeploymentVersion({ deploymentName: 'd' }, bundle), {
+      deploymentName: 'd',
+      buildId: buildIdFromWorkflowCode('bundle code'),
+    });
+    assert.deepEqual(resolveDeploymentVersion({ deploymentName: 'd', buildId: 'b7' }, bundle), {
+      deploymentName: 'd',
+      buildId: 'b7',
+    });
     assert.equal(resolveDeploymentVersion(undefined, bundle), undefined);
   });
 
   test('versioned workers use deployment versioning with PINNED as the default behaviour', () => {
     assert.deepEqual(workerDeploymentOptions({ deploymentName: 'd', buildId: 'b' }), {
-      workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: 'd', buildId: 'b' }, defaultVersioningBehavior: 'PINNED' },
+      workerDeploymentOptions: {
+        useWorkerVersioning: true,
+        version: { deploymentName: 'd', buildId: 'b' },
+        defaultVersioningBehavior: 'PINNED',
+      },
     });
   });
 });

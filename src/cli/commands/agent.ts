@@ -24,12 +24,20 @@ export function agentCommand(ctx: CliContext): Command {
 }
 
 async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Promise<void> {
-  const input = { projectId: opts.project, prompt: opts.prompt, ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}) };
+  const input = {
+    projectId: opts.project,
+    prompt: opts.prompt,
+    ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}),
+  };
   checkInput(validateAgentJobInput(input));
   const c = await client();
   const started = await startAgentJob(c, input);
   if (!opts.wait) {
-    io.stdout.write(opts.json ? jsonLine({ workflowId: started.workflowId, jobId: started.jobId }) : `${started.workflowId}\n${started.jobId}\n`);
+    io.stdout.write(
+      opts.json
+        ? jsonLine({ workflowId: started.workflowId, jobId: started.jobId })
+        : `${started.workflowId}\n${started.jobId}\n`,
+    );
     return;
   }
   io.stderr.write(`started ${started.workflowId} (job ${started.jobId})\n`);
@@ -44,10 +52,23 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
       },
       progressIntervalMs: 1_000,
     });
-    reporter.update({ phase: 'done', jobId: result.jobId, status: result.status, prLink: result.prLink, polls, lastPollAt: null, nextPollAt: null });
+    reporter.update({
+      phase: 'done',
+      jobId: result.jobId,
+      status: result.status,
+      prLink: result.prLink,
+      polls,
+      lastPollAt: null,
+      nextPollAt: null,
+    });
   } finally {
     reporter.stop();
   }
-  const out: AgentOutput = { workflowId: result.workflowId, jobId: result.jobId, status: result.status, prLink: result.prLink };
+  const out: AgentOutput = {
+    workflowId: result.workflowId,
+    jobId: result.jobId,
+    status: result.status,
+    prLink: result.prLink,
+  };
   io.stdout.write(opts.json ? jsonLine(out) : agentResultText(out));
 }

@@ -48,7 +48,16 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
   let result;
   try {
     result = await awaitExport(c, handle.workflowId, { onProgress: (s) => reporter.update(s) });
-    reporter.update({ phase: 'done', jobId: result.jobId, status: 'completed', progress: 100, pageCount: result.pageCount, polls: 0, lastPollAt: null, nextPollAt: null });
+    reporter.update({
+      phase: 'done',
+      jobId: result.jobId,
+      status: 'completed',
+      progress: 100,
+      pageCount: result.pageCount,
+      polls: 0,
+      lastPollAt: null,
+      nextPollAt: null,
+    });
   } finally {
     reporter.stop();
   }

@@ -48,13 +48,20 @@ export function keeperInputFrom(domain: string, opts: SinkOpts): BundleKeeperInp
 
 export function addSinkOptions(command: Command): Command {
   return command
-    .option('--config-file <file>', 'sink: write staticExport.{enabled,bundleUrl,version} into this YAML/JSON config file')
+    .option(
+      '--config-file <file>',
+      'sink: write staticExport.{enabled,bundleUrl,version} into this YAML/JSON config file',
+    )
     .option('--webhook <url>', 'sink: POST the verified bundle link to this URL')
     .option('--command <cmd>', 'sink: run this command (e.g. helm upgrade ...) with the link in its environment')
     .option('--mirror-dir <dir>', 'sink (air-gapped): copy the archive into this directory ...')
     .option('--mirror-url-prefix <url>', '... served at this stable internal URL prefix')
     .option('--version <version>', 'pin staticExport.version (default: the latest published)')
-    .addOption(new Option('--kind <kind>', 'deployment kind').choices(DEPLOYMENT_KINDS as string[]).default(undefined, 'client-hosted'));
+    .addOption(
+      new Option('--kind <kind>', 'deployment kind')
+        .choices(DEPLOYMENT_KINDS as string[])
+        .default(undefined, 'client-hosted'),
+    );
 }
 
 export function keepCommand({ io, client, wire }: CliContext): Command {

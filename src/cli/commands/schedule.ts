@@ -33,15 +33,27 @@ interface TimingOpts {
 }
 
 type CreateOpts = TimingOpts &
-  SinkOpts & { domain: string; id?: string; action: 'export' | 'keep'; path?: string[]; paused?: boolean; note?: string; json?: boolean };
+  SinkOpts & {
+    domain: string;
+    id?: string;
+    action: 'export' | 'keep';
+    path?: string[];
+    paused?: boolean;
+    note?: string;
+    json?: boolean;
+  };
 
 const overlapOption = (dflt?: string) => {
-  const option = new Option('--overlap <policy>', 'what to do when the previous run is still going').choices(OVERLAP_POLICIES as unknown as string[]);
+  const option = new Option('--overlap <policy>', 'what to do when the previous run is still going').choices(
+    OVERLAP_POLICIES as unknown as string[],
+  );
   return dflt ? option.default(dflt) : option;
 };
 
 const idArgument = (cmd: Command) =>
-  cmd.argument('[scheduleId]', 'schedule id (default export:<domain> with --domain)').option('--domain <domain>', 'the domain (schedule id export:<domain>)');
+  cmd
+    .argument('[scheduleId]', 'schedule id (default export:<domain> with --domain)')
+    .option('--domain <domain>', 'the domain (schedule id export:<domain>)');
 
 const timingOptions = (cmd: Command) =>
   cmd
@@ -67,7 +79,9 @@ function createCommand({ io, client, wire }: CliContext): Command {
     .option('--json', 'print JSON')
     .action(async (opts: CreateOpts) => {
       const target: ScheduleTarget =
-        opts.action === 'keep' ? { kind: 'keeper', input: keeperInputFrom(opts.domain, opts) } : { kind: 'export', input: exportInputFrom(opts) };
+        opts.action === 'keep'
+          ? { kind: 'keeper', input: keeperInputFrom(opts.domain, opts) }
+          : { kind: 'export', input: exportInputFrom(opts) };
       checkInput([...(target.kind === 'export' ? exportInputProblems(target.input) : []), ...timingProblems(opts)]);
       const handle = await createDocsSchedule(await client(), target, {
         scheduleId: opts.id,
@@ -84,24 +98,30 @@ function createCommand({ io, client, wire }: CliContext): Command {
 }
 
 function updateCommand({ io, client, wire }: CliContext): Command {
-  return timingOptions(idArgument(wire(new Command('update')).description("Change a schedule's timing, overlap policy, or export version/paths.")))
+  return timingOptions(
+    idArgument(
+      wire(new Command('update')).description("Change a schedule's timing, overlap policy, or export version/paths."),
+    ),
+  )
     .addOption(overlapOption())
     .option('--version <version>', 'export this version label from now on')
     .option('--path <path>', 'export only these page paths from now on (repeatable)', collect)
-    .action(async (id: string | undefined, opts: TimingOpts & { domain?: string; version?: string; path?: string[] }) => {
-      const scheduleId = resolveScheduleId(id, opts.domain);
-      checkInput(timingProblems(opts, false));
-      await updateDocsSchedule(await client(), scheduleId, {
-        cron: opts.cron,
-        every: opts.every,
-        timezone: opts.timezone,
-        jitter: opts.jitter,
-        overlap: opts.overlap,
-        version: opts.version,
-        paths: opts.path,
-      });
-      io.stdout.write(`updated ${scheduleId}\n`);
-    });
+    .action(
+      async (id: string | undefined, opts: TimingOpts & { domain?: string; version?: string; path?: string[] }) => {
+        const scheduleId = resolveScheduleId(id, opts.domain);
+        checkInput(timingProblems(opts, false));
+        await updateDocsSchedule(await client(), scheduleId, {
+          cron: opts.cron,
+          every: opts.every,
+          timezone: opts.timezone,
+          jitter: opts.jitter,
+          overlap: opts.overlap,
+          version: opts.version,
+          paths: opts.path,
+        });
+        io.stdout.write(`updated ${scheduleId}\n`);
+      },
+    );
 }
 
 function listCommand({ io, client, wire }: CliContext): Command {
@@ -149,29 +169,34 @@ function triggerCommand({ io, client, wire }: CliContext): Command {
 }
 
 function backfillCommand({ io, client, wire }: CliContext): Command {
-  return idArgument(wire(new Command('backfill')).description('Take the actions a schedule would have taken between two times.'))
+  return idArgument(
+    wire(new Command('backfill')).description('Take the actions a schedule would have taken between two times.'),
+  )
     .requiredOption('--start <time>', 'ISO-8601 start, e.g. 2026-01-01T00:00:00Z')
     .requiredOption('--end <time>', 'ISO-8601 end')
     .addOption(overlapOption())
-    .action(async (id: string | undefined, opts: { domain?: string; start: string; end: string; overlap?: OverlapName }) => {
-      const scheduleId = resolveScheduleId(id, opts.domain);
-      const start = new Date(opts.start);
-      const end = new Date(opts.end);
-      if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw new InvalidInputError(['--start and --end must be ISO-8601 times']);
-      if (end <= start) throw new InvalidInputError(['--end must be after --start']);
-      await backfillDocsSchedule(await client(), scheduleId, start, end, opts.overlap);
-      io.stdout.write(`backfilled ${scheduleId} from ${start.toISOString()} to ${end.toISOString()}\n`);
-    });
+    .action(
+      async (id: string | undefined, opts: { domain?: string; start: string; end: string; overlap?: OverlapName }) => {
+        const scheduleId = resolveScheduleId(id, opts.domain);
+        const start = new Date(opts.start);
+        const end = new Date(opts.end);
+        if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
+          throw new InvalidInputError(['--start and --end must be ISO-8601 times']);
+        if (end <= start) throw new InvalidInputError(['--end must be after --start']);
+        await backfillDocsSchedule(await client(), scheduleId, start, end, opts.overlap);
+        io.stdout.write(`backfilled ${scheduleId} from ${start.toISOString()} to ${end.toISOString()}\n`);
+      },
+    );
 }
 
 function deleteCommand({ io, client, wire }: CliContext): Command {
-  return idArgument(wire(new Command('delete')).description('Delete a schedule (runs it started keep running).')).action(
-    async (id: string | undefined, opts: { domain?: string }) => {
-      const scheduleId = resolveScheduleId(id, opts.domain);
-      await deleteDocsSchedule(await client(), scheduleId);
-      io.stdout.write(`deleted ${scheduleId}\n`);
-    },
-  );
+  return idArgument(
+    wire(new Command('delete')).description('Delete a schedule (runs it started keep running).'),
+  ).action(async (id: string | undefined, opts: { domain?: string }) => {
+    const scheduleId = resolveScheduleId(id, opts.domain);
+    await deleteDocsSchedule(await client(), scheduleId);
+    io.stdout.write(`deleted ${scheduleId}\n`);
+  });
 }
 
 export function scheduleCommand(ctx: CliContext): Command {

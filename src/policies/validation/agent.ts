@@ -24,7 +24,8 @@ function checkId(field: string, value: unknown, maxLength: number, required: boo
   if (typeof value !== 'string') return [`${field} must be a string`];
   if (value.trim() === '') return [`${field} must not be empty`];
   if (value.length > maxLength) return [`${field} is ${value.length} characters long; the maximum is ${maxLength}`];
-  if (!ID_PATTERN.test(value)) return [`${field} may contain only letters, digits and . _ ~ : @ - (no spaces or slashes)`];
+  if (!ID_PATTERN.test(value))
+    return [`${field} may contain only letters, digits and . _ ~ : @ - (no spaces or slashes)`];
   return [];
 }
 
@@ -51,7 +52,11 @@ export function validateAgentJobInput(input: unknown, options: AgentValidationOp
     return ['input must be an object {projectId, prompt, requestId?}'];
   }
   const record = input as Record<string, unknown>;
-  return [...validateProjectId(record.projectId), ...validatePrompt(record.prompt, options), ...validateRequestId(record.requestId)];
+  return [
+    ...validateProjectId(record.projectId),
+    ...validatePrompt(record.prompt, options),
+    ...validateRequestId(record.requestId),
+  ];
 }
 
 /** The first words of a prompt, for messages that must say which request they mean (never the whole prompt). */

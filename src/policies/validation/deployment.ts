@@ -7,12 +7,24 @@ export type Availability = 'yes' | 'configurable' | 'no';
 
 export const DEPLOYMENT_KINDS: readonly DeploymentKind[] = ['cloud', 'client-hosted', 'air-gapped'];
 
-export const DEPLOYMENT_FEATURES: readonly DeploymentFeature[] = ['search', 'assistant', 'analytics', 'apiPlayground', 'staticExport'];
+export const DEPLOYMENT_FEATURES: readonly DeploymentFeature[] = [
+  'search',
+  'assistant',
+  'analytics',
+  'apiPlayground',
+  'staticExport',
+];
 
 /** SPEC section 1, row by row. */
 export const FEATURE_TABLE: Readonly<Record<DeploymentKind, Readonly<Record<DeploymentFeature, Availability>>>> = {
   cloud: { search: 'yes', assistant: 'yes', analytics: 'yes', apiPlayground: 'yes', staticExport: 'yes' },
-  'client-hosted': { search: 'configurable', assistant: 'configurable', analytics: 'configurable', apiPlayground: 'yes', staticExport: 'yes' },
+  'client-hosted': {
+    search: 'configurable',
+    assistant: 'configurable',
+    analytics: 'configurable',
+    apiPlayground: 'yes',
+    staticExport: 'yes',
+  },
   'air-gapped': { search: 'no', assistant: 'no', analytics: 'no', apiPlayground: 'configurable', staticExport: 'yes' },
 };
 
@@ -63,9 +75,13 @@ export function deploymentProblems(request: DeploymentRequest): string[] {
         const feature = name as DeploymentFeature;
         const availability = row[feature];
         if (wanted && availability === 'no') {
-          problems.push(`a ${kind} deployment cannot have ${FEATURE_LABEL[feature]} (${feature}); remove it or choose another kind`);
+          problems.push(
+            `a ${kind} deployment cannot have ${FEATURE_LABEL[feature]} (${feature}); remove it or choose another kind`,
+          );
         } else if (!wanted && availability === 'yes') {
-          problems.push(`a ${kind} deployment always has ${FEATURE_LABEL[feature]} (${feature}); it cannot be turned off`);
+          problems.push(
+            `a ${kind} deployment always has ${FEATURE_LABEL[feature]} (${feature}); it cannot be turned off`,
+          );
         }
       }
     }
@@ -79,7 +95,10 @@ export function deploymentProblems(request: DeploymentRequest): string[] {
 }
 
 /** The features a valid request ends up with: yes -> on, no -> off, configurable -> as asked (default off). */
-export function resolveFeatures(kind: DeploymentKind, features: DeploymentFeatures = {}): Record<DeploymentFeature, boolean> {
+export function resolveFeatures(
+  kind: DeploymentKind,
+  features: DeploymentFeatures = {},
+): Record<DeploymentFeature, boolean> {
   const row = FEATURE_TABLE[kind];
   const out = {} as Record<DeploymentFeature, boolean>;
   for (const feature of DEPLOYMENT_FEATURES) {
@@ -112,7 +131,8 @@ export function sinkProblems(sink: unknown): string[] {
       const problems: string[] = [];
       if (!nonEmpty('dir')) problems.push('mirror sink needs a dir');
       if (!isPlainHttpUrl(s.urlPrefix)) problems.push('mirror sink needs an http(s) urlPrefix without credentials');
-      if (s.keep !== undefined && !(Number.isInteger(s.keep) && (s.keep as number) >= 1)) problems.push('mirror sink keep must be an integer >= 1');
+      if (s.keep !== undefined && !(Number.isInteger(s.keep) && (s.keep as number) >= 1))
+        problems.push('mirror sink keep must be an integer >= 1');
       return problems;
     }
     default:

@@ -37,7 +37,8 @@ export function exportInputProblems(input: unknown): string[] {
   const domainProblem = hostnameProblem(domain);
   if (domainProblem) problems.push(domainProblem);
   if (version !== undefined && version !== null) {
-    if (typeof version !== 'string' || version.trim() === '') problems.push('version, when given, must be a non-empty string');
+    if (typeof version !== 'string' || version.trim() === '')
+      problems.push('version, when given, must be a non-empty string');
   }
   if (paths !== undefined && paths !== null) {
     if (!Array.isArray(paths)) {

@@ -24,8 +24,13 @@ export function checkKeeperInput(input: unknown): KeeperInputCheck {
     problems.push('version, when given, must be a non-empty string');
   }
   const cycles = keeper.continueAsNewAfterCycles;
-  if (cycles !== undefined && !(Number.isInteger(cycles) && cycles >= 1)) problems.push('continueAsNewAfterCycles must be an integer >= 1');
-  const conflicts = deploymentProblems({ kind: keeper.kind, features: keeper.features, sinkType: sink.length === 0 ? keeper.sink.type : undefined });
+  if (cycles !== undefined && !(Number.isInteger(cycles) && cycles >= 1))
+    problems.push('continueAsNewAfterCycles must be an integer >= 1');
+  const conflicts = deploymentProblems({
+    kind: keeper.kind,
+    features: keeper.features,
+    sinkType: sink.length === 0 ? keeper.sink.type : undefined,
+  });
   return { problems, conflicts };
 }
 
