@@ -22,14 +22,18 @@ export interface PermitUse {
   granted?: boolean;
   /** A permit handed on ahead of time: the call waits until then (epoch ms), before anything is recorded or sent. */
   notBeforeMs?: number;
+  /** The call must be made by then (epoch ms); later, nothing is sent and the permit is asked for again. */
+  useByMs?: number;
 }
 
 /**
  * A rate-limited call's outcome: the API's answer, or not admitted (nothing was sent): queued at the
- * limiter (a grant signal follows), or the limiter did not answer in time (`unanswered` says why).
+ * limiter (a grant signal follows), the limiter did not answer in time (`unanswered` says why), or
+ * the permit's use-by time passed before the call could be made (`expired`).
  */
 export type Admitted<T> =
-  { admitted: true; value: T } | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string };
+  | { admitted: true; value: T }
+  | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string; expired?: boolean };
 
 export interface CreateAgentJobInput {
   projectId: string;
@@ -75,15 +79,20 @@ async function permitted<T>(
 ): Promise<Admitted<T>> {
   if (!permit) return { admitted: true, value: await call() };
   const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
+  let useByMs = permit.useByMs;
   if (!permit.granted) {
     const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
     if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
     if (answer.kind === 'queued')
       return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
+    useByMs = answer.useByMs;
   }
   // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
   const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
   if (waitMs > 0) await Context.current().sleep(waitMs);
+  // Held up past its use-by time (an outage between grant and call): the limiter may have handed the
+  // slot on, so this call would arrive in a full window. Nothing is sent; the workflow asks again.
+  if (useByMs !== undefined && Date.now() > useByMs) return { admitted: false, expired: true };
   try {
     return { admitted: true, value: await call() };
   } finally {

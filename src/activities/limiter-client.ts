@@ -29,7 +29,7 @@ export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
 /** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
 export type LimiterAnswer =
-  | { kind: 'granted' }
+  | { kind: 'granted'; useByMs?: number }
   | { kind: 'queued'; position?: number; expectedAtMs?: number }
   | { kind: 'unanswered'; reason: string };
 
@@ -80,7 +80,7 @@ export class LimiterClient {
       if (Context.current().cancellationSignal.aborted) throw err;
       return this.unanswered(projectId, taskQueue, err);
     }
-    if (admission?.granted) return { kind: 'granted' };
+    if (admission?.granted) return { kind: 'granted', useByMs: admission.useByMs };
     return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
   }
 

@@ -37,6 +37,16 @@ export function grantedSlotFreeAt(grantedAtMs: number, limit: WindowLimit): numb
   return grantedAtMs + (limit.leaseMs ?? defaultLeaseMs(limit.windowMs)) + marginOf(limit);
 }
 
+/**
+ * The last moment a granted permit may still be used, given its slot's free-at while the use is not
+ * reported (a lease). A call made by then is counted by the API in a window that ends before the slot
+ * frees, even if its report never arrives; a call held up for longer (a worker or server outage
+ * between grant and call) must ask again instead of arriving in a window already handed on.
+ */
+export function permitUseByMs(leaseFreeAtMs: number, limit: WindowLimit): number {
+  return leaseFreeAtMs - limit.windowMs - marginOf(limit);
+}
+
 /** Free-at of a slot whose request was made no later than usedAtMs. */
 export function usedSlotFreeAt(usedAtMs: number, limit: WindowLimit): number {
   return usedAtMs + limit.windowMs + marginOf(limit);

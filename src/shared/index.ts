@@ -274,13 +274,16 @@ export interface PermitRequest {
 
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
 /** A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that. */
-export const permitGrantedSignal = defineSignal<[requestKey: string, notBeforeMs?: number]>('permitGranted');
+/** The third argument, the permit's use-by time (epoch ms), came later: a grant without it has no deadline. */
+export const permitGrantedSignal = defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
 
 /** The limiter's answer to one request of admitPermitsUpdate. */
 export interface PermitAdmission {
   requestKey: string;
   /** true: granted now (no signal follows); false: queued, permitGrantedSignal follows when a slot frees. */
   granted: boolean;
+  /** When granted: the call must be made by then (epoch ms), or asked for again (rate-limit.ts permitUseByMs). */
+  useByMs?: number;
   /** When queued: requests ahead of this one. */
   position?: number;
   /** When queued: when the permit can be expected (epoch ms; a hint for the status, not a promise). */

@@ -38,10 +38,7 @@ const CALL_LEAD_MS = 1_000;
  * why it did not answer; it is idempotent, so a failed attempt is retried a few times before the loop
  * below treats it as no answer.
  */
-const askLimiter = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '45s',
-  retry: { initialInterval: '1s', maximumAttempts: 3 },
-});
+const askLimiter = proxyLocalActivities<Activities>({ startToCloseTimeout: '45s', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 
 type NotAdmitted = Extract<Admitted<unknown>, { admitted: false }>;
 const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAdmitted =>
@@ -50,12 +47,14 @@ const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAd
     : { admitted: false, unanswered: answer.reason };
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
+const finiteOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
-  private readonly grants = new Map<string, number | null>();
+  /** Grants signalled for a request key: when the slot frees (handed on ahead of time) and the use-by time. */
+  private readonly grants = new Map<string, { notBeforeMs?: number; useByMs?: number }>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
 
@@ -66,8 +65,8 @@ export class ProjectPermits {
     private readonly onChange: () => void,
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
-    setHandler(permitGrantedSignal, (key, notBeforeMs) => {
-      this.grants.set(key, typeof notBeforeMs === 'number' && Number.isFinite(notBeforeMs) ? notBeforeMs : null);
+    setHandler(permitGrantedSignal, (key, notBeforeMs, useByMs) => {
+      this.grants.set(key, { notBeforeMs: finiteOrUndefined(notBeforeMs), useByMs: finiteOrUndefined(useByMs) });
     });
   }
 
@@ -76,15 +75,19 @@ export class ProjectPermits {
    * The activity reports the permit's use to the limiter; only when no activity finished (a timed-out
    * or cancelled attempt, whose report may be missing) does the workflow report, with its time now.
    */
-  async run<T>(requestKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+  async run<T>(firstKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+    // A permit that expired unused is asked for again under a new key: the limiter answers a known key
+    // from its records, and that grant's slot stays counted until its lease ends.
+    let renewals = 0;
+    let requestKey = firstKey;
     let permit: PermitUse = { requestKey };
     let recheckMs = RECHECK_MIN_MS;
-    for (let unanswered = 0; ;) {
+    for (let unanswered = 0; ; ) {
       let refused: NotAdmitted | undefined;
       if (!permit.granted) {
         // Asked from inside this workflow task: granted at once, or queued without an activity task.
         const answer = await this.ask(requestKey);
-        if (answer.kind === 'granted') permit = { requestKey, granted: true };
+        if (answer.kind === 'granted') permit = { requestKey, granted: true, useByMs: answer.useByMs };
         else refused = notAdmitted(answer);
       }
       if (permit.granted) {
@@ -94,27 +97,28 @@ export class ProjectPermits {
         try {
           outcome = await call(permit);
         } catch (err) {
-          if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(requestKey);
+          if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(permit);
           throw err;
         }
         if (outcome.admitted) {
-          if (outcome.fromCheckpoint) this.reportUse(requestKey);
+          if (outcome.fromCheckpoint) this.reportUse(permit);
           return outcome.value;
         }
         refused = outcome;
+        if (outcome.expired) {
+          log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
+          requestKey = `${firstKey}:renewed-${++renewals}`;
+          permit = { requestKey };
+          continue;
+        }
         permit = { requestKey };
       }
       const outcome = refused!;
       const now = Date.now();
       if (outcome.unanswered) {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** unanswered++);
-        this.wait(
-          `the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`,
-        );
-        log.warn('agentJob: the rate limiter did not answer', {
-          projectId: this.projectId,
-          reason: outcome.unanswered,
-        });
+        this.wait(`the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`);
+        log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: outcome.unanswered });
         await sleep(delay);
         continue;
       }
@@ -125,10 +129,9 @@ export class ProjectPermits {
           (outcome.position !== undefined ? `, ${outcome.position} request(s) ahead` : '') +
           (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
       );
-      if (expected !== undefined)
-        recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
+      if (expected !== undefined) recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
       if (await condition(() => this.grants.has(requestKey), recheckMs)) {
-        permit = { requestKey, granted: true, notBeforeMs: this.grants.get(requestKey) ?? undefined };
+        permit = { requestKey, granted: true, ...this.grants.get(requestKey) };
         this.grants.delete(requestKey);
       } else {
         // The request is idempotent: the limiter answers a known key from its records.
@@ -138,13 +141,15 @@ export class ProjectPermits {
     }
   }
 
-  /** Tells the limiter the permit was used now (when no activity could). Delivered before the run ends. */
-  reportUse(requestKey: string): void {
+  /**
+   * Tells the limiter when the permit was used, when no activity could: now, or its use-by time if that
+   * is later (a timed-out attempt may still be running and call until then). Delivered before the run ends.
+   */
+  reportUse(permit: PermitUse): void {
+    const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
-      .signal(permitUsedSignal, { requesterWorkflowId: workflowInfo().workflowId, requestKey, usedAtMs: Date.now() })
-      .catch((err: unknown) =>
-        log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }),
-      );
+      .signal(permitUsedSignal, { requesterWorkflowId: workflowInfo().workflowId, requestKey: permit.requestKey, usedAtMs })
+      .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
     this.reports.add(report);
     void report.finally(() => this.reports.delete(report));
   }

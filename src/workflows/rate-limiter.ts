@@ -39,6 +39,7 @@ import {
   planGrants,
   planHandovers,
   rememberLimit,
+  permitUseByMs,
   usedSlotFreeAt,
 } from '../policies/rate-window';
 import {
@@ -165,7 +166,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
   const notify = (grant: PermitGrant): void => {
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs)
+      .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs, permitUseByMs(grant.freeAtMs, limit))
       .catch((err: unknown) => {
         // The requester is gone (completed, terminated): its permit stays spent, which only errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
@@ -235,7 +236,8 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     grantWhatFits(now, asked);
     const slots = counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
-      if (state.grants.some((g) => sameRequest(g, r))) return { requestKey: r.requestKey, granted: true };
+      const grant = state.grants.find((g) => sameRequest(g, r));
+      if (grant) return { requestKey: r.requestKey, granted: true, useByMs: grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, limit) : undefined };
       const position = state.queue.findIndex((q) => sameRequest(q, r));
       return {
         requestKey: r?.requestKey,

@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities';
 import { AdminApiClient } from '../../src/api/client';
+import type { CreateAgentJobInput } from '../../src/activities/agent';
 import type { AdminApi } from '../../src/api/types';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/observability/metrics';
@@ -49,6 +50,8 @@ describe('agentJob against the emulator', () => {
   const refuseOnce = new Set<string>();
   /** Projects whose first create attempt loses its worker, before sending or after the API answered. */
   const dies = new Map<string, 'before-send' | 'after-answer'>();
+  /** Projects whose first create attempt is held up until its permit's use-by time has passed. */
+  const heldUp = new Set<string>();
 
   const totalCalls = (): number =>
     Object.values(emu.counters().calls).reduce(
@@ -94,6 +97,8 @@ describe('agentJob against the emulator', () => {
         // A worker that dies mid-attempt, simulated: the attempt stops answering (and so times out) either
         // before sending, or after the API answered and the real activity recorded its checkpoints.
         async createAgentJob(input: Parameters<typeof real.createAgentJob>[0]) {
+          const useByMs = input.permit?.useByMs;
+          if (useByMs !== undefined && heldUp.delete(input.projectId)) await Context.current().sleep(useByMs - Date.now() + 200);
           const death = dies.get(input.projectId);
           if (!death) return real.createAgentJob(input);
           dies.delete(input.projectId);
@@ -327,6 +332,23 @@ describe('agentJob against the emulator', () => {
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob',
     );
     assert.equal(attempts?.length, 2, 'one stalled attempt, one that sent');
+  });
+
+  test('a create held up past its permit\'s use-by time sends nothing and asks for a new permit: one job', async () => {
+    const projectId = uniqueProject('held-up');
+    heldUp.add(projectId);
+    const createdBefore = calls('createAgentJob', '201');
+    const handle = await start({ projectId, prompt: 'Add a FAQ (the first attempt is held up)' });
+    const result = await handle.result();
+    assert.equal(result.status, 'completed');
+    assert.equal(heldUp.has(projectId), false, 'the first attempt carried a use-by time and was held up past it');
+    assert.equal(jobsFor(projectId).length, 1);
+    assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
+    const keys = (await handle.fetchHistory()).events
+      ?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob')
+      .map((e) => (JSON.parse(Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString()) as CreateAgentJobInput).permit?.requestKey);
+    assert.equal(keys?.length, 2, 'the expired attempt, then one under a new permit');
+    assert.match(String(keys?.[1]), /:renewed-1$/);
   });
 
   test('an attempt whose worker died after the API answered: the recorded answer is the result, nothing re-sent', async () => {

@@ -9,6 +9,7 @@ import {
   grantedSlotFreeAt,
   liveSlots,
   nextFreeAt,
+  permitUseByMs,
   planGrants,
   planHandovers,
   rememberLimit,
@@ -32,6 +33,18 @@ describe('rate-limit arithmetic', () => {
   test('a granted slot is held by its lease; a reported use frees it one window (+ margin) after the use', () => {
     assert.equal(grantedSlotFreeAt(1_000, L), 6_100);
     assert.equal(usedSlotFreeAt(1_300, L), 2_400);
+  });
+
+  test('a permit must be used by the time a call then still falls in a window that ends before its lease does', () => {
+    const leaseFreeAt = grantedSlotFreeAt(1_000, L); // 6_100
+    const useBy = permitUseByMs(leaseFreeAt, L);
+    assert.equal(useBy, 5_000);
+    // A call made at the use-by time and never reported is counted by the API until useBy + window,
+    // which is within the lease minus the margin: the slot is not handed on before the API frees it.
+    assert.ok(useBy + L.windowMs <= leaseFreeAt - L.marginMs!);
+    // With the defaults (lease two windows): one window after the grant.
+    const limit = { limit: 100, windowMs: 10_000 };
+    assert.equal(permitUseByMs(grantedSlotFreeAt(0, limit), limit), 10_000);
   });
 
   test('live slots are those that free after now', () => {
