@@ -275,7 +275,8 @@ export interface PermitRequest {
 export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
 /** A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that. */
 /** The third argument, the permit's use-by time (epoch ms), came later: a grant without it has no deadline. */
-export const permitGrantedSignal = defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
+export const permitGrantedSignal =
+  defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
 
 /** The limiter's answer to one request of admitPermitsUpdate. */
 export interface PermitAdmission {

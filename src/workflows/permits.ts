@@ -38,7 +38,10 @@ const CALL_LEAD_MS = 1_000;
  * why it did not answer; it is idempotent, so a failed attempt is retried a few times before the loop
  * below treats it as no answer.
  */
-const askLimiter = proxyLocalActivities<Activities>({ startToCloseTimeout: '45s', retry: { initialInterval: '1s', maximumAttempts: 3 } });
+const askLimiter = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '45s',
+  retry: { initialInterval: '1s', maximumAttempts: 3 },
+});
 
 type NotAdmitted = Extract<Admitted<unknown>, { admitted: false }>;
 const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAdmitted =>
@@ -47,7 +50,8 @@ const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAd
     : { admitted: false, unanswered: answer.reason };
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
-const finiteOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const finiteOrUndefined = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export class ProjectPermits {
@@ -82,7 +86,7 @@ export class ProjectPermits {
     let requestKey = firstKey;
     let permit: PermitUse = { requestKey };
     let recheckMs = RECHECK_MIN_MS;
-    for (let unanswered = 0; ; ) {
+    for (let unanswered = 0; ;) {
       let refused: NotAdmitted | undefined;
       if (!permit.granted) {
         // Asked from inside this workflow task: granted at once, or queued without an activity task.
@@ -117,8 +121,13 @@ export class ProjectPermits {
       const now = Date.now();
       if (outcome.unanswered) {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** unanswered++);
-        this.wait(`the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`);
-        log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: outcome.unanswered });
+        this.wait(
+          `the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`,
+        );
+        log.warn('agentJob: the rate limiter did not answer', {
+          projectId: this.projectId,
+          reason: outcome.unanswered,
+        });
         await sleep(delay);
         continue;
       }
@@ -129,7 +138,8 @@ export class ProjectPermits {
           (outcome.position !== undefined ? `, ${outcome.position} request(s) ahead` : '') +
           (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
       );
-      if (expected !== undefined) recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
+      if (expected !== undefined)
+        recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
       if (await condition(() => this.grants.has(requestKey), recheckMs)) {
         permit = { requestKey, granted: true, ...this.grants.get(requestKey) };
         this.grants.delete(requestKey);
@@ -148,8 +158,14 @@ export class ProjectPermits {
   reportUse(permit: PermitUse): void {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
-      .signal(permitUsedSignal, { requesterWorkflowId: workflowInfo().workflowId, requestKey: permit.requestKey, usedAtMs })
-      .catch((err: unknown) => log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }));
+      .signal(permitUsedSignal, {
+        requesterWorkflowId: workflowInfo().workflowId,
+        requestKey: permit.requestKey,
+        usedAtMs,
+      })
+      .catch((err: unknown) =>
+        log.warn('agentJob: could not report a permit use to the limiter', { error: String(err) }),
+      );
     this.reports.add(report);
     void report.finally(() => this.reports.delete(report));
   }

@@ -237,7 +237,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const slots = counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
       const grant = state.grants.find((g) => sameRequest(g, r));
-      if (grant) return { requestKey: r.requestKey, granted: true, useByMs: grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, limit) : undefined };
+      if (grant)
+        return {
+          requestKey: r.requestKey,
+          granted: true,
+          useByMs: grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, limit) : undefined,
+        };
       const position = state.queue.findIndex((q) => sameRequest(q, r));
       return {
         requestKey: r?.requestKey,

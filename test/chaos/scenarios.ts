@@ -49,7 +49,8 @@ const runTag = (name: string) => `${name}-${Date.now().toString(36)}`;
 const unreportedUses = (logs: readonly string[]) => countIn(logs, /could not report a permit use to the limiter/g);
 /** Permits held up past their use-by time, asked for again instead of used (src/workflows/permits.ts logs each). */
 const expiredPermits = (logs: readonly string[]) => countIn(logs, /a permit expired before its call could be made/g);
-const countIn = (logs: readonly string[], pattern: RegExp) => logs.reduce((n, log) => n + (log.match(pattern)?.length ?? 0), 0);
+const countIn = (logs: readonly string[], pattern: RegExp) =>
+  logs.reduce((n, log) => n + (log.match(pattern)?.length ?? 0), 0);
 
 /** The largest number of creates any project got in any window of the API's length. */
 function maxCreatesInWindow(emulator: EmulatorHandle, windowMs: number): number {

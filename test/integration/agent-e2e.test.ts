@@ -98,7 +98,8 @@ describe('agentJob against the emulator', () => {
         // before sending, or after the API answered and the real activity recorded its checkpoints.
         async createAgentJob(input: Parameters<typeof real.createAgentJob>[0]) {
           const useByMs = input.permit?.useByMs;
-          if (useByMs !== undefined && heldUp.delete(input.projectId)) await Context.current().sleep(useByMs - Date.now() + 200);
+          if (useByMs !== undefined && heldUp.delete(input.projectId))
+            await Context.current().sleep(useByMs - Date.now() + 200);
           const death = dies.get(input.projectId);
           if (!death) return real.createAgentJob(input);
           dies.delete(input.projectId);
@@ -334,7 +335,7 @@ describe('agentJob against the emulator', () => {
     assert.equal(attempts?.length, 2, 'one stalled attempt, one that sent');
   });
 
-  test('a create held up past its permit\'s use-by time sends nothing and asks for a new permit: one job', async () => {
+  test("a create held up past its permit's use-by time sends nothing and asks for a new permit: one job", async () => {
     const projectId = uniqueProject('held-up');
     heldUp.add(projectId);
     const createdBefore = calls('createAgentJob', '201');
@@ -346,7 +347,14 @@ describe('agentJob against the emulator', () => {
     assert.equal(calls('createAgentJob', '201') - createdBefore, 1);
     const keys = (await handle.fetchHistory()).events
       ?.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'createAgentJob')
-      .map((e) => (JSON.parse(Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString()) as CreateAgentJobInput).permit?.requestKey);
+      .map(
+        (e) =>
+          (
+            JSON.parse(
+              Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!.data!).toString(),
+            ) as CreateAgentJobInput
+          ).permit?.requestKey,
+      );
     assert.equal(keys?.length, 2, 'the expired attempt, then one under a new permit');
     assert.match(String(keys?.[1]), /:renewed-1$/);
   });
