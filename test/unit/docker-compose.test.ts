@@ -459,6 +459,33 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
   });
 });
 
+describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
+  test('renders, with its defaults, to the plain scalars the UI server reads (a formatter must not touch it)', () => {
+    const template = readFileSync(path.join(ROOT, 'deploy/temporal/ui.yaml'), 'utf8');
+    const expression = /\{\{ env "(\w+)" \| default "([^"]*)" \}\}/g;
+    const variables = [...template.matchAll(expression)].map((m) => m[1]);
+    assert.deepEqual(variables.sort(), [
+      'TEMPORAL_ADDRESS',
+      'TEMPORAL_DEFAULT_NAMESPACE',
+      'TEMPORAL_UI_HOST',
+      'TEMPORAL_UI_PORT',
+    ]);
+    const rendered = parse(template.replace(expression, (_, _name: string, fallback: string) => fallback)) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(
+      {
+        address: rendered.temporalGrpcAddress,
+        host: rendered.host,
+        port: rendered.port,
+        namespace: rendered.defaultNamespace,
+      },
+      { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default' },
+    );
+  });
+});
+
 describe('Dockerfile', () => {
   const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?$/gm)].map((m) => ({
     image: m[1],
