@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { type Client, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -32,7 +32,6 @@ import {
   type AgentRateLimiterInput,
   type BundleKeeperInput,
   type KeeperStatus,
-  SearchAttr,
   WorkflowType,
   jobIdUpdate,
   keeperStatusQuery,
@@ -43,8 +42,7 @@ import {
   resumeSignal,
   sendMessageUpdate,
 } from '../src/shared';
-import { DEV_SERVER_DYNAMIC_CONFIG } from './dev-server';
-import { devServerExecutable } from './tools';
+import { startLocalDevServer } from '../test/helpers/temporal';
 
 export const HISTORIES_DIR = path.resolve(__dirname, '../test/replay/histories');
 const WORKFLOWS_PATH = path.resolve(__dirname, '../src/workflows');
@@ -476,21 +474,6 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
-async function devServer(dynamicConfig: string[]): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: devServerExecutable(),
-      ip: '127.0.0.1',
-      searchAttributes: Object.values(SearchAttr),
-      extraArgs: [
-        '--log-level',
-        'error',
-        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig].flatMap((v) => ['--dynamic-config-value', v]),
-      ],
-    },
-  });
-}
-
 interface Fleet {
   ctx: Ctx;
   close(): Promise<void>;
@@ -570,14 +553,14 @@ export async function capture(
   const entries: CorpusEntry[] = [];
   const failed: string[] = [];
   try {
-    const plain = await devServer([]);
+    const plain = await startLocalDevServer();
     envs.push(plain);
     const plainFleet = await fleet(plain, bundle, emu, dir);
     fleets.push(plainFleet);
     let suggestFleet: Fleet | undefined;
     for (const scenario of scenarios) {
       if (scenario.suggestServer && !suggestFleet) {
-        const suggest = await devServer(['limit.historyCount.suggestContinueAsNew=30']);
+        const suggest = await startLocalDevServer(['limit.historyCount.suggestContinueAsNew=30']);
         envs.push(suggest);
         suggestFleet = await fleet(suggest, bundle, emu, dir);
         fleets.push(suggestFleet);

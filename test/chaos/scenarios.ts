@@ -141,6 +141,43 @@ export interface WorkerKillFigures {
   limit: string;
 }
 
+/**
+ * A scenario's fleet and load: what an earlier run left on the task queue terminated, `o.workers`
+ * worker processes (pushed onto `workers` as they start, so the caller's finally kills them), then
+ * half exports and half agent jobs started by type name with plain JSON.
+ */
+async function startFleet(
+  server: ChaosServer,
+  client: Client,
+  emulator: EmulatorHandle,
+  key: string,
+  o: ScenarioSize & { workers: number; taskQueue: string },
+  name: string,
+  workers: WorkerProcess[],
+): Promise<{ half: number; agents: number; startedAt: number; lifecycles: Lifecycles }> {
+  await terminateLeftovers(client, [o.taskQueue]);
+  const env = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: server.namespace,
+    TEMPORAL_TASK_QUEUE: o.taskQueue,
+    ADMIN_API_URL: emulator.url,
+    ADMIN_API_KEY: key,
+    AGENT_RATE_LIMIT: agentRateLimit(o.rate),
+  };
+  workers.push(...(await Promise.all(Array.from({ length: o.workers }, () => WorkerProcess.start({ env })))));
+  const half = Math.floor(o.lifecycles / 2);
+  const agents = o.lifecycles - half;
+  const startedAt = Date.now();
+  const lifecycles = await startLifecycles(client, o.taskQueue, {
+    exports: half,
+    agents,
+    projects: o.projects,
+    tag: runTag(name),
+    plain: true,
+  });
+  return { half, agents, startedAt, lifecycles };
+}
+
 export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Promise<WorkerKillFigures> {
   const key = secretKey('chaoskill');
   const emulator = await startEmulator({
@@ -153,27 +190,15 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
   const conn = await connect(server.address);
   const workers: WorkerProcess[] = [];
   try {
-    await terminateLeftovers(conn.client, [o.taskQueue]);
-    const env = {
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: server.namespace,
-      TEMPORAL_TASK_QUEUE: o.taskQueue,
-      ADMIN_API_URL: emulator.url,
-      ADMIN_API_KEY: key,
-      AGENT_RATE_LIMIT: agentRateLimit(o.rate),
-    };
-    workers.push(...(await Promise.all(Array.from({ length: o.workers }, () => WorkerProcess.start({ env })))));
-
-    const half = Math.floor(o.lifecycles / 2);
-    const agents = o.lifecycles - half;
-    const startedAt = Date.now();
-    const lifecycles = await startLifecycles(conn.client, o.taskQueue, {
-      exports: half,
-      agents,
-      projects: o.projects,
-      tag: runTag('kill'),
-      plain: true,
-    });
+    const { half, agents, startedAt, lifecycles } = await startFleet(
+      server,
+      conn.client,
+      emulator,
+      key,
+      o,
+      'kill',
+      workers,
+    );
     const creates = () => sum(emulator.counters().agentJobsCreated);
     if (o.killAt === 'mid-burst') {
       await until(
@@ -285,27 +310,15 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
   const workers: WorkerProcess[] = [];
   let conn = await connect(server.address);
   try {
-    await terminateLeftovers(conn.client, [o.taskQueue]);
-    const env = {
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: server.namespace,
-      TEMPORAL_TASK_QUEUE: o.taskQueue,
-      ADMIN_API_URL: emulator.url,
-      ADMIN_API_KEY: key,
-      AGENT_RATE_LIMIT: agentRateLimit(o.rate),
-    };
-    workers.push(...(await Promise.all(Array.from({ length: o.workers }, () => WorkerProcess.start({ env })))));
-
-    const half = Math.floor(o.lifecycles / 2);
-    const agents = o.lifecycles - half;
-    const startedAt = Date.now();
-    const lifecycles = await startLifecycles(conn.client, o.taskQueue, {
-      exports: half,
-      agents,
-      projects: o.projects,
-      tag: runTag('restart'),
-      plain: true,
-    });
+    const { half, agents, startedAt, lifecycles } = await startFleet(
+      server,
+      conn.client,
+      emulator,
+      key,
+      o,
+      'restart',
+      workers,
+    );
     await conn.close();
     const creates = () => sum(emulator.counters().agentJobsCreated);
     await until(

@@ -79,7 +79,21 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
     return env;
   }
   const uiPort = options.ui ? await freeLoopbackPort() : undefined;
-  const env: DevEnv = await TestWorkflowEnvironment.createLocal({
+  const env: DevEnv = await startLocalDevServer(options.dynamicConfig, uiPort);
+  if (uiPort) env.uiUrl = `http://127.0.0.1:${uiPort}`;
+  return env;
+}
+
+/**
+ * A dev server of its own, whatever TEMPORAL_ADDRESS says: the built CLI's `start-dev` on a free
+ * 127.0.0.1 port with the project's search attributes and dynamic config plus `dynamicConfig`, torn
+ * down by env.teardown(). The Web UI too when a uiPort is given.
+ */
+export function startLocalDevServer(
+  dynamicConfig: readonly string[] = [],
+  uiPort?: number,
+): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
     server: {
       executable: devServerExecutable(),
       ip: '127.0.0.1',
@@ -87,16 +101,11 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
       extraArgs: [
         '--log-level',
         'error',
-        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])].flatMap((value) => [
-          '--dynamic-config-value',
-          value,
-        ]),
+        ...[...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig].flatMap((value) => ['--dynamic-config-value', value]),
       ],
       ...(uiPort ? { ui: true, uiPort } : {}),
     },
   });
-  if (uiPort) env.uiUrl = `http://127.0.0.1:${uiPort}`;
-  return env;
 }
 
 /** Temporal's time-skipping test server (Java), for workflows that sleep for hours or days. */
