@@ -211,6 +211,22 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
         .filter((j) => j.projectId === projectId)
         .map((j) => Date.parse(j.createdAt));
     const drainMs = Math.max(...aDone.filter(Number.isFinite));
+    // Where a drain's time goes: how long each window's creates took to go out, and the lag from
+    // the API finishing the last job to its workflow completing (the agent polling floor, then a task).
+    const aCreates = created(projectA)
+      .map((t) => t - startedAt)
+      .sort((x, y) => x - y);
+    const spans = Array.from({ length: Math.ceil(aCreates.length / limit) }, (_, w) => {
+      const inWindow = aCreates.slice(w * limit, (w + 1) * limit);
+      return `${seconds(inWindow[0]!)}-${seconds(inWindow[inWindow.length - 1]!)} s`;
+    });
+    const lastApiDone = Math.max(
+      ...emu
+        .jobs()
+        .filter((j) => j.projectId === projectA)
+        .map((j) => Date.parse(j.activeUntil) - startedAt),
+    );
+    log(`  project A creates by window: ${spans.join(', ')}; last job done in the API at ${seconds(lastApiDone)} s`);
     const minMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
     const ratio = drainMs / minMs;
     return {
