@@ -49,6 +49,9 @@ const runTag = (name: string) => `${name}-${Date.now().toString(36)}`;
 const unreportedUses = (logs: readonly string[]) => countIn(logs, /could not report a permit use to the limiter/g);
 /** Permits held up past their use-by time, asked for again instead of used (src/workflows/permits.ts logs each). */
 const expiredPermits = (logs: readonly string[]) => countIn(logs, /a permit expired before its call could be made/g);
+/** Each worker process's output, by name. */
+const workerLogs = (workers: readonly WorkerProcess[]): Record<string, string> =>
+  Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text]));
 const countIn = (logs: readonly string[], pattern: RegExp) =>
   logs.reduce((n, log) => n + (log.match(pattern)?.length ?? 0), 0);
 
@@ -125,20 +128,51 @@ export interface WorkerKillOptions extends ScenarioSize {
   killAt: 'mid-burst' | 'jobs-exist';
 }
 
-export interface WorkerKillFigures {
+/** What the worker-kill and server-restart runs both report about their load. */
+interface LoadFigures {
+  completeS: number;
+  exportsCompleted: number;
+  agentsCompleted: number;
+  duplicates: number;
+  rateLimited: number;
+  maxCreatesInWindow: number;
+  limit: string;
+}
+
+function loadFigures(
+  outcome: OutcomeReport,
+  emulator: EmulatorHandle,
+  rate: RateLimit,
+  completeS: number,
+): LoadFigures {
+  return {
+    completeS: Number(completeS.toFixed(1)),
+    exportsCompleted: outcome.exportsCompleted,
+    agentsCompleted: outcome.agentsCompleted,
+    duplicates: outcome.duplicates,
+    rateLimited: emulator.counters().rateLimited,
+    maxCreatesInWindow: maxCreatesInWindow(emulator, rate.windowMs),
+    limit: `${rate.limit}/${rate.windowMs / 1000}s`,
+  };
+}
+
+/** The API key appears in no history of the run's task queue, no log given and no CLI output. */
+async function assertKeyNowhere(
+  scan: Omit<Parameters<typeof scanForSecret>[0], 'cliSample'>,
+  minHistories = 0,
+): Promise<void> {
+  const found = await scanForSecret({ ...scan, cliSample: 2 });
+  assert.ok(found.historiesScanned >= minHistories, `scanned ${found.historiesScanned} histories`);
+  assert.deepEqual(found.found, [], 'the API key appears nowhere');
+}
+
+export interface WorkerKillFigures extends LoadFigures {
   server: string;
   lifecycles: number;
   workers: number;
   createsAtKill: number;
   exportsAtKill: number;
-  completeS: number;
-  exportsCompleted: number;
-  agentsCompleted: number;
   outcomeUnknown: number;
-  duplicates: number;
-  rateLimited: number;
-  maxCreatesInWindow: number;
-  limit: string;
 }
 
 /**
@@ -237,14 +271,8 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       workers: o.workers,
       createsAtKill: atKill.creates,
       exportsAtKill: atKill.exports,
-      completeS: Number(completeS.toFixed(1)),
-      exportsCompleted: outcome.exportsCompleted,
-      agentsCompleted: outcome.agentsCompleted,
+      ...loadFigures(outcome, emulator, o.rate, completeS),
       outcomeUnknown: outcome.agentsOutcomeUnknown,
-      duplicates: outcome.duplicates,
-      rateLimited: emulator.counters().rateLimited,
-      maxCreatesInWindow: maxCreatesInWindow(emulator, o.rate.windowMs),
-      limit: `${o.rate.limit}/${o.rate.windowMs / 1000}s`,
     };
     console.log(`worker kill: ${JSON.stringify(figures)}`);
     assert.ok(
@@ -256,16 +284,10 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
     await assertUnknownOnlyWhileSending(conn.client, settled);
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
-    const scan = await scanForSecret({
-      key,
-      client: conn.client,
-      server,
-      taskQueues: [o.taskQueue],
-      logs: Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text])),
-      cliSample: 2,
-    });
-    assert.ok(scan.historiesScanned >= o.lifecycles, `scanned ${scan.historiesScanned} histories`);
-    assert.deepEqual(scan.found, [], 'the API key appears nowhere');
+    await assertKeyNowhere(
+      { key, client: conn.client, server, taskQueues: [o.taskQueue], logs: workerLogs(workers) },
+      o.lifecycles,
+    );
     return figures;
   } finally {
     await Promise.all(workers.map((w) => w.kill('SIGKILL')));
@@ -281,19 +303,12 @@ export interface ServerRestartOptions extends ScenarioSize {
   taskQueue: string;
 }
 
-export interface ServerRestartFigures {
+export interface ServerRestartFigures extends LoadFigures {
   server: string;
   lifecycles: number;
   createsAtRestart: number;
   exportsAtRestart: number;
   outageS: number;
-  completeS: number;
-  exportsCompleted: number;
-  agentsCompleted: number;
-  duplicates: number;
-  rateLimited: number;
-  maxCreatesInWindow: number;
-  limit: string;
   unreportedUses: number;
   expiredPermits: number;
 }
@@ -341,21 +356,16 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     const settled = await settle(conn.client, allIds(lifecycles));
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs());
+    const logs = Object.values(workerLogs(workers));
     const figures: ServerRestartFigures = {
       server: server.label,
       lifecycles: o.lifecycles,
       createsAtRestart: atRestart.creates,
       exportsAtRestart: atRestart.exports,
       outageS: Number((restart.outageMs / 1000).toFixed(1)),
-      completeS: Number(completeS.toFixed(1)),
-      exportsCompleted: outcome.exportsCompleted,
-      agentsCompleted: outcome.agentsCompleted,
-      duplicates: outcome.duplicates,
-      rateLimited: emulator.counters().rateLimited,
-      maxCreatesInWindow: maxCreatesInWindow(emulator, o.rate.windowMs),
-      limit: `${o.rate.limit}/${o.rate.windowMs / 1000}s`,
-      unreportedUses: unreportedUses(workers.map((w) => w.output.text)),
-      expiredPermits: expiredPermits(workers.map((w) => w.output.text)),
+      ...loadFigures(outcome, emulator, o.rate, completeS),
+      unreportedUses: unreportedUses(logs),
+      expiredPermits: expiredPermits(logs),
     };
     console.log(`server restart: ${JSON.stringify(figures)}`);
     // No worker died: every create's outcome is known, so every agent workflow completes. 429s are
@@ -367,18 +377,13 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     assert.equal(emulator.jobs().length, agents, 'exactly one agent job per agent workflow');
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
-    const scan = await scanForSecret({
+    await assertKeyNowhere({
       key,
       client: conn.client,
       server,
       taskQueues: [o.taskQueue],
-      logs: {
-        ...Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text])),
-        'server log': server.log(),
-      },
-      cliSample: 2,
+      logs: { ...workerLogs(workers), 'server log': server.log() },
     });
-    assert.deepEqual(scan.found, [], 'the API key appears nowhere');
     return figures;
   } finally {
     await Promise.all(workers.map((w) => w.kill('SIGKILL')));
@@ -519,15 +524,13 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
     emulator.setFaults([]);
     await keeper.terminate('chaos test done');
     keeperId = undefined;
-    const scan = await scanForSecret({
+    await assertKeyNowhere({
       key,
       client,
       server,
       taskQueues: [o.taskQueue],
       logs: { 'worker log': worker.logs.join('') },
-      cliSample: 2,
     });
-    assert.deepEqual(scan.found, [], 'the API key appears nowhere');
     return figures;
   } finally {
     if (keeperId && worker)
