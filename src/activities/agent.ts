@@ -27,12 +27,13 @@ export interface PermitUse {
 }
 
 /**
- * A rate-limited call's outcome: the API's answer, or not admitted (nothing was sent): queued at the
- * limiter (a grant signal follows), the limiter did not answer in time (`unanswered` says why), or
- * the permit's use-by time passed before the call could be made (`expired`).
+ * A rate-limited call's outcome: the API's answer (and when it came, on this worker's clock), or not
+ * admitted (nothing was sent): queued at the limiter (a grant signal follows), the limiter did not
+ * answer in time (`unanswered` says why), or the permit's use-by time passed before the call could be
+ * made (`expired`).
  */
 export type Admitted<T> =
-  | { admitted: true; value: T }
+  | { admitted: true; value: T; answeredAtMs?: number }
   | { admitted: false; position?: number; expectedAtMs?: number; unanswered?: string; expired?: boolean };
 
 export interface CreateAgentJobInput {
@@ -75,9 +76,9 @@ async function permitted<T>(
   limiter: LimiterClient,
   projectId: string,
   permit: PermitUse | undefined,
-  call: () => Promise<T>,
+  call: (answered: () => void) => Promise<T>,
 ): Promise<Admitted<T>> {
-  if (!permit) return { admitted: true, value: await call() };
+  if (!permit) return { admitted: true, value: await call(() => undefined) };
   const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
   let useByMs = permit.useByMs;
   if (!permit.granted) {
@@ -93,11 +94,20 @@ async function permitted<T>(
   // Held up past its use-by time (an outage between grant and call): the limiter may have handed the
   // slot on, so this call would arrive in a full window. Nothing is sent; the workflow asks again.
   if (useByMs !== undefined && Date.now() > useByMs) return { admitted: false, expired: true };
+  // When the request returned (or failed): the latest moment the API can have counted it, and the
+  // earliest this worker can vouch for. Taken before the answer is checkpointed, so that write's
+  // round trip does not push the project's next window later.
+  let answeredAtMs: number | undefined;
   try {
-    return { admitted: true, value: await call() };
+    const value = await call(() => (answeredAtMs = Date.now()));
+    return { admitted: true, value, answeredAtMs };
   } finally {
     // Not awaited: the job's polling need not wait for the limiter.
-    limiter.reportUse(projectId, { requesterWorkflowId, requestKey: permit.requestKey, usedAtMs: Date.now() });
+    limiter.reportUse(projectId, {
+      requesterWorkflowId,
+      requestKey: permit.requestKey,
+      usedAtMs: answeredAtMs ?? Date.now(),
+    });
   }
 }
 
@@ -131,9 +141,12 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(limiter, projectId, permit, () =>
-        withSendCheckpoints(deps.temporal, 'createAgentJob', () =>
-          callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+      return permitted(limiter, projectId, permit, (answered) =>
+        withSendCheckpoints(
+          deps.temporal,
+          'createAgentJob',
+          () => callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+          answered,
         ),
       );
     },
@@ -147,9 +160,15 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(limiter, projectId, permit, () =>
-        withSendCheckpoints(deps.temporal, 'sendAgentMessage', () =>
-          callAdminApi('sendAgentMessage', (signal) => deps.api.sendAgentMessage(projectId, jobId, prompt, { signal })),
+      return permitted(limiter, projectId, permit, (answered) =>
+        withSendCheckpoints(
+          deps.temporal,
+          'sendAgentMessage',
+          () =>
+            callAdminApi('sendAgentMessage', (signal) =>
+              deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
+            ),
+          answered,
         ),
       );
     },

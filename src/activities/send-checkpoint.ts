@@ -15,7 +15,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { SendCheckpoint } from '../policies/checkpoint';
 import { ApiFailure } from '../shared/failures';
 
-export async function withSendCheckpoints<T>(temporal: Client, operation: string, send: () => Promise<T>): Promise<T> {
+/** `onAnswered` runs the moment the request has returned or failed, before the answer is recorded. */
+export async function withSendCheckpoints<T>(
+  temporal: Client,
+  operation: string,
+  send: () => Promise<T>,
+  onAnswered?: () => void,
+): Promise<T> {
   const { taskToken } = Context.current().info;
   try {
     await temporal.activity.heartbeat(taskToken, { phase: 'sending' } satisfies SendCheckpoint<T>);
@@ -27,7 +33,12 @@ export async function withSendCheckpoints<T>(temporal: Client, operation: string
       nonRetryable: false,
     });
   }
-  const result = await send();
+  let result: T;
+  try {
+    result = await send();
+  } finally {
+    onAnswered?.();
+  }
   // Best effort: if this is lost, the completion below still carries the result.
   await temporal.activity
     .heartbeat(taskToken, { phase: 'answered', result } satisfies SendCheckpoint<T>)

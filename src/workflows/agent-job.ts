@@ -185,9 +185,11 @@ class AgentRun {
     }
   }
 
-  private observe(next: AgentJob, restart: boolean): void {
+  /** `seenAtMs`: when the API gave this answer, if known (a create's answer reaches the workflow later). */
+  private observe(next: AgentJob, restart: boolean, seenAtMs?: number): void {
     this.job = next;
-    const observation = { atMs: Date.now(), status: next.status };
+    const now = Date.now();
+    const observation = { atMs: Math.min(now, seenAtMs ?? now), status: next.status };
     this.observations = restart ? [observation] : recentObservations([...this.observations, observation]);
     this.publish();
   }
@@ -276,18 +278,21 @@ class AgentRun {
     const { input } = this;
     this.publish();
     let attemptedAt = new Date().toISOString();
+    let answeredAtMs: number | undefined;
     try {
-      const created = await this.permits.run(`${this.info.runId}:create`, (permit) => {
+      const created = await this.permits.run(`${this.info.runId}:create`, async (permit) => {
         this.setPhase('creating');
         attemptedAt = new Date().toISOString();
-        return callOnceSafely(() =>
+        const settled = await callOnceSafely(() =>
           api.createAgentJob.executeWithOptions(
             { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
             [{ projectId: input.projectId, prompt: input.prompt, permit }],
           ),
         );
+        if (settled.admitted) answeredAtMs = settled.answeredAtMs;
+        return settled;
       });
-      this.observe(created, true);
+      this.observe(created, true, answeredAtMs);
     } catch (err) {
       if (isCancellation(err)) throw err;
       return this.fail(createFailure(input, err, attemptedAt));
@@ -316,12 +321,16 @@ class AgentRun {
         await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
       }
 
+      // The next poll is due a policy delay after the job was last seen: for a create, when the API
+      // answered, not when this workflow got the answer (the activity's completion and the next
+      // workflow task take a while under load).
       const now = Date.now();
-      const delay = agentPollDelay(this.observations, now, options.poll);
-      this.nextPollAt = new Date(now + delay).toISOString();
+      const seenAtMs = Math.min(now, this.observations.at(-1)?.atMs ?? now);
+      const dueAtMs = seenAtMs + agentPollDelay(this.observations, seenAtMs, options.poll);
+      this.nextPollAt = new Date(Math.max(now, dueAtMs)).toISOString();
       this.publish();
       this.wake = false;
-      await condition(() => this.wake, delay);
+      if (dueAtMs > now) await condition(() => this.wake, dueAtMs - now);
       if (this.messaging || this.wake) continue;
 
       const seen = this.generation;

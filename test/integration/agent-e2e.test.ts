@@ -52,6 +52,8 @@ describe('agentJob against the emulator', () => {
   const dies = new Map<string, 'before-send' | 'after-answer'>();
   /** Projects whose first create attempt is held up until its permit's use-by time has passed. */
   const heldUp = new Set<string>();
+  /** Projects whose create answer reaches the workflow this long after the API gave it (a busy worker). */
+  const slowCompletion = new Map<string, number>();
 
   const totalCalls = (): number =>
     Object.values(emu.counters().calls).reduce(
@@ -100,6 +102,12 @@ describe('agentJob against the emulator', () => {
           const useByMs = input.permit?.useByMs;
           if (useByMs !== undefined && heldUp.delete(input.projectId))
             await Context.current().sleep(useByMs - Date.now() + 200);
+          const lateBy = slowCompletion.get(input.projectId);
+          if (lateBy !== undefined) {
+            const answer = await real.createAgentJob(input);
+            await Context.current().sleep(lateBy);
+            return answer;
+          }
           const death = dies.get(input.projectId);
           if (!death) return real.createAgentJob(input);
           dies.delete(input.projectId);
@@ -144,6 +152,30 @@ describe('agentJob against the emulator', () => {
     assert.equal(described.typedSearchAttributes.get(SearchAttr.jobId), result.jobId);
     assert.equal(described.typedSearchAttributes.get(SearchAttr.jobStatus), 'completed');
     assert.equal(described.typedSearchAttributes.get(SearchAttr.prLink), result.prLink);
+  });
+
+  test('the first poll is due a floor after the API answered the create, however late the answer reached the workflow', async () => {
+    const projectId = uniqueProject('late-answer');
+    slowCompletion.set(projectId, 2_000);
+    const floorMs = 3_000;
+    const handle = await start(
+      { projectId, prompt: 'Add a glossary (the answer reaches the workflow 2 s late)' },
+      { poll: { floorMs, fraction: 0.5, capMs: 4_000 } },
+    );
+    await handle.result();
+    const [job] = jobsFor(projectId);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const completedAt = events.findIndex((e) => e.activityTaskCompletedEventAttributes);
+    const firstPollDue = events.slice(completedAt).find((e) => e.timerFiredEventAttributes);
+    assert.ok(job && firstPollDue?.eventTime, 'the job was created and its first poll waited on a timer');
+    const afterAnswerMs =
+      Number(firstPollDue.eventTime.seconds) * 1000 +
+      Math.floor((firstPollDue.eventTime.nanos ?? 0) / 1e6) -
+      Date.parse(job.createdAt);
+    // The floor (plus up to 10 % jitter) after the answer; counted from the workflow's late receipt it
+    // would be 2 s more.
+    assert.ok(afterAnswerMs >= floorMs - 100, `first poll ${afterAnswerMs} ms after the answer: sooner than the floor`);
+    assert.ok(afterAnswerMs < floorMs * 1.1 + 1_000, `first poll ${afterAnswerMs} ms after the answer`);
   });
 
   test('"[no-change]" completes with prLink null: a success', async () => {

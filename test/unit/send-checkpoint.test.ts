@@ -1,0 +1,79 @@
+// withSendCheckpoints in an activity context: what is recorded, in which order, around one request.
+// The Temporal client is a recorder here: these tests are about the order of the two checkpoints and
+// the moment the request's answer is noted (the permit's use time), not about the server.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { withSendCheckpoints } from '../../src/activities/send-checkpoint';
+import { ApiFailure } from '../../src/shared/failures';
+
+function recorder(steps: string[], failFirstHeartbeat = false): Client {
+  let heartbeats = 0;
+  return {
+    activity: {
+      async heartbeat(_token: Uint8Array, details: { phase: string }) {
+        heartbeats += 1;
+        if (failFirstHeartbeat && heartbeats === 1) throw new Error('server unavailable');
+        steps.push(`checkpoint ${details.phase}`);
+      },
+    },
+  } as unknown as Client;
+}
+
+test('the answer is noted the moment the request returns, before it is checkpointed', async () => {
+  const steps: string[] = [];
+  const result = await new MockActivityEnvironment().run(() =>
+    withSendCheckpoints(
+      recorder(steps),
+      'createAgentJob',
+      async () => {
+        steps.push('request');
+        return { id: 'job-1' };
+      },
+      () => steps.push('answered'),
+    ),
+  );
+  assert.deepEqual(result, { id: 'job-1' });
+  assert.deepEqual(steps, ['checkpoint sending', 'request', 'answered', 'checkpoint answered']);
+});
+
+test('a failed request is noted as answered too, and leaves only its sending checkpoint', async () => {
+  const steps: string[] = [];
+  await assert.rejects(
+    new MockActivityEnvironment().run(() =>
+      withSendCheckpoints(
+        recorder(steps),
+        'createAgentJob',
+        async () => {
+          steps.push('request');
+          throw new Error('socket hang up');
+        },
+        () => steps.push('answered'),
+      ),
+    ),
+    /socket hang up/,
+  );
+  assert.deepEqual(steps, ['checkpoint sending', 'request', 'answered']);
+});
+
+test('nothing is sent (and nothing noted) when the sending checkpoint cannot be recorded', async () => {
+  const steps: string[] = [];
+  await assert.rejects(
+    new MockActivityEnvironment().run(() =>
+      withSendCheckpoints(
+        recorder(steps, true),
+        'createAgentJob',
+        async () => {
+          steps.push('request');
+          return { id: 'job-1' };
+        },
+        () => steps.push('answered'),
+      ),
+    ),
+    (err: unknown) =>
+      err instanceof ApplicationFailure && err.type === ApiFailure.networkError && err.nonRetryable === false,
+  );
+  assert.deepEqual(steps, []);
+});
