@@ -53,12 +53,16 @@ export const CLIENT_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
- * pollers leave tasks in an unpolled partition until a long poll expires (~60 s stalls). Exported for
- * the throughput benchmark's baseline worker, which polls the same way.
+ * pollers leave tasks in an unpolled partition until a long poll expires (~60 s stalls). They never
+ * drop below the SDK's classic fixed count (10): scaled down to one after a quiet spell, a worker met
+ * a burst with one poll at a time and took seconds to ramp up, while the burst's first jobs (and
+ * every other project's) waited in the queue. Exported for the throughput benchmark's baseline
+ * worker, which polls the same way.
  */
+export const MIN_POLLERS = 10;
 export const WORKER_POLLERS = {
-  workflowTaskPollerBehavior: { type: 'autoscaling' },
-  activityTaskPollerBehavior: { type: 'autoscaling' },
+  workflowTaskPollerBehavior: { type: 'autoscaling', minimum: MIN_POLLERS, initial: MIN_POLLERS },
+  activityTaskPollerBehavior: { type: 'autoscaling', minimum: MIN_POLLERS, initial: MIN_POLLERS },
 } as const satisfies Pick<WorkerOptions, 'workflowTaskPollerBehavior' | 'activityTaskPollerBehavior'>;
 
 /**
