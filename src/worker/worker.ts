@@ -74,6 +74,14 @@ export const WORKER_POLLERS = {
  */
 export const JOB_WORKFLOW_TASK_SLOTS = 200;
 
+/**
+ * Activity slots of the jobs' worker (the SDK's default is 100). A create under a permit handed on
+ * ahead of time waits its last CALL_LEAD_MS (src/workflows/permits.ts) in its slot, so a window's
+ * worth of creates is ready at the moment their slots free; with 200 slots those waits never hold
+ * up exports or other projects' calls. The activities are HTTP calls: a slot costs little.
+ */
+export const JOB_ACTIVITY_SLOTS = 200;
+
 // ---- the worker -----------------------------------------------------------------------------------
 
 export interface DocsAdminWorkerOptions {
@@ -445,6 +453,7 @@ export async function createDocsAdminWorker(
       ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
+      maxConcurrentActivityTaskExecutions: JOB_ACTIVITY_SLOTS,
       ...versioning,
       interceptors: { activity: [activityInterceptor(metrics, active)] },
       ...options.workerOptions,
