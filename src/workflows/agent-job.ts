@@ -325,7 +325,7 @@ class AgentRun {
       // answered, not when this workflow got the answer (the activity's completion and the next
       // workflow task take a while under load).
       const now = Date.now();
-      const seenAtMs = Math.min(now, this.observations.at(-1)?.atMs ?? now);
+      const seenAtMs = this.observations.at(-1)?.atMs ?? now; // never later than now: observe() clamps it
       const dueAtMs = seenAtMs + agentPollDelay(this.observations, seenAtMs, options.poll);
       this.nextPollAt = new Date(Math.max(now, dueAtMs)).toISOString();
       this.publish();
