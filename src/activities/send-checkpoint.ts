@@ -15,6 +15,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { SendCheckpoint } from '../policies/checkpoint';
 import { ApiFailure } from '../shared/failures';
 
+/**
+ * How long recording a checkpoint may take. Without a deadline a lost response held the attempt (and
+ * its activity slot) until the attempt's own timeout, a minute later; with one, nothing-sent fails
+ * fast and is tried again.
+ */
+export const CHECKPOINT_TIMEOUT_MS = 10_000;
+
 /** `onAnswered` runs the moment the request has returned or failed, before the answer is recorded. */
 export async function withSendCheckpoints<T>(
   temporal: Client,
@@ -23,8 +30,10 @@ export async function withSendCheckpoints<T>(
   onAnswered?: () => void,
 ): Promise<T> {
   const { taskToken } = Context.current().info;
+  const record = (checkpoint: SendCheckpoint<T>): Promise<void> =>
+    temporal.withDeadline(Date.now() + CHECKPOINT_TIMEOUT_MS, () => temporal.activity.heartbeat(taskToken, checkpoint));
   try {
-    await temporal.activity.heartbeat(taskToken, { phase: 'sending' } satisfies SendCheckpoint<T>);
+    await record({ phase: 'sending' });
   } catch (err) {
     // Nothing was sent: safe for the workflow to try again.
     throw ApplicationFailure.create({
@@ -40,8 +49,6 @@ export async function withSendCheckpoints<T>(
     onAnswered?.();
   }
   // Best effort: if this is lost, the completion below still carries the result.
-  await temporal.activity
-    .heartbeat(taskToken, { phase: 'answered', result } satisfies SendCheckpoint<T>)
-    .catch(() => undefined);
+  await record({ phase: 'answered', result }).catch(() => undefined);
   return result;
 }

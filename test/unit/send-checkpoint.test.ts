@@ -6,12 +6,16 @@ import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { withSendCheckpoints } from '../../src/activities/send-checkpoint';
+import { CHECKPOINT_TIMEOUT_MS, withSendCheckpoints } from '../../src/activities/send-checkpoint';
 import { ApiFailure } from '../../src/shared/failures';
 
-function recorder(steps: string[], failFirstHeartbeat = false): Client {
+function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number[] = []): Client {
   let heartbeats = 0;
   return {
+    async withDeadline<R>(deadline: number, fn: () => Promise<R>): Promise<R> {
+      deadlines.push(deadline - Date.now());
+      return fn();
+    },
     activity: {
       async heartbeat(_token: Uint8Array, details: { phase: string }) {
         heartbeats += 1;
@@ -24,9 +28,10 @@ function recorder(steps: string[], failFirstHeartbeat = false): Client {
 
 test('the answer is noted the moment the request returns, before it is checkpointed', async () => {
   const steps: string[] = [];
+  const deadlines: number[] = [];
   const result = await new MockActivityEnvironment().run(() =>
     withSendCheckpoints(
-      recorder(steps),
+      recorder(steps, false, deadlines),
       'createAgentJob',
       async () => {
         steps.push('request');
@@ -37,6 +42,9 @@ test('the answer is noted the moment the request returns, before it is checkpoin
   );
   assert.deepEqual(result, { id: 'job-1' });
   assert.deepEqual(steps, ['checkpoint sending', 'request', 'answered', 'checkpoint answered']);
+  // Each checkpoint's call to Temporal has a deadline: a lost response cannot hold the attempt for its whole timeout.
+  assert.equal(deadlines.length, 2);
+  for (const ms of deadlines) assert.ok(ms > 0 && ms <= CHECKPOINT_TIMEOUT_MS, `deadline ${ms} ms ahead`);
 });
 
 test('a failed request is noted as answered too, and leaves only its sending checkpoint', async () => {
