@@ -1,10 +1,16 @@
 // The worker's side of the permit protocol: asks a project's agentRateLimiter for permits
-// (update-with-start, coalesced per project so a burst costs a few updates), reports when permits
-// were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
+// (update-with-start, coalesced per project so a burst costs a few updates; a quiet project's limiter
+// is started with its first answers instead, see src/policies/limiter-opening.ts), reports when
+// permits were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
 // caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
 // queue nobody serves is adopted: this worker serves that queue until the limiter has moved.
 import { Context, log } from '@temporalio/activity';
-import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
+import {
+  type Client,
+  type WorkflowStartOptions,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/client';
 import type { RateLimit } from '../config';
 import {
   type AgentRateLimiterInput,
@@ -12,6 +18,7 @@ import {
   type PermitAdmission,
   type PermitRequest,
   type PermitUse,
+  type RateLimiterState,
   SearchAttr,
   WorkflowType,
   admitPermitsUpdate,
@@ -19,6 +26,7 @@ import {
   projectFairnessKey,
   rateLimiterWorkflowId,
 } from '../shared';
+import { openLimiter } from '../policies/limiter-opening';
 import { KeyedBatcher } from './keyed-batcher';
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
@@ -60,6 +68,8 @@ export class LimiterClient {
     PermitAdmission
   >;
   private readonly uses: KeyedBatcher<PermitUse>;
+  /** When this process last had an answer from each project's limiter. */
+  private readonly heardAtMs = new Map<string, number>();
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
@@ -104,26 +114,68 @@ export class LimiterClient {
       );
   }
 
-  private admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
+  private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
     const { temporal, rateLimit } = this.options;
-    const input: AgentRateLimiterInput = { projectId, limit: rateLimit.limit, windowMs: rateLimit.windowMs };
     const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
-    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-        args: [requests, context],
-        startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-          workflowId: rateLimiterWorkflowId(projectId),
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          taskQueue,
-          args: [input],
-          staticSummary: `Agent rate limiter for project ${projectId} (${input.limit} per ${input.windowMs} ms)`,
-          // Every permit of the project passes through this one workflow: its tasks go first where the server has priorities.
-          priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
-          // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
-          typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+    const heardAtMs = this.heardAtMs.get(projectId);
+    // Quiet for a window: the limiter may have completed. Starting one with its first answers decided
+    // here costs one call and no wait for its first workflow task; if it runs, ask it as usual.
+    const opened =
+      heardAtMs === undefined || Date.now() - heardAtMs > rateLimit.windowMs
+        ? await this.open(projectId, taskQueue, requests, context)
+        : null;
+    const answers =
+      opened ??
+      (await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+        temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+          args: [requests, context],
+          startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+            ...this.startOptions(projectId, taskQueue),
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
         }),
-      }),
-    );
+      ));
+    this.heardAtMs.set(projectId, Date.now());
+    return answers;
+  }
+
+  /** Starts the project's limiter with these asks answered (see src/policies/limiter-opening.ts); null if it runs. */
+  private async open(
+    projectId: string,
+    taskQueue: string,
+    requests: PermitRequest[],
+    context: LimiterRequestContext,
+  ): Promise<PermitAdmission[] | null> {
+    const { temporal } = this.options;
+    const { state, answers } = openLimiter(requests, Date.now(), context);
+    try {
+      await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+        temporal.workflow.start(WorkflowType.agentRateLimiter, {
+          ...this.startOptions(projectId, taskQueue, state),
+          workflowIdConflictPolicy: 'FAIL',
+        }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
+      throw err;
+    }
+    return answers;
+  }
+
+  /** How a limiter is started, by update-with-start or with its opening state. */
+  private startOptions(projectId: string, taskQueue: string, carried?: RateLimiterState): WorkflowStartOptions {
+    const { limit, windowMs } = this.options.rateLimit;
+    const input: AgentRateLimiterInput = { projectId, limit, windowMs, ...(carried ? { carried } : {}) };
+    return {
+      workflowId: rateLimiterWorkflowId(projectId),
+      taskQueue,
+      args: [input],
+      staticSummary: `Agent rate limiter for project ${projectId} (${limit} per ${windowMs} ms)`,
+      // Every permit of the project passes through this one workflow: its tasks go first where the server has priorities.
+      priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
+      // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
+      typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+    };
   }
 
   /** Why the limiter did not answer, as far as the server can tell; adopts its task queue when nobody serves it. */

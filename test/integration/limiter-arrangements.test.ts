@@ -128,6 +128,31 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     await Promise.all([a.close(), b.close()]);
   });
 
+  test("a quiet project's first job is granted as its limiter starts, without waiting for the limiter's first task", async () => {
+    const projectId = `quiet-${run}`;
+    // No limiter worker in this process: a job that waited for the limiter's answer would wait here.
+    const f = await fleet(uniqueTaskQueue('quiet'), '100/10s', false);
+    const handle = await startJob(f.worker.options.taskQueue, projectId);
+    const job = await waitFor(async () => (await handle.query(agentStatusQuery)).jobId, {
+      timeoutMs: 30_000,
+      what: 'the job to be created while no worker runs the limiter',
+    });
+    assert.equal((await handle.result()).jobId, job);
+    const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(projectId));
+    const history = await limiter.fetchHistory();
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    const input = env.client.options.loadedDataConverter.payloadConverter.fromPayload<AgentRateLimiterInput>(
+      started.input!.payloads![0]!,
+    );
+    assert.deepEqual(
+      input.carried?.grants.map((g) => g.requesterWorkflowId),
+      [handle.workflowId],
+      "the limiter started with the job's grant in its state",
+    );
+    await limiter.terminate('test done');
+    await f.close();
+  });
+
   test('a changed AGENT_RATE_LIMIT reaches the running limiter', async () => {
     const projectId = `changed-limit-${run}`;
     const old = await fleet(uniqueTaskQueue('old-limit'), '100/10s');

@@ -1,0 +1,50 @@
+// A project's limiter that is not running has nothing in its window: it completes only once its
+// window is empty (src/workflows/rate-limiter.ts). So the first asks of a quiet project can be
+// answered by whoever starts the limiter, from the same sliding-window arithmetic, and the limiter
+// starts with those answers as its state: nobody waits for its first workflow task (up to a second on
+// a busy server) before the first creates go out. Pure: the worker calls it, unit tests check it.
+import type { LimiterRequestContext, PermitAdmission, PermitRequest, RateLimiterState } from '../shared';
+import { type WindowLimit, estimateGrantAt, grantedSlotFreeAt, permitUseByMs, rememberLimit } from './rate-window';
+
+export interface LimiterOpening {
+  /** The new limiter's state: what it granted and what it queued, in ask order. */
+  state: RateLimiterState;
+  /** One answer per ask, in ask order (a repeated ask gets its first one's answer). */
+  answers: PermitAdmission[];
+}
+
+/** Grants the first `limit` distinct asks at nowMs and queues the rest, FIFO, as the limiter would. */
+export function openLimiter(
+  asks: readonly PermitRequest[],
+  nowMs: number,
+  context: Pick<LimiterRequestContext, 'limit' | 'windowMs'>,
+): LimiterOpening {
+  const limit: WindowLimit = { limit: context.limit, windowMs: context.windowMs };
+  const state: RateLimiterState = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
+  const answered = new Map<string, PermitAdmission>();
+  const freeAtMs = grantedSlotFreeAt(nowMs, limit);
+  const answers = asks.map((ask) => {
+    const key = JSON.stringify([ask.requesterWorkflowId, ask.requestKey]);
+    const known = answered.get(key);
+    if (known) return known;
+    const request: PermitRequest = { requesterWorkflowId: ask.requesterWorkflowId, requestKey: ask.requestKey };
+    let answer: PermitAdmission;
+    if (state.grants.length < limit.limit) {
+      state.grants.push({ ...request, atMs: nowMs, freeAtMs });
+      answer = { requestKey: ask.requestKey, granted: true, useByMs: permitUseByMs(freeAtMs, limit) };
+    } else {
+      const position = state.queue.length;
+      state.queue.push(request);
+      const slots = state.grants.map((g) => g.freeAtMs);
+      answer = {
+        requestKey: ask.requestKey,
+        granted: false,
+        position,
+        expectedAtMs: estimateGrantAt(slots, position, nowMs, limit),
+      };
+    }
+    answered.set(key, answer);
+    return answer;
+  });
+  return { state, answers };
+}
