@@ -10,8 +10,11 @@
 //           second and lag (workflow completion minus the API job's completion), p50/p99.
 //
 // `npx tsx bench/user-path.ts [burst|mixed] --address 127.0.0.1:7633 [--workers 3] [--window 10s]`
-// prints the figures as JSON; bench/run.ts runs the full matrix (cluster and tuned dev server).
+// prints the figures as JSON; `... report` runs the full matrix (cluster and tuned dev server).
+// BENCH_WORKER_LOGS=DIR keeps the worker processes' output.
 import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { parseDuration } from '../src/config';
 import { startEmulator, type EmulatorHandle } from '../emulator';
@@ -33,6 +36,18 @@ interface Fleet {
   emu: EmulatorHandle;
   workers: WorkerProcess[];
   close(): Promise<void>;
+}
+
+/**
+ * BENCH_WORKER_LOGS=DIR keeps each worker process's output (the last 4 MiB) as DIR/<time>-worker-<pid>.log:
+ * what a straggler's worker said (its histories name the worker by pid@host).
+ */
+function keepWorkerLogs(workers: readonly WorkerProcess[]): void {
+  const dir = process.env.BENCH_WORKER_LOGS;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const at = new Date().toISOString().replace(/[:.]/g, '-');
+  for (const w of workers) writeFileSync(path.join(dir, `${at}-worker-${w.pid}.log`), w.output.text);
 }
 
 /** The emulator, `workers` worker processes on the default task queue, and a client: what a deployment has. */
@@ -70,6 +85,7 @@ async function startFleet(
     workers: started,
     async close() {
       await Promise.all(started.map((w) => w.kill('SIGTERM')));
+      keepWorkerLogs(started);
       await connection.close();
       await emu.close();
     },
@@ -444,8 +460,6 @@ function flag(name: string): string | undefined {
 
 async function matrix(): Promise<void> {
   const { DevServer } = await import('../test/chaos/helpers');
-  const { mkdirSync, writeFileSync } = await import('node:fs');
-  const path = await import('node:path');
   const cluster = { label: 'cluster (default settings)', address: flag('address') ?? '127.0.0.1:7633' };
   // A tuned dev server (DEV_SERVER_DYNAMIC_CONFIG), reused across this run's scenarios.
   const dev = await DevServer.start();
