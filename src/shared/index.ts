@@ -383,6 +383,8 @@ export interface AgentRateLimiterInput {
   windowMs: number;
   /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
   marginMs?: number;
+  /** Continue as new past this many history events (default 500: a new worker replays it quickly). */
+  maxHistoryEvents?: number;
   /** Set by the limiter itself when it continues as new. */
   carried?: RateLimiterState;
 }

@@ -26,6 +26,7 @@ import {
   getExternalWorkflowHandle,
   log,
   makeContinueAsNewFunc,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -59,6 +60,16 @@ import {
   requestPermitSignal,
 } from '../shared';
 
+/**
+ * A limiter of a busy project runs for as long as its window keeps filling, and outlives worker
+ * processes: after a deploy the new worker replays its whole history before it can answer an ask. At
+ * ~1,400 events that took seconds on a busy worker and asks went unanswered for 10 s; so it continues
+ * as new long before the server would suggest it (several thousand events). Runs that began before
+ * this keep their old behaviour until the patch marker is recorded.
+ */
+const MAX_HISTORY_EVENTS = 500;
+const SHORT_HISTORY_PATCH = 'limiter-short-history';
+
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
 
@@ -69,6 +80,8 @@ const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
 // eslint-disable-next-line max-lines-per-function -- see the comment above
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
   const started = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
+  const historyIsLong = (): boolean =>
+    workflowInfo().historyLength > (input.maxHistoryEvents ?? MAX_HISTORY_EVENTS) && patched(SHORT_HISTORY_PATCH);
   const state: RateLimiterState = {
     grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
     queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
@@ -274,7 +287,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
     const plan = grantWhatFits(now);
 
-    if (workflowInfo().continueAsNewSuggested) {
+    if (workflowInfo().continueAsNewSuggested || historyIsLong()) {
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
       return continueAsNew<typeof agentRateLimiter>({ ...input, carried: state });

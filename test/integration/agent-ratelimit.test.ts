@@ -85,4 +85,45 @@ describe('agent rate limiting', () => {
       await handle.terminate('test finished');
     });
   });
+
+  test('a limiter whose history grows long continues as new with its grants and queue, and keeps the limit', async () => {
+    const taskQueue = uniqueTaskQueue('limiter-can');
+    const projectId = `limiter-can-${taskQueue.slice(-8)}`;
+    const workflowId = rateLimiterWorkflowId(projectId);
+    await runWorker(env, { taskQueue }, async () => {
+      const request = (requestKey: string) =>
+        env.client.workflow.signalWithStart(agentRateLimiter, {
+          taskQueue,
+          workflowId,
+          args: [{ projectId, limit: 3, windowMs: 60_000, maxHistoryEvents: 20 }],
+          signal: requestPermitSignal,
+          signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
+        });
+      const first = await request('r0');
+      for (let i = 1; i < 12; i++) {
+        await request(`r${i}`);
+        // One at a time, so each request is its own workflow task and the history grows.
+        await waitFor(
+          async () => {
+            const seen = await env.client.workflow.getHandle(workflowId).query(rateLimiterStatusQuery);
+            return seen.queued + seen.inWindow > i;
+          },
+          { what: `request ${i} to be seen` },
+        );
+      }
+      const latest = env.client.workflow.getHandle(workflowId);
+      const status = await waitFor(
+        async () => {
+          const s = await latest.query(rateLimiterStatusQuery);
+          return s.inWindow === 3 && s.queued === 9 ? s : null;
+        },
+        { what: 'three grants in the window and nine queued, across runs' },
+      );
+      assert.equal(status.limit, 3);
+      const description = await latest.describe();
+      assert.notEqual(description.runId, first.signaledRunId, 'the limiter continued as new');
+      assert.ok(description.historyLength < 40, `the current run has ${description.historyLength} events`);
+      await latest.terminate('test finished');
+    });
+  });
 });
