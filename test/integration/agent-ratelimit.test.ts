@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
-import { rateLimiterStatusQuery, rateLimiterWorkflowId, requestPermitSignal } from '../../src/shared';
+import {
+  type AgentRateLimiterInput,
+  type RateLimiterStatus,
+  rateLimiterStatusQuery,
+  rateLimiterWorkflowId,
+  requestPermitSignal,
+} from '../../src/shared';
 import { agentRateLimiter } from '../../src/workflows';
 import { createDevEnv, runWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
@@ -53,33 +59,44 @@ describe('agent rate limiting', () => {
     );
   });
 
-  test('the limiter grants FIFO up to the limit and never takes two permits for a repeated request', async () => {
-    const taskQueue = uniqueTaskQueue('limiter');
-    const projectId = `limiter-${taskQueue.slice(-8)}`;
+  /**
+   * A limiter of its own project on its own task queue, asked by signal-with-start for requesters that
+   * do not exist (the limiter logs the undeliverable grant and carries on).
+   */
+  function signalledLimiter(name: string, limits: Omit<AgentRateLimiterInput, 'projectId'>) {
+    const taskQueue = uniqueTaskQueue(name);
+    const projectId = `${name}-${taskQueue.slice(-8)}`;
     const workflowId = rateLimiterWorkflowId(projectId);
+    const request = (requestKey: string) =>
+      env.client.workflow.signalWithStart(agentRateLimiter, {
+        taskQueue,
+        workflowId,
+        args: [{ projectId, ...limits }],
+        signal: requestPermitSignal,
+        signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
+      });
+    /** The status of the project's current limiter run, once `check` holds. */
+    const statusWhen = (check: (status: RateLimiterStatus) => boolean, what: string) =>
+      waitFor(
+        async () => {
+          const status = await env.client.workflow.getHandle(workflowId).query(rateLimiterStatusQuery);
+          return check(status) ? status : null;
+        },
+        { what },
+      );
+    return { taskQueue, workflowId, request, statusWhen };
+  }
+
+  test('the limiter grants FIFO up to the limit and never takes two permits for a repeated request', async () => {
+    const { taskQueue, request, statusWhen } = signalledLimiter('limiter', { limit: 2, windowMs: 60_000 });
     await runWorker(env, { taskQueue }, async () => {
-      const request = (requestKey: string) =>
-        env.client.workflow.signalWithStart(agentRateLimiter, {
-          taskQueue,
-          workflowId,
-          args: [{ projectId, limit: 2, windowMs: 60_000 }],
-          signal: requestPermitSignal,
-          // Requesters that do not exist: the limiter logs the undeliverable grant and carries on.
-          signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
-        });
       const handle = await request('a');
       await request('a'); // a retried activity
       await request('b');
       await request('a');
       await request('c');
       await request('c');
-      const status = await waitFor(
-        async () => {
-          const s = await handle.query(rateLimiterStatusQuery);
-          return s.granted === 2 && s.queued === 1 ? s : null;
-        },
-        { what: 'two grants and one queued request' },
-      );
+      const status = await statusWhen((s) => s.granted === 2 && s.queued === 1, 'two grants and one queued request');
       assert.equal(status.inWindow, 2);
       assert.ok(status.nextFreeAt !== null);
       await handle.terminate('test finished');
@@ -87,39 +104,24 @@ describe('agent rate limiting', () => {
   });
 
   test('a limiter whose history grows long continues as new with its grants and queue, and keeps the limit', async () => {
-    const taskQueue = uniqueTaskQueue('limiter-can');
-    const projectId = `limiter-can-${taskQueue.slice(-8)}`;
-    const workflowId = rateLimiterWorkflowId(projectId);
+    const { taskQueue, workflowId, request, statusWhen } = signalledLimiter('limiter-can', {
+      limit: 3,
+      windowMs: 60_000,
+      maxHistoryEvents: 20,
+    });
     await runWorker(env, { taskQueue }, async () => {
-      const request = (requestKey: string) =>
-        env.client.workflow.signalWithStart(agentRateLimiter, {
-          taskQueue,
-          workflowId,
-          args: [{ projectId, limit: 3, windowMs: 60_000, maxHistoryEvents: 20 }],
-          signal: requestPermitSignal,
-          signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
-        });
       const first = await request('r0');
       for (let i = 1; i < 12; i++) {
         await request(`r${i}`);
         // One at a time, so each request is its own workflow task and the history grows.
-        await waitFor(
-          async () => {
-            const seen = await env.client.workflow.getHandle(workflowId).query(rateLimiterStatusQuery);
-            return seen.queued + seen.inWindow > i;
-          },
-          { what: `request ${i} to be seen` },
-        );
+        await statusWhen((s) => s.queued + s.inWindow > i, `request ${i} to be seen`);
       }
-      const latest = env.client.workflow.getHandle(workflowId);
-      const status = await waitFor(
-        async () => {
-          const s = await latest.query(rateLimiterStatusQuery);
-          return s.inWindow === 3 && s.queued === 9 ? s : null;
-        },
-        { what: 'three grants in the window and nine queued, across runs' },
+      const status = await statusWhen(
+        (s) => s.inWindow === 3 && s.queued === 9,
+        'three grants in the window and nine queued, across runs',
       );
       assert.equal(status.limit, 3);
+      const latest = env.client.workflow.getHandle(workflowId);
       const description = await latest.describe();
       assert.notEqual(description.runId, first.signaledRunId, 'the limiter continued as new');
       assert.ok(description.historyLength < 40, `the current run has ${description.historyLength} events`);
