@@ -23,6 +23,8 @@ export function openLimiter(
   const state: RateLimiterState = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
   const answered = new Map<string, PermitAdmission>();
   const freeAtMs = grantedSlotFreeAt(nowMs, limit);
+  /** The window's slots once it is full (the first ask queued): no grant is added after that. */
+  let fullSlots: number[] | undefined;
   const answers = asks.map((ask) => {
     const key = JSON.stringify([ask.requesterWorkflowId, ask.requestKey]);
     const known = answered.get(key);
@@ -35,12 +37,12 @@ export function openLimiter(
     } else {
       const position = state.queue.length;
       state.queue.push(request);
-      const slots = state.grants.map((g) => g.freeAtMs);
+      fullSlots ??= state.grants.map((g) => g.freeAtMs);
       answer = {
         requestKey: ask.requestKey,
         granted: false,
         position,
-        expectedAtMs: estimateGrantAt(slots, position, nowMs, limit),
+        expectedAtMs: estimateGrantAt(fullSlots, position, nowMs, limit),
       };
     }
     answered.set(key, answer);
