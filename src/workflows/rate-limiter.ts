@@ -1,14 +1,15 @@
 // agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
 // creates and messages before they reach the API, for every worker process at once. Requests arrive
 // as admitPermitsUpdate (update-with-start from the activity about to make the call, coalesced per
-// worker process: a burst costs a few updates, not one per job), or in its start input: a worker that
-// finds the project quiet starts it with its first asks already answered (src/policies/limiter-opening.ts,
-// as `carried` state). What fits in the window is granted in the update's answer; the rest queues
-// FIFO and is granted later by permitGrantedSignal to the requesting workflow. At most `limit` slots are occupied at once. A grant holds its slot until the
-// requester reports (permitsUsedSignal) when it made the call, then for one window (plus a small
-// margin) after that: the window follows the API's own, measured at arrival, however late a busy
-// worker sends the request (src/policies/rate-window.ts). One limiter per project keeps projects independent: a
-// burst in one project never delays another's permits.
+// worker process: a burst costs a few updates, not one per job), or in its start input: a worker
+// that finds the project quiet starts it with its first asks already answered, as `carried` state
+// (src/policies/limiter-opening.ts). What fits in the window is granted in the update's answer; the
+// rest queues FIFO and is granted later by permitGrantedSignal to the requesting workflow. At most
+// `limit` slots are occupied at once. A grant holds its slot until the requester reports
+// (permitsUsedSignal) when it made the call, then for one window (plus a small margin) after that: the
+// window follows the API's own, measured at arrival, however late a busy worker sends the request
+// (src/policies/rate-window.ts). One limiter per project keeps projects independent: a burst in one
+// project never delays another's permits.
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
