@@ -257,7 +257,7 @@ describe('rolling out a new worker version', () => {
         'the v2 keeper run took the patched() path',
       );
 
-      // The project's rate limiter (AUTO_UPGRADE), started on v1 by update-with-start, answered v2's jobs on
+      // The project's rate limiter (AUTO_UPGRADE), started on v1 by the project's first ask, answered v2's jobs on
       // v2: v2 replayed its v1 history live, with no failed task.
       const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(`rollout-${process.pid}`));
       const limiterRun = await tasks(limiter);
