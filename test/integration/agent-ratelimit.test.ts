@@ -7,6 +7,7 @@ import { runRateLimitDrain } from '../../bench/rate-limit-drain';
 import {
   type AgentRateLimiterInput,
   type RateLimiterStatus,
+  admitPermitsUpdate,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
   requestPermitSignal,
@@ -126,6 +127,37 @@ describe('agent rate limiting', () => {
       assert.notEqual(description.runId, first.signaledRunId, 'the limiter continued as new');
       assert.ok(description.historyLength < 40, `the current run has ${description.historyLength} events`);
       await latest.terminate('test finished');
+    });
+  });
+
+  test('a limiter whose asks are all granted at once (its window never fills) still continues as new', async () => {
+    // The workers' path: asks by update, each granted by the handler, nothing ever queued.
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-can-idle', {
+      limit: 100,
+      windowMs: 60_000,
+      maxHistoryEvents: 20,
+    });
+    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    await runWorker(env, { taskQueue }, async () => {
+      const first = await env.client.workflow.start(agentRateLimiter, {
+        taskQueue,
+        workflowId,
+        args: [{ projectId, limit: 100, windowMs: 60_000, maxHistoryEvents: 20 }],
+      });
+      for (let i = 0; i < 12; i++) {
+        const [answer] = await env.client.workflow
+          .getHandle(workflowId)
+          .executeUpdate(admitPermitsUpdate, {
+            args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
+          });
+        assert.equal(answer?.granted, true, `ask ${i} granted at once`);
+      }
+      const status = await statusWhen((s) => s.inWindow === 12, 'twelve grants in the window, across runs');
+      assert.equal(status.queued, 0);
+      const description = await env.client.workflow.getHandle(workflowId).describe();
+      assert.notEqual(description.runId, first.firstExecutionRunId, 'the limiter continued as new');
+      assert.ok(description.historyLength < 40, `the current run has ${description.historyLength} events`);
+      await env.client.workflow.getHandle(workflowId).terminate('test finished');
     });
   });
 });
