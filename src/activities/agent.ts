@@ -9,7 +9,7 @@ import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { LimiterClient, type LimiterAnswer } from './limiter-client';
-import { withSendCheckpoints } from './send-checkpoint';
+import { type CheckpointChannel, withCheckpointChannel, withSendCheckpoints } from './send-checkpoint';
 
 /**
  * The permit a create or message runs under. With it, the activity itself reports to the project's
@@ -141,12 +141,14 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(limiter, projectId, permit, (answered) =>
-        withSendCheckpoints(
-          deps.temporal,
-          'createAgentJob',
-          () => callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
-          answered,
+      return withCheckpointChannel(deps.temporal, (channel: CheckpointChannel<AgentJob>) =>
+        permitted(limiter, projectId, permit, (answered) =>
+          withSendCheckpoints(
+            channel,
+            'createAgentJob',
+            () => callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
+            answered,
+          ),
         ),
       );
     },
@@ -160,15 +162,17 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return permitted(limiter, projectId, permit, (answered) =>
-        withSendCheckpoints(
-          deps.temporal,
-          'sendAgentMessage',
-          () =>
-            callAdminApi('sendAgentMessage', (signal) =>
-              deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
-            ),
-          answered,
+      return withCheckpointChannel(deps.temporal, (channel: CheckpointChannel<AgentJob>) =>
+        permitted(limiter, projectId, permit, (answered) =>
+          withSendCheckpoints(
+            channel,
+            'sendAgentMessage',
+            () =>
+              callAdminApi('sendAgentMessage', (signal) =>
+                deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
+              ),
+            answered,
+          ),
         ),
       );
     },

@@ -14,3 +14,14 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * Activities that record heartbeat details of their own: send checkpoints (which also keep the attempt
+ * alive) and download or apply progress. The worker's keep-alive heartbeat must not overwrite them.
+ */
+export const HEARTBEATING_ACTIVITIES: ReadonlySet<string> = new Set<keyof Activities>([
+  'createAgentJob',
+  'sendAgentMessage',
+  'verifyBundle',
+  'applyBundle',
+]);

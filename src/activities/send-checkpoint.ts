@@ -8,11 +8,13 @@
 //   - 'answered': the API's answer survived the worker, and is the result;
 //   - 'sending': the request may have reached the API: OutcomeUnknown, as before.
 // Heartbeat details live in the workflow's mutable state (persisted, never in history events), so this
-// costs two short calls to Temporal per create or message and no workflow task.
+// costs two short calls to Temporal per create or message and no workflow task (more only for an
+// attempt that runs longer than ACTIVITY_KEEP_ALIVE_MS: the keep-alive).
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SendCheckpoint } from '../policies/checkpoint';
+import { ACTIVITY_KEEP_ALIVE_MS } from '../shared';
 import { ApiFailure } from '../shared/failures';
 
 /**
@@ -22,18 +24,69 @@ import { ApiFailure } from '../shared/failures';
  */
 export const CHECKPOINT_TIMEOUT_MS = 10_000;
 
+/**
+ * An attempt's heartbeats, all through the client so that none can overwrite a checkpoint: the
+ * checkpoints themselves, and meanwhile the last one again every `keepAliveMs` (none before the
+ * first: nothing sent), which keeps the attempt alive under its heartbeat timeout. One call at a
+ * time, in order, so a keep-alive never lands after a newer checkpoint.
+ */
+export class CheckpointChannel<T> {
+  private last: SendCheckpoint<T> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly taskToken = Context.current().info.taskToken;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly temporal: Client,
+    keepAliveMs = ACTIVITY_KEEP_ALIVE_MS,
+  ) {
+    this.timer = setInterval(() => void this.send(this.last).catch(() => undefined), keepAliveMs);
+    this.timer.unref();
+  }
+
+  /** Resolves once Temporal has stored the checkpoint (or fails within CHECKPOINT_TIMEOUT_MS). */
+  record(checkpoint: SendCheckpoint<T>): Promise<void> {
+    this.last = checkpoint;
+    return this.send(checkpoint);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private send(details: SendCheckpoint<T> | undefined): Promise<void> {
+    const sent = this.queue.then(() =>
+      this.temporal.withDeadline(Date.now() + CHECKPOINT_TIMEOUT_MS, () =>
+        this.temporal.activity.heartbeat(this.taskToken, details),
+      ),
+    );
+    this.queue = sent.catch(() => undefined);
+    return sent;
+  }
+}
+
+/** Runs `fn` with a checkpoint channel open for the whole attempt (its waits for a permit included). */
+export async function withCheckpointChannel<T, R>(
+  temporal: Client,
+  fn: (channel: CheckpointChannel<T>) => Promise<R>,
+): Promise<R> {
+  const channel = new CheckpointChannel<T>(temporal);
+  try {
+    return await fn(channel);
+  } finally {
+    channel.close();
+  }
+}
+
 /** `onAnswered` runs the moment the request has returned or failed, before the answer is recorded. */
 export async function withSendCheckpoints<T>(
-  temporal: Client,
+  channel: CheckpointChannel<T>,
   operation: string,
   send: () => Promise<T>,
   onAnswered?: () => void,
 ): Promise<T> {
-  const { taskToken } = Context.current().info;
-  const record = (checkpoint: SendCheckpoint<T>): Promise<void> =>
-    temporal.withDeadline(Date.now() + CHECKPOINT_TIMEOUT_MS, () => temporal.activity.heartbeat(taskToken, checkpoint));
   try {
-    await record({ phase: 'sending' });
+    await channel.record({ phase: 'sending' });
   } catch (err) {
     // Nothing was sent: safe for the workflow to try again.
     throw ApplicationFailure.create({
@@ -49,6 +102,6 @@ export async function withSendCheckpoints<T>(
     onAnswered?.();
   }
   // Best effort: if this is lost, the completion below still carries the result.
-  await record({ phase: 'answered', result }).catch(() => undefined);
+  await channel.record({ phase: 'answered', result }).catch(() => undefined);
   return result;
 }

@@ -8,6 +8,7 @@
 // Prometheus exporter, bound by installRuntime (src/observability/runtime.ts) to a private loopback port and appended to each
 // scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
+import type { Context } from '@temporalio/activity';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
@@ -19,7 +20,7 @@ import {
   type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { HEARTBEATING_ACTIVITIES, createActivities } from '../activities';
 import { AdminApiClient } from '../api/client';
 import type { AdminApi } from '../api/types';
 import type { WorkerConfig } from '../config';
@@ -31,7 +32,7 @@ import {
   type PrometheusMetrics,
 } from '../observability/prometheus';
 import { connectClientAt, connectNative } from '../connection';
-import { LIMITER_TASK_QUEUE } from '../shared';
+import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LimiterQueueAdopter } from './limiter-adopter';
@@ -274,6 +275,19 @@ async function openDependencies(
  * One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and keeps
  * the attempts in flight, which a shutdown that overruns its deadline reports.
  */
+/**
+ * Heartbeats an attempt given a heartbeat timeout every ACTIVITY_KEEP_ALIVE_MS while it runs (none
+ * for a shorter one), so only a lost attempt (never started here, or its worker gone) times out by
+ * it. Activities that heartbeat themselves are left alone: an empty heartbeat would overwrite their
+ * details (send checkpoints, download progress).
+ */
+function keepAlive(ctx: Context): () => void {
+  const { heartbeatTimeoutMs, isLocal, activityType } = ctx.info;
+  if (isLocal || !heartbeatTimeoutMs || HEARTBEATING_ACTIVITIES.has(activityType)) return () => undefined;
+  const timer = setInterval(() => ctx.heartbeat(), Math.min(ACTIVITY_KEEP_ALIVE_MS, heartbeatTimeoutMs / 3));
+  return () => clearInterval(timer);
+}
+
 function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActivity>): ActivityInterceptorsFactory {
   return (ctx) => ({
     inbound: {
@@ -287,9 +301,11 @@ function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActiv
           startedAtMs: Date.now(),
         };
         active.add(entry);
+        const stopKeepAlive = keepAlive(ctx);
         try {
           return await next(input);
         } finally {
+          stopKeepAlive();
           active.delete(entry);
         }
       },

@@ -24,6 +24,7 @@ import type { Activities } from '../activities';
 import type { PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import {
+  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   type AgentJobCarry,
   type AgentJobInput,
   type AgentJobOptions,
@@ -44,6 +45,7 @@ import { callOnceSafely } from './send-once';
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
 /**
@@ -53,6 +55,7 @@ const API_OPTIONS: ActivityOptions = {
 const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
 const NON_IDEMPOTENT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: NON_IDEMPOTENT_TIMEOUT_MS,
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { maximumAttempts: 1 },
 };
 

@@ -37,6 +37,7 @@ import {
 import type { ExportActivities } from '../activities/export';
 import type { Bundle } from '../api/types';
 import {
+  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   type AppliedBundle,
   type BundleKeeperInput,
   type KeeperCarriedState,
@@ -64,6 +65,7 @@ const EXPORT_BACKOFF = { baseMs: 60_000, maxMs: 60 * 60_000 };
 
 const api = proxyActivities<ExportActivities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 // Downloads the whole archive: long, heartbeating. Content problems are non-retryable (BundleInvalid).

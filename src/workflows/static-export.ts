@@ -28,6 +28,7 @@ import {
 import type { ExportActivities } from '../activities/export';
 import { EXPORT_TERMINAL_STATUSES, type StaticExportJob } from '../api/types';
 import {
+  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   type ExportStatus,
   SearchAttr,
   type StaticExportCarry,
@@ -51,7 +52,11 @@ export interface ExportFailedDetails {
 // API calls: short, retried by Temporal with backoff. Non-retryable failures (PlanRequired, NotFound,
 // Unauthorized, InvalidRequest) are marked so by callAdminApi and are not retried.
 const API_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
-const api = proxyActivities<ExportActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
+const api = proxyActivities<ExportActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
+  retry: API_RETRY,
+});
 /**
  * Status polls: a short idempotent GET, run as a local activity inside the workflow task that the
  * poll timer wakes (no activity task round trip, one marker event instead of three activity events

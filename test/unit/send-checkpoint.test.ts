@@ -6,7 +6,12 @@ import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { CHECKPOINT_TIMEOUT_MS, withSendCheckpoints } from '../../src/activities/send-checkpoint';
+import {
+  CHECKPOINT_TIMEOUT_MS,
+  CheckpointChannel,
+  withCheckpointChannel,
+  withSendCheckpoints,
+} from '../../src/activities/send-checkpoint';
 import { ApiFailure } from '../../src/shared/failures';
 
 function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number[] = []): Client {
@@ -17,10 +22,10 @@ function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number
       return fn();
     },
     activity: {
-      async heartbeat(_token: Uint8Array, details: { phase: string }) {
+      async heartbeat(_token: Uint8Array, details?: { phase: string }) {
         heartbeats += 1;
         if (failFirstHeartbeat && heartbeats === 1) throw new Error('server unavailable');
-        steps.push(`checkpoint ${details.phase}`);
+        steps.push(`checkpoint ${details?.phase ?? 'none'}`);
       },
     },
   } as unknown as Client;
@@ -30,14 +35,16 @@ test('the answer is noted the moment the request returns, before it is checkpoin
   const steps: string[] = [];
   const deadlines: number[] = [];
   const result = await new MockActivityEnvironment().run(() =>
-    withSendCheckpoints(
-      recorder(steps, false, deadlines),
-      'createAgentJob',
-      async () => {
-        steps.push('request');
-        return { id: 'job-1' };
-      },
-      () => steps.push('answered'),
+    withCheckpointChannel(recorder(steps, false, deadlines), (channel) =>
+      withSendCheckpoints(
+        channel,
+        'createAgentJob',
+        async () => {
+          steps.push('request');
+          return { id: 'job-1' };
+        },
+        () => steps.push('answered'),
+      ),
     ),
   );
   assert.deepEqual(result, { id: 'job-1' });
@@ -51,14 +58,16 @@ test('a failed request is noted as answered too, and leaves only its sending che
   const steps: string[] = [];
   await assert.rejects(
     new MockActivityEnvironment().run(() =>
-      withSendCheckpoints(
-        recorder(steps),
-        'createAgentJob',
-        async () => {
-          steps.push('request');
-          throw new Error('socket hang up');
-        },
-        () => steps.push('answered'),
+      withCheckpointChannel(recorder(steps), (channel) =>
+        withSendCheckpoints(
+          channel,
+          'createAgentJob',
+          async () => {
+            steps.push('request');
+            throw new Error('socket hang up');
+          },
+          () => steps.push('answered'),
+        ),
       ),
     ),
     /socket hang up/,
@@ -70,18 +79,57 @@ test('nothing is sent (and nothing noted) when the sending checkpoint cannot be 
   const steps: string[] = [];
   await assert.rejects(
     new MockActivityEnvironment().run(() =>
-      withSendCheckpoints(
-        recorder(steps, true),
-        'createAgentJob',
-        async () => {
-          steps.push('request');
-          return { id: 'job-1' };
-        },
-        () => steps.push('answered'),
+      withCheckpointChannel(recorder(steps, true), (channel) =>
+        withSendCheckpoints(
+          channel,
+          'createAgentJob',
+          async () => {
+            steps.push('request');
+            return { id: 'job-1' };
+          },
+          () => steps.push('answered'),
+        ),
       ),
     ),
     (err: unknown) =>
       err instanceof ApplicationFailure && err.type === ApiFailure.networkError && err.nonRetryable === false,
   );
   assert.deepEqual(steps, []);
+});
+
+test('a long attempt is kept alive with its last checkpoint, in order, and nothing before the first', async () => {
+  const steps: string[] = [];
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await new MockActivityEnvironment().run(async () => {
+    const channel = new CheckpointChannel<{ id: string }>(recorder(steps), 20);
+    try {
+      await pause(70); // waiting for a permit: nothing sent yet
+      steps.push('---');
+      await withSendCheckpoints(channel, 'createAgentJob', async () => {
+        await pause(70);
+        steps.push('request');
+        return { id: 'job-1' };
+      });
+      steps.push('===');
+      await pause(70);
+    } finally {
+      channel.close();
+    }
+    await pause(50);
+  });
+  const [waiting, sending, answered] = [
+    steps.slice(0, steps.indexOf('---')),
+    steps.slice(steps.indexOf('---') + 1, steps.indexOf('request')),
+    steps.slice(steps.indexOf('===') + 1),
+  ];
+  assert.ok(waiting.length >= 2, `keep-alives while waiting: ${waiting.join(', ')}`);
+  assert.ok(
+    waiting.every((step) => step === 'checkpoint none'),
+    waiting.join(', '),
+  );
+  assert.ok(sending.length >= 2 && sending.every((step) => step === 'checkpoint sending'), sending.join(', '));
+  assert.equal(steps[steps.indexOf('request') + 1], 'checkpoint answered');
+  // After the answer only the answer is repeated, and nothing once the channel is closed.
+  assert.ok(answered.length >= 2 && answered.every((step) => step === 'checkpoint answered'), answered.join(', '));
+  assert.ok(answered.length <= 5, `${answered.length} keep-alives after the answer in 70 ms at 20 ms`);
 });
