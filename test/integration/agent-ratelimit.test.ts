@@ -145,11 +145,9 @@ describe('agent rate limiting', () => {
         args: [{ projectId, limit: 100, windowMs: 60_000, maxHistoryEvents: 20 }],
       });
       for (let i = 0; i < 12; i++) {
-        const [answer] = await env.client.workflow
-          .getHandle(workflowId)
-          .executeUpdate(admitPermitsUpdate, {
-            args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
-          });
+        const [answer] = await env.client.workflow.getHandle(workflowId).executeUpdate(admitPermitsUpdate, {
+          args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
+        });
         assert.equal(answer?.granted, true, `ask ${i} granted at once`);
       }
       const status = await statusWhen((s) => s.inWindow === 12, 'twelve grants in the window, across runs');
