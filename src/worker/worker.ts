@@ -272,10 +272,6 @@ async function openDependencies(
 }
 
 /**
- * One place counts retries for every activity (attempt > 1 means Temporal is retrying it) and keeps
- * the attempts in flight, which a shutdown that overruns its deadline reports.
- */
-/**
  * Heartbeats an attempt given a heartbeat timeout every ACTIVITY_KEEP_ALIVE_MS while it runs (none
  * for a shorter one), so only a lost attempt (never started here, or its worker gone) times out by
  * it. Activities that heartbeat themselves are left alone: an empty heartbeat would overwrite their
@@ -288,6 +284,10 @@ function keepAlive(ctx: Context): () => void {
   return () => clearInterval(timer);
 }
 
+/**
+ * One place counts retries for every activity (attempt > 1 means Temporal is retrying it), keeps
+ * the attempts in flight, which a shutdown that overruns its deadline reports, and keeps them alive.
+ */
 function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActivity>): ActivityInterceptorsFactory {
   return (ctx) => ({
     inbound: {
