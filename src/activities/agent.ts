@@ -119,6 +119,21 @@ export function createAgentActivities(deps: ActivityDeps) {
     adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
   });
+  /**
+   * A non-idempotent call (create, message) under its permit, with send checkpoints; the checkpoint
+   * channel is open for the whole attempt, so its waits for the permit are kept alive too.
+   */
+  const sendOnce = (
+    projectId: string,
+    permit: PermitUse | undefined,
+    operation: 'createAgentJob' | 'sendAgentMessage',
+    call: (signal: AbortSignal) => Promise<AgentJob>,
+  ): Promise<Admitted<AgentJob>> =>
+    withCheckpointChannel(deps.temporal, (channel: CheckpointChannel<AgentJob>) =>
+      permitted(limiter, projectId, permit, (answered) =>
+        withSendCheckpoints(channel, operation, () => callAdminApi(operation, call), answered),
+      ),
+    );
 
   return {
     /**
@@ -141,15 +156,8 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return withCheckpointChannel(deps.temporal, (channel: CheckpointChannel<AgentJob>) =>
-        permitted(limiter, projectId, permit, (answered) =>
-          withSendCheckpoints(
-            channel,
-            'createAgentJob',
-            () => callAdminApi('createAgentJob', (signal) => deps.api.createAgentJob(projectId, prompt, { signal })),
-            answered,
-          ),
-        ),
+      return sendOnce(projectId, permit, 'createAgentJob', (signal) =>
+        deps.api.createAgentJob(projectId, prompt, { signal }),
       );
     },
 
@@ -162,18 +170,8 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<Admitted<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      return withCheckpointChannel(deps.temporal, (channel: CheckpointChannel<AgentJob>) =>
-        permitted(limiter, projectId, permit, (answered) =>
-          withSendCheckpoints(
-            channel,
-            'sendAgentMessage',
-            () =>
-              callAdminApi('sendAgentMessage', (signal) =>
-                deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
-              ),
-            answered,
-          ),
-        ),
+      return sendOnce(projectId, permit, 'sendAgentMessage', (signal) =>
+        deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
       );
     },
   };
