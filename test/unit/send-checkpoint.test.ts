@@ -31,22 +31,22 @@ function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number
   } as unknown as Client;
 }
 
+/** One createAgentJob send in an activity context, through a checkpoint channel; noting the answer as a step. */
+function checkpointedSend(client: Client, steps: string[], request: () => Promise<{ id: string }>) {
+  return new MockActivityEnvironment().run(() =>
+    withCheckpointChannel(client, (channel) =>
+      withSendCheckpoints(channel, 'createAgentJob', request, () => steps.push('answered')),
+    ),
+  );
+}
+
 test('the answer is noted the moment the request returns, before it is checkpointed', async () => {
   const steps: string[] = [];
   const deadlines: number[] = [];
-  const result = await new MockActivityEnvironment().run(() =>
-    withCheckpointChannel(recorder(steps, false, deadlines), (channel) =>
-      withSendCheckpoints(
-        channel,
-        'createAgentJob',
-        async () => {
-          steps.push('request');
-          return { id: 'job-1' };
-        },
-        () => steps.push('answered'),
-      ),
-    ),
-  );
+  const result = await checkpointedSend(recorder(steps, false, deadlines), steps, async () => {
+    steps.push('request');
+    return { id: 'job-1' };
+  });
   assert.deepEqual(result, { id: 'job-1' });
   assert.deepEqual(steps, ['checkpoint sending', 'request', 'answered', 'checkpoint answered']);
   // Each checkpoint's call to Temporal has a deadline: a lost response cannot hold the attempt for its whole timeout.
@@ -57,19 +57,10 @@ test('the answer is noted the moment the request returns, before it is checkpoin
 test('a failed request is noted as answered too, and leaves only its sending checkpoint', async () => {
   const steps: string[] = [];
   await assert.rejects(
-    new MockActivityEnvironment().run(() =>
-      withCheckpointChannel(recorder(steps), (channel) =>
-        withSendCheckpoints(
-          channel,
-          'createAgentJob',
-          async () => {
-            steps.push('request');
-            throw new Error('socket hang up');
-          },
-          () => steps.push('answered'),
-        ),
-      ),
-    ),
+    checkpointedSend(recorder(steps), steps, async () => {
+      steps.push('request');
+      throw new Error('socket hang up');
+    }),
     /socket hang up/,
   );
   assert.deepEqual(steps, ['checkpoint sending', 'request', 'answered']);
@@ -78,19 +69,10 @@ test('a failed request is noted as answered too, and leaves only its sending che
 test('nothing is sent (and nothing noted) when the sending checkpoint cannot be recorded', async () => {
   const steps: string[] = [];
   await assert.rejects(
-    new MockActivityEnvironment().run(() =>
-      withCheckpointChannel(recorder(steps, true), (channel) =>
-        withSendCheckpoints(
-          channel,
-          'createAgentJob',
-          async () => {
-            steps.push('request');
-            return { id: 'job-1' };
-          },
-          () => steps.push('answered'),
-        ),
-      ),
-    ),
+    checkpointedSend(recorder(steps, true), steps, async () => {
+      steps.push('request');
+      return { id: 'job-1' };
+    }),
     (err: unknown) =>
       err instanceof ApplicationFailure && err.type === ApiFailure.networkError && err.nonRetryable === false,
   );
