@@ -1,25 +1,50 @@
-// API activities run under a short heartbeat timeout (ACTIVITY_HEARTBEAT_TIMEOUT_MS), so a task lost on
-// its way to a worker is retried in seconds instead of after its whole start-to-close timeout. The
-// product's worker keeps the attempts it does run alive: a slow call is not cut off and re-sent.
+// Activity tasks that call the API run under a short heartbeat timeout (ACTIVITY_HEARTBEAT_TIMEOUT_MS),
+// so a task lost on its way to a worker is retried in seconds instead of after its whole start-to-close
+// timeout. The product's worker keeps the attempts it does run alive, so a slow call is not cut off and
+// sent again: the worker's activity interceptor for plain calls (the keeper's link refresh), the send
+// checkpoints for a create (never sent twice).
 import assert from 'node:assert/strict';
+import * as fsp from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { temporal } from '@temporalio/proto';
+import { ensureKeeper } from '../../src/client';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, WorkflowType } from '../../src/shared';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, WorkflowType, keeperStatusQuery } from '../../src/shared';
 import type { DocsAdminWorker } from '../../src/worker';
-import { createDevEnv, startDocsAdminWorker, uniqueTaskQueue } from '../helpers/temporal';
+import { createDevEnv, startDocsAdminWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const KEY = 'mint_keep_alive_key_0123456789';
+/** Slower than the heartbeat timeout: without a keep-alive the attempt would time out and run again. */
+const SLOW_MS = ACTIVITY_HEARTBEAT_TIMEOUT_MS + 3_000;
+/** Links live 30 s: the keeper refreshes at half-life, and the slow refresh still ends before expiry. */
+const LINK_TTL_MS = 30_000;
+
+/** The attempt number of each started activity task of `type` in a history. */
+function attemptsOf(events: temporal.api.history.v1.IHistoryEvent[], type: string): number[] {
+  const scheduled = new Set(
+    events
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type)
+      .map((e) => String(e.eventId)),
+  );
+  return events
+    .filter((e) => scheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)))
+    .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
+}
 
 describe('activity keep-alive', () => {
   let env: TestWorkflowEnvironment;
   let emu: EmulatorHandle;
   let worker: DocsAdminWorker;
+  let dir: string;
   const taskQueue = uniqueTaskQueue('keep-alive');
 
   before(async () => {
     env = await createDevEnv();
-    emu = await startEmulator({ exportQueuedMs: 100, exportDurationMs: 300 });
+    emu = await startEmulator({ exportQueuedMs: 100, exportDurationMs: 300, bundleTtlMs: LINK_TTL_MS });
+    dir = await fsp.mkdtemp(path.join(tmpdir(), 'keep-alive-'));
     worker = await startDocsAdminWorker(env, {
       ADMIN_API_URL: emu.url,
       ADMIN_API_KEY: KEY,
@@ -30,24 +55,58 @@ describe('activity keep-alive', () => {
     await worker?.close();
     await emu?.close();
     await env?.teardown();
+    if (dir) await fsp.rm(dir, { recursive: true, force: true });
   });
 
-  test('a call slower than the heartbeat timeout completes in its first attempt: one export started', async () => {
-    const delayMs = ACTIVITY_HEARTBEAT_TIMEOUT_MS + 3_000;
-    emu.setFaults([{ route: 'startExport', kind: 'slow', count: 1, delayMs }]);
-    const handle = await env.client.workflow.start(WorkflowType.staticExport, {
-      taskQueue,
-      workflowId: `keep-alive-${taskQueue}`,
-      args: [{ domain: 'keep-alive.docs.example.com' }],
-    });
-    await handle.result();
-    assert.equal(emu.counters().faultsInjected.slow, 1, 'the first start was slow');
-    assert.equal(emu.counters().exportsStarted, 1, 'the slow start was not cut off and sent again');
-    const events = (await handle.fetchHistory()).events ?? [];
-    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'startExport');
-    const started = events.find(
-      (e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+  test('a link refresh slower than the heartbeat timeout completes in its first attempt', async () => {
+    const handle = await ensureKeeper(
+      env.client,
+      {
+        domain: 'keep-alive.docs.example.com',
+        sink: { type: 'file', path: path.join(dir, 'docs.json') },
+        refreshMargin: { fraction: 0.5, minMs: 1_000 },
+      },
+      { taskQueue },
     );
-    assert.equal(started?.activityTaskStartedEventAttributes?.attempt, 1, 'one attempt');
+    try {
+      await waitFor(async () => (await handle.query(keeperStatusQuery)).jobId, {
+        timeoutMs: 30_000,
+        what: 'the first bundle applied',
+      });
+      // The first link came with the export; the next generateBundle call is the keeper's refresh.
+      const slowBefore = emu.counters().faultsInjected.slow ?? 0;
+      emu.setFaults([{ route: 'generateBundle', kind: 'slow', count: 1, delayMs: SLOW_MS }]);
+      const refreshed = await waitFor(
+        async () => ((await handle.query(keeperStatusQuery)).refreshesDone >= 1 ? true : null),
+        { timeoutMs: LINK_TTL_MS + SLOW_MS, what: 'the slow refresh' },
+      );
+      assert.ok(refreshed);
+      assert.equal(emu.counters().faultsInjected.slow, slowBefore + 1, 'the refresh was slow');
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.deepEqual(attemptsOf(events, 'generateBundle'), [1], 'one refresh attempt, not cut off');
+    } finally {
+      emu.setFaults([]);
+      await handle.terminate('test finished').catch(() => undefined);
+    }
+  });
+
+  test('a create slower than the heartbeat timeout completes in its first attempt: one job created', async () => {
+    const slowBefore = emu.counters().faultsInjected.slow ?? 0;
+    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: SLOW_MS }]);
+    const prompt = `Keep-alive create (${taskQueue})`;
+    try {
+      const handle = await env.client.workflow.start(WorkflowType.agentJob, {
+        taskQueue,
+        workflowId: `keep-alive-agent-${taskQueue}`,
+        args: [{ projectId: 'keep-alive', prompt }],
+      });
+      await handle.result();
+      assert.equal(emu.counters().faultsInjected.slow, slowBefore + 1, 'the create was slow');
+      assert.equal(emu.jobs().filter((j) => j.prompt === prompt).length, 1, 'the slow create was not sent again');
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.deepEqual(attemptsOf(events, 'createAgentJob'), [1], 'one create attempt');
+    } finally {
+      emu.setFaults([]);
+    }
   });
 });

@@ -191,8 +191,9 @@ describe('metrics endpoint', () => {
         { timeoutMs: 20_000, intervalMs: 250, what: 'temporal_workflow_completed in the scrape' },
       );
       assert.ok(
-        [...samples.keys()].some((k) => k.startsWith('temporal_activity_execution_latency')),
-        'SDK activity metrics',
+        // An export's calls are local activities.
+        [...samples.keys()].some((k) => k.startsWith('temporal_local_activity_execution_latency')),
+        'SDK (local) activity metrics',
       );
       assert.equal(sample(samples, 'docs_admin_api_calls_total{operation="startExport",status="202"}'), 1);
       assert.ok(sample(samples, 'docs_admin_polls_total{kind="export"}') >= 1);

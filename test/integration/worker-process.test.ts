@@ -8,10 +8,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection } from '@temporalio/worker';
-import { startExport } from '../../src/client';
 import { DEFAULT_METRICS_PORT, type WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { freeLoopbackPort } from '../../src/observability/free-port';
+import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/shared';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 
@@ -210,23 +210,31 @@ describe('the worker process', () => {
     }
   });
 
-  /** Starts an export whose start call the emulator holds (a slow fault), once the call has arrived. */
-  async function exportStartHanging(domain: string, taskQueue: string | undefined) {
+  /**
+   * Starts an agent job whose create call the emulator holds (a slow fault), once the call has arrived.
+   * The create is an activity task, which the SDK cancels at the end of the grace time (an export's
+   * calls are local activities, which it does not: the shutdown deadline ends those).
+   */
+  async function agentCreateHanging(projectId: string, taskQueue: string | undefined) {
     const before = emu.counters().faultsInjected.slow ?? 0;
-    const handle = await startExport(env.client, { domain }, { taskQueue });
+    const handle = await env.client.workflow.start(WorkflowType.agentJob, {
+      taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowId: `${projectId}-${Date.now()}`,
+      args: [{ projectId, prompt: 'Document the shutdown path.' }],
+    });
     await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
       timeoutMs: 30_000,
-      what: 'the start call at the emulator',
+      what: 'the create call at the emulator',
     });
     return handle;
   }
 
-  test('SIGTERM while an export start call hangs: the call is cancelled after the grace time, exit 0', async () => {
+  test('SIGTERM while an agent create call hangs: the call is cancelled after the grace time, exit 0', async () => {
     const worker = start();
     await worker.waitStarted();
-    emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
+    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', delayMs: 120_000 }]);
     try {
-      await exportStartHanging('sigterm-drain.example.com', worker.env.TEMPORAL_TASK_QUEUE);
+      await agentCreateHanging('sigterm-drain', worker.env.TEMPORAL_TASK_QUEUE);
       const signalledAt = Date.now();
       worker.child.kill('SIGTERM');
       const { code, atMs } = await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
@@ -244,9 +252,9 @@ describe('the worker process', () => {
   test('SIGTERM while an activity ignores its cancellation: the deadline exits 2 at grace + 10 s, naming it', async () => {
     const worker = start({}, 'test/fixtures/worker-ignoring-cancellation.ts');
     await worker.waitStarted();
-    emu.setFaults([{ route: 'startExport', kind: 'slow', delayMs: 120_000 }]);
+    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', delayMs: 120_000 }]);
     try {
-      const handle = await exportStartHanging('sigterm-stuck.example.com', worker.env.TEMPORAL_TASK_QUEUE);
+      const handle = await agentCreateHanging('sigterm-stuck', worker.env.TEMPORAL_TASK_QUEUE);
       const signalledAt = Date.now();
       worker.child.kill('SIGTERM');
       // A duplicate delivery (npm and tsx relay a terminal's Ctrl-C) must not force the exit.
@@ -263,7 +271,7 @@ describe('the worker process', () => {
       assert.match(
         last?.msg ?? '',
         new RegExp(
-          `not stopped ${limitMs / 1000} s after SIGTERM.*startExport \\(workflow ${handle.workflowId}, attempt 1, running`,
+          `not stopped ${limitMs / 1000} s after SIGTERM.*createAgentJob \\(workflow ${handle.workflowId}, attempt 1, running`,
         ),
       );
       process.stdout.write(`# SIGTERM to exit, activity ignoring cancellation in flight: ${ms} ms\n`);
