@@ -1,8 +1,8 @@
 // Baseline workflows for the end-to-end throughput benchmark (bench/throughput.ts): the same sequence of
 // Temporal commands as staticExport and agentJob, with the same activity options, but the activities
 // answer from an in-memory simulation (bench/baseline-activities.ts) instead of HTTP to the emulator.
-//   export: startExport activity, then status polls as local activities at exportPollDelay timers until
-//           the job is terminal, then the generateBundle activity;
+//   export: startExport, then status polls at exportPollDelay timers until the job is terminal, then
+//           generateBundle, every call a local activity;
 //   agent:  createAgentJob activity, then status polls as local activities at agentPollDelay timers.
 // Left out on purpose, being the product's own work and not the job's shape: search attributes, current
 // details, activity summaries, the status query, input validation, the per-project rate limiter's
@@ -15,9 +15,8 @@ import type { BaselineActivities } from './baseline-activities';
 
 // The real workflows' options (src/workflows/static-export.ts and src/workflows/agent-job.ts).
 const API_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' } as const;
-/** staticExport's startExport / generateBundle, and its status polls (local). */
-const exportApi = proxyActivities<BaselineActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
-const exportPolls = proxyLocalActivities<BaselineActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
+/** staticExport's calls: startExport, its status polls, generateBundle (all local). */
+const exportApi = proxyLocalActivities<BaselineActivities>({ startToCloseTimeout: '1 minute', retry: API_RETRY });
 /** agentJob's createAgentJob: one attempt (not idempotent). */
 const agentCreate = proxyActivities<BaselineActivities>({ startToCloseTimeout: '60s', retry: { maximumAttempts: 1 } });
 /** agentJob's status polls (local). */
@@ -53,7 +52,7 @@ export async function baselineExport(input: BaselineExportInput): Promise<Baseli
   let polls = 0;
   while (!terminal(EXPORT_TERMINAL_STATUSES, job.status)) {
     await sleep(exportPollDelay(observations, Date.now()));
-    job = await exportPolls.getExportStatus(job.jobId);
+    job = await exportApi.getExportStatus(job.jobId);
     polls += 1;
     observations = recentObservations([...observations, observe()]);
   }
