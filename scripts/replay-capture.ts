@@ -337,6 +337,20 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     type: 'staticExport',
+    path: 'success-local-calls',
+    covers: "start, polls and bundle, every call a local activity (patched 'export-calls-local')",
+    async run(ctx) {
+      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
+        taskQueue: ctx.taskQueue,
+        workflowId: unique('export-local'),
+        args: [{ domain: 'docs.example.com' }],
+      });
+      await handle.result();
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'staticExport',
     path: 'failure',
     covers: 'the export fails: ExportFailed with the job id',
     async run(ctx) {
