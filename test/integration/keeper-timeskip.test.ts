@@ -52,8 +52,8 @@ class FakeExport {
     return Context.current().info.currentAttemptScheduledTimestampMs;
   }
 
-  /** Status polls run as local activities, whose scheduled time is the worker's clock: ask the server. */
-  static async pollNow(): Promise<number> {
+  /** The (skipped) time of any call: a local activity's scheduled time is the worker's clock, so ask the server. */
+  static async clockNow(): Promise<number> {
     return Context.current().info.isLocal ? env.currentTimeMs() : FakeExport.now();
   }
 
@@ -88,19 +88,21 @@ class FakeExport {
           });
         }
         const jobId = `exp_${this.starts.length}`;
-        this.jobs.set(jobId, { input, startedAtMs: FakeExport.now() });
-        return this.view(jobId);
+        const nowMs = await FakeExport.clockNow();
+        this.jobs.set(jobId, { input, startedAtMs: nowMs });
+        return this.view(jobId, nowMs);
       },
-      getExportStatus: async (jobId: string) => this.view(jobId, await FakeExport.pollNow()),
+      getExportStatus: async (jobId: string) => this.view(jobId, await FakeExport.clockNow()),
       generateBundle: async (jobId: string): Promise<Bundle> => {
-        if (this.view(jobId).status !== 'completed')
+        const nowMs = await FakeExport.clockNow();
+        if (this.view(jobId, nowMs).status !== 'completed')
           throw ApplicationFailure.create({ type: 'Conflict', message: 'not completed' });
         this.links++;
         return {
           jobId,
           bundleUrl: `https://bundles.example/${jobId}.tar.gz?link=${this.links}&sig=s3cr3t`,
           sizeBytes: 4096,
-          expiresAt: new Date(FakeExport.now() + this.linkLifetimeMs).toISOString(),
+          expiresAt: new Date(nowMs + this.linkLifetimeMs).toISOString(),
         };
       },
       verifyBundle: async (bundle: Bundle): Promise<BundleCheck> => {
