@@ -106,6 +106,22 @@ async function waitFor<T>(
 let seq = 0;
 const unique = (what: string) => `replay-${what}-${Date.now().toString(36)}-${++seq}`;
 
+/**
+ * One export run to its bundle, recorded. `success` and `success-local-calls` share it: the first was
+ * captured before the calls became local activities, and keeps that shape until it is recaptured.
+ */
+const exportToBundle =
+  (what: string): Scenario['run'] =>
+  async (ctx) => {
+    const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
+      taskQueue: ctx.taskQueue,
+      workflowId: unique(what),
+      args: [{ domain: 'docs.example.com' }],
+    });
+    await handle.result();
+    return [{ handle }];
+  };
+
 const agent = (ctx: Ctx, input: AgentJobInput, options: AgentJobOptions = FAST, workflowId = unique('agent')) =>
   ctx.client.workflow.start(WorkflowType.agentJob, { taskQueue: ctx.taskQueue, workflowId, args: [input, options] });
 
@@ -325,29 +341,13 @@ export const SCENARIOS: Scenario[] = [
     type: 'staticExport',
     path: 'success',
     covers: 'start, polls through queued and running, bundle',
-    async run(ctx) {
-      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
-        taskQueue: ctx.taskQueue,
-        workflowId: unique('export'),
-        args: [{ domain: 'docs.example.com' }],
-      });
-      await handle.result();
-      return [{ handle }];
-    },
+    run: exportToBundle('export'),
   },
   {
     type: 'staticExport',
     path: 'success-local-calls',
     covers: "start, polls and bundle, every call a local activity (patched 'export-calls-local')",
-    async run(ctx) {
-      const handle = await ctx.client.workflow.start(WorkflowType.staticExport, {
-        taskQueue: ctx.taskQueue,
-        workflowId: unique('export-local'),
-        args: [{ domain: 'docs.example.com' }],
-      });
-      await handle.result();
-      return [{ handle }];
-    },
+    run: exportToBundle('export-local'),
   },
   {
     type: 'staticExport',
