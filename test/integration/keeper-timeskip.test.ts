@@ -57,7 +57,7 @@ class FakeExport {
     return Context.current().info.isLocal ? env.currentTimeMs() : FakeExport.now();
   }
 
-  private view(jobId: string, nowMs = FakeExport.now()): StaticExportJob {
+  private view(jobId: string, nowMs: number): StaticExportJob {
     const job = this.jobs.get(jobId);
     if (!job)
       throw ApplicationFailure.create({ type: 'NotFound', message: `job ${jobId} not found`, nonRetryable: true });
