@@ -63,6 +63,16 @@ export function availablePermits(freeAtMs: readonly number[], nowMs: number, lim
 }
 
 /**
+ * How many of `wanted` spare permits (asked by a worker process ahead of its jobs) may be granted at
+ * nowMs: only what leaves half the window free, so spares never hold slots that queued or other
+ * processes' requests would need soon.
+ */
+export function sparePermits(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit, wanted: number): number {
+  const reserve = Math.ceil(limit.limit / 2);
+  return Math.max(0, Math.min(Math.floor(wanted), availablePermits(freeAtMs, nowMs, limit) - reserve));
+}
+
+/**
  * The earliest time at or after nowMs when one more permit may be granted: nowMs while under the
  * limit, otherwise when enough occupied slots have freed.
  */

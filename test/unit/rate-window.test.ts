@@ -13,6 +13,7 @@ import {
   planGrants,
   planHandovers,
   rememberLimit,
+  sparePermits,
   theoreticalDrainMs,
   usedSlotFreeAt,
   type WindowLimit,
@@ -57,6 +58,18 @@ describe('rate-limit arithmetic', () => {
     assert.equal(availablePermits([1_000, 1_010], 20, L), 1);
     assert.equal(availablePermits([1_000, 1_010, 1_020, 1_030, 1_040], 50, L), 0);
     assert.equal(availablePermits([1_000, 1_010, 1_020], 1_005, L), 1);
+  });
+
+  test('spare permits leave half the window free (rounded up), never more than wanted', () => {
+    const ten = { limit: 10, windowMs: 1_000 };
+    assert.equal(sparePermits([], 0, ten, 16), 5);
+    assert.equal(sparePermits([], 0, ten, 2), 2);
+    assert.equal(sparePermits([500, 600, 700], 0, ten, 16), 2);
+    assert.equal(sparePermits([500, 600, 700, 800, 900], 0, ten, 16), 0);
+    // Slots that have freed count as free again.
+    assert.equal(sparePermits([500, 600, 700, 800, 900], 650, ten, 16), 2);
+    assert.equal(sparePermits([], 0, { limit: 3, windowMs: 1_000 }, 16), 1);
+    assert.equal(sparePermits([], 0, { limit: 1, windowMs: 1_000 }, 16), 0);
   });
 
   test('the next free time is now while under the limit, else when enough slots free', () => {
