@@ -3,21 +3,38 @@
 // answered by whoever starts the limiter, from the same sliding-window arithmetic, and the limiter
 // starts with those answers as its state: nobody waits for its first workflow task (up to a second on
 // a busy server) before the first creates go out. Pure: the worker calls it, unit tests check it.
-import type { LimiterRequestContext, PermitAdmission, PermitRequest, RateLimiterState } from '../shared';
-import { type WindowLimit, estimateGrantAt, grantedSlotFreeAt, permitUseByMs, rememberLimit } from './rate-window';
+import type {
+  LimiterRequestContext,
+  PermitAdmission,
+  PermitRequest,
+  RateLimiterState,
+  SparePermitsAsk,
+} from '../shared';
+import {
+  type WindowLimit,
+  estimateGrantAt,
+  grantedSlotFreeAt,
+  permitUseByMs,
+  rememberLimit,
+  sparePermits,
+} from './rate-window';
 
 export interface LimiterOpening {
   /** The new limiter's state: what it granted and what it queued, in ask order. */
   state: RateLimiterState;
-  /** One answer per ask, in ask order (a repeated ask gets its first one's answer). */
+  /** One answer per ask, in ask order (a repeated ask gets its first one's answer), then one per spare granted. */
   answers: PermitAdmission[];
 }
 
-/** Grants the first `limit` distinct asks at nowMs and queues the rest, FIFO, as the limiter would. */
+/**
+ * Grants the first `limit` distinct asks at nowMs and queues the rest, FIFO, as the limiter would;
+ * then the spares that fit (their answers follow the asks', as in admitPermitsUpdate's).
+ */
 export function openLimiter(
   asks: readonly PermitRequest[],
   nowMs: number,
   context: Pick<LimiterRequestContext, 'limit' | 'windowMs'>,
+  spares?: SparePermitsAsk,
 ): LimiterOpening {
   const limit: WindowLimit = { limit: context.limit, windowMs: context.windowMs };
   const state: RateLimiterState = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
@@ -48,5 +65,26 @@ export function openLimiter(
     answered.set(key, answer);
     return answer;
   });
-  return { state, answers };
+  return { state, answers: [...answers, ...openingSpares(state, nowMs, limit, spares)] };
+}
+
+/** The spares granted with the opening, as the limiter grants them (rate-window.ts sparePermits). */
+function openingSpares(
+  state: RateLimiterState,
+  nowMs: number,
+  limit: WindowLimit,
+  spares: SparePermitsAsk | undefined,
+): PermitAdmission[] {
+  if (!spares || state.queue.length > 0) return [];
+  const freeAtMs = grantedSlotFreeAt(nowMs, limit);
+  const count = sparePermits(
+    state.grants.map((g) => g.freeAtMs),
+    nowMs,
+    limit,
+    spares.keys.length,
+  );
+  return spares.keys.slice(0, count).map((requestKey) => {
+    state.grants.push({ requesterWorkflowId: spares.holder, requestKey, atMs: nowMs, freeAtMs });
+    return { requestKey, granted: true, useByMs: permitUseByMs(freeAtMs, limit) };
+  });
 }

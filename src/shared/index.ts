@@ -312,12 +312,28 @@ export interface LimiterRequestContext {
   taskQueue: string;
 }
 /**
- * Several requests answered at once (update-with-start from the activity about to make the call, so a
- * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept.
+ * Spare permits a worker process asks for with its requests, to answer its next asks itself without a
+ * round trip to the limiter. Granted only while nothing is queued and half the window stays free
+ * (src/policies/rate-window.ts sparePermits); each is a grant to `holder` (no workflow: nothing is
+ * ever signalled to it) that the process reports used, or gives back with permitsReleasedSignal.
  */
-export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>(
-  'admitPermits',
-);
+export interface SparePermitsAsk {
+  holder: string;
+  /** One request key per spare wanted, unique to the holder. */
+  keys: string[];
+}
+/**
+ * Several requests answered at once (update-with-start from the activity about to make the call, so a
+ * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept. The
+ * answers to the requests come first, in order, then one per spare granted. A limiter from before
+ * spares ignores the third argument and grants none.
+ */
+export const admitPermitsUpdate = defineUpdate<
+  PermitAdmission[],
+  [PermitRequest[], LimiterRequestContext?, SparePermitsAsk?]
+>('admitPermits');
+/** Spare permits given back unused: their slots free at once. */
+export const permitsReleasedSignal = defineSignal<[PermitRequest[]]>('permitsReleased');
 
 /** The status-poll history the agent polling policy needs (see src/policies/polling.ts). Plain JSON. */
 export interface AgentObservation {

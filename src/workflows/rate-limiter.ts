@@ -9,7 +9,9 @@
 // (permitsUsedSignal) when it made the call, then for one window (plus a small margin) after that: the
 // window follows the API's own, measured at arrival, however late a busy worker sends the request
 // (src/policies/rate-window.ts). One limiter per project keeps projects independent: a burst in one
-// project never delays another's permits.
+// project never delays another's permits. A worker process may also ask for spare permits with its
+// requests (src/activities/spare-permits.ts): granted only while nothing is queued and half the
+// window stays free, and freed at once when given back unused (permitsReleasedSignal).
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
@@ -43,6 +45,7 @@ import {
   planHandovers,
   rememberLimit,
   permitUseByMs,
+  sparePermits,
   usedSlotFreeAt,
 } from '../policies/rate-window';
 import {
@@ -54,8 +57,10 @@ import {
   type RateLimiterState,
   permitGrantedSignal,
   type PermitUse,
+  type SparePermitsAsk,
   admitPermitsUpdate,
   permitUsedSignal,
+  permitsReleasedSignal,
   permitsUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
@@ -242,15 +247,50 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     });
     return plan.wakeAtMs;
   };
+  /**
+   * Grants the spares a worker process asked for, while nothing is queued and half the window stays
+   * free: a grant each to the holder, answered in the update (a repeated key gets its grant again).
+   */
+  const grantSpares = (now: number, spares: SparePermitsAsk | undefined): PermitAdmission[] => {
+    if (!spares || typeof spares.holder !== 'string' || !Array.isArray(spares.keys) || state.queue.length > 0)
+      return [];
+    const keys = spares.keys.filter((k): k is string => typeof k === 'string');
+    const fresh = sparePermits(
+      counted().map((g) => g.freeAtMs),
+      now,
+      limit,
+      keys.length,
+    );
+    return keys.slice(0, fresh).map((requestKey): PermitAdmission => {
+      const request: PermitRequest = { requesterWorkflowId: spares.holder, requestKey };
+      let grant = state.grants.find((g) => sameRequest(g, request));
+      if (!grant) {
+        grant = { ...request, atMs: now, freeAtMs: grantedSlotFreeAt(now, limit) };
+        state.grants.push(grant);
+        granted += 1;
+      }
+      return { requestKey, granted: true, useByMs: permitUseByMs(grant.freeAtMs, limit) };
+    });
+  };
+  setHandler(permitsReleasedSignal, (released) => {
+    if (!Array.isArray(released)) return;
+    // Only a grant never used can be given back: a used one holds its slot until the API's window has passed.
+    const kept = state.grants.filter(
+      (g) => g.usedAtMs !== undefined || g.handedOver || !released.some((r) => r && sameRequest(g, r)),
+    );
+    if (kept.length < state.grants.length) reported = true;
+    state.grants = kept;
+  });
+
   // Registered after grantWhatFits exists: an update-with-start is handled as soon as this runs.
-  setHandler(admitPermitsUpdate, (requests, context) => {
+  setHandler(admitPermitsUpdate, (requests, context, spares) => {
     const now = Date.now();
     heard(context, now);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach(enqueue);
     grantWhatFits(now, asked);
     const slots = counted().map((g) => g.freeAtMs);
-    return asked.map((r): PermitAdmission => {
+    const answers = asked.map((r): PermitAdmission => {
       const grant = state.grants.find((g) => sameRequest(g, r));
       if (grant)
         return {
@@ -266,6 +306,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
         expectedAtMs: estimateGrantAt(slots, Math.max(0, position), now, limit),
       };
     });
+    return [...answers, ...grantSpares(now, spares)];
   });
 
   for (;;) {

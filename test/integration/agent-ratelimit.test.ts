@@ -8,6 +8,7 @@ import {
   type AgentRateLimiterInput,
   type RateLimiterStatus,
   admitPermitsUpdate,
+  permitsReleasedSignal,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
   requestPermitSignal,
@@ -100,6 +101,54 @@ describe('agent rate limiting', () => {
       const status = await statusWhen((s) => s.granted === 2 && s.queued === 1, 'two grants and one queued request');
       assert.equal(status.inWindow, 2);
       assert.ok(status.nextFreeAt !== null);
+      await handle.terminate('test finished');
+    });
+  });
+
+  test('spare permits are granted only while half the window stays free; given back, their slot goes to the queue', async () => {
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-spares', { limit: 4, windowMs: 60_000 });
+    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    const holder = `spare-permits:${taskQueue}`;
+    await runWorker(env, { taskQueue }, async () => {
+      await env.client.workflow.start(agentRateLimiter, {
+        taskQueue,
+        workflowId,
+        args: [{ projectId, limit: 4, windowMs: 60_000 }],
+      });
+      const handle = env.client.workflow.getHandle(workflowId);
+      const admit = (keys: string[], spareKeys: string[]) =>
+        handle.executeUpdate(admitPermitsUpdate, {
+          args: [
+            keys.map((requestKey) => ({ requesterWorkflowId: `requester-${requestKey}`, requestKey })),
+            undefined,
+            { holder, keys: spareKeys },
+          ],
+        });
+      // 4 slots: one ask, two kept free, so one of the three spares.
+      const first = await admit(['a'], ['s1', 's2', 's3']);
+      assert.deepEqual(
+        first.map((a) => [a.requestKey, a.granted]),
+        [
+          ['a', true],
+          ['s1', true],
+        ],
+      );
+      assert.ok(first[1]!.useByMs! > Date.now() + 30_000, 'a spare can be used for a window');
+      // Two more fit, the third queues: no spares while anything waits.
+      const second = await admit(['b', 'c', 'd'], ['s4']);
+      assert.deepEqual(
+        second.map((a) => [a.requestKey, a.granted]),
+        [
+          ['b', true],
+          ['c', true],
+          ['d', false],
+        ],
+      );
+      await statusWhen((s) => s.inWindow === 4 && s.queued === 1, 'a full window and one queued ask');
+      // A used spare keeps its slot; an unused one given back frees it for the queue at once.
+      await handle.signal(permitsReleasedSignal, [{ requesterWorkflowId: holder, requestKey: 's1' }]);
+      const after = await statusWhen((s) => s.queued === 0, 'the queued ask granted the released slot');
+      assert.equal(after.inWindow, 4);
       await handle.terminate('test finished');
     });
   });

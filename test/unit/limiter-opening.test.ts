@@ -60,3 +60,38 @@ test('the limit asked with is remembered, so the limiter applies it from its fir
   const { state } = openLimiter([ask(1)], NOW, LIMIT);
   assert.deepEqual(state.seenLimits, [{ limit: 3, windowMs: 10_000, seenAtMs: NOW }]);
 });
+
+test('an opening grants spares after the asks, only what leaves half the window free, and none once it queues', () => {
+  const limit = { limit: 10, windowMs: 3_600_000 };
+  const spares = { holder: 'spare-permits:p1', keys: ['s1', 's2', 's3', 's4', 's5'] };
+  const { state, answers } = openLimiter([ask(1), ask(2)], NOW, limit, spares);
+  // 10 slots: 2 asks, 5 kept free, so 3 of the 5 spares.
+  assert.deepEqual(
+    answers.map((a) => [a.requestKey, a.granted]),
+    [
+      ['create-1', true],
+      ['create-2', true],
+      ['s1', true],
+      ['s2', true],
+      ['s3', true],
+    ],
+  );
+  assert.deepEqual(
+    state.grants.slice(2).map((g) => [g.requesterWorkflowId, g.requestKey]),
+    [
+      ['spare-permits:p1', 's1'],
+      ['spare-permits:p1', 's2'],
+      ['spare-permits:p1', 's3'],
+    ],
+  );
+  assert.equal(answers[2]!.useByMs, permitUseByMs(grantedSlotFreeAt(NOW, limit), limit));
+
+  const full = openLimiter(
+    [1, 2, 3, 4].map((i) => ask(i)),
+    NOW,
+    LIMIT,
+    spares,
+  );
+  assert.equal(full.answers.length, 4, 'a queued opening grants no spares');
+  assert.equal(full.state.grants.length, 3);
+});
