@@ -4,6 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
+import type { PermitRequest } from '../shared';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
 import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
@@ -24,6 +25,8 @@ export interface PermitUse {
   notBeforeMs?: number;
   /** The call must be made by then (epoch ms); later, nothing is sent and the permit is asked for again. */
   useByMs?: number;
+  /** Granted as a worker's spare permit: the limiter knows the grant by this identity (its use is reported under it). */
+  grantedAs?: PermitRequest;
 }
 
 /**
@@ -80,13 +83,13 @@ async function permitted<T>(
 ): Promise<Admitted<T>> {
   if (!permit) return { admitted: true, value: await call(() => undefined) };
   const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
-  let useByMs = permit.useByMs;
+  let { useByMs, grantedAs } = permit;
   if (!permit.granted) {
     const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
     if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
     if (answer.kind === 'queued')
       return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
-    useByMs = answer.useByMs;
+    ({ useByMs, grantedAs } = answer);
   }
   // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
   const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
@@ -104,8 +107,7 @@ async function permitted<T>(
   } finally {
     // Not awaited: the job's polling need not wait for the limiter.
     limiter.reportUse(projectId, {
-      requesterWorkflowId,
-      requestKey: permit.requestKey,
+      ...(grantedAs ?? { requesterWorkflowId, requestKey: permit.requestKey }),
       usedAtMs: answeredAtMs ?? Date.now(),
     });
   }
@@ -118,7 +120,9 @@ export function createAgentActivities(deps: ActivityDeps) {
     rateLimit: deps.agentRateLimit,
     adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
+    spares: deps.sparePermits,
   });
+  deps.onClose?.(() => limiter.releaseSpares());
   /**
    * A non-idempotent call (create, message) under its permit, with send checkpoints; the checkpoint
    * channel is open for the whole attempt, so its waits for the permit are kept alive too.

@@ -457,6 +457,7 @@ export async function createDocsAdminWorker(
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
+      onClose: (fn) => cleanups.push(fn),
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({

@@ -97,7 +97,8 @@ export class ProjectPermits {
       if (!permit.granted) {
         // Asked from inside this workflow task: granted at once, or queued without an activity task.
         const answer = await this.ask(requestKey);
-        if (answer.kind === 'granted') permit = { requestKey, granted: true, useByMs: answer.useByMs };
+        if (answer.kind === 'granted')
+          permit = { requestKey, granted: true, useByMs: answer.useByMs, grantedAs: answer.grantedAs };
         else refused = notAdmitted(answer);
       }
       if (permit.granted) {
@@ -165,8 +166,7 @@ export class ProjectPermits {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
       .signal(permitUsedSignal, {
-        requesterWorkflowId: workflowInfo().workflowId,
-        requestKey: permit.requestKey,
+        ...(permit.grantedAs ?? { requesterWorkflowId: workflowInfo().workflowId, requestKey: permit.requestKey }),
         usedAtMs,
       })
       .catch((err: unknown) =>
