@@ -120,7 +120,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     rateLimit: deps.agentRateLimit,
     adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
-    spares: deps.sparePermits,
   });
   deps.onClose?.(() => limiter.releaseSpares());
   /**

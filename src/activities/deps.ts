@@ -3,7 +3,6 @@ import type { Client } from '@temporalio/client';
 import type { AdminApi } from '../api/types';
 import type { RateLimit } from '../config';
 import type { MetricsRecorder } from '../observability/metrics';
-import type { LimiterClientOptions } from './limiter-client';
 
 export interface ActivityDeps {
   api: AdminApi;
@@ -22,6 +21,4 @@ export interface ActivityDeps {
   maxPromptLength?: number;
   /** Registers work to do when the worker closes, while its client is still connected (spare permits go back). */
   onClose?: (cleanup: () => Promise<void>) => void;
-  /** Spare permits of the limiter client (tests shorten their minimum window; see ./spare-permits.ts). */
-  sparePermits?: LimiterClientOptions['spares'];
 }

@@ -30,7 +30,7 @@ import {
 } from '../shared';
 import { openLimiter } from '../policies/limiter-opening';
 import { KeyedBatcher } from './keyed-batcher';
-import { type SparePermitOptions, SparePermits } from './spare-permits';
+import { SparePermits } from './spare-permits';
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
 export const LIMITER_PRIORITY_KEY = 1;
@@ -68,8 +68,6 @@ export interface LimiterClientOptions {
   /** Serve a foreign limiter task queue for a while (the worker process owns the Worker). */
   adoptTaskQueue?: (taskQueue: string) => void;
   answerTimeoutMs?: number;
-  /** Spare permits (./spare-permits.ts); tests shorten their minimum window. */
-  spares?: Pick<SparePermitOptions, 'max' | 'idleMs' | 'minWindowMs'>;
 }
 
 export class LimiterClient {
@@ -87,7 +85,6 @@ export class LimiterClient {
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
     this.spares = new SparePermits({
-      ...options.spares,
       windowMs: options.rateLimit.windowMs,
       release: (projectId, spares) => this.release(projectId, spares),
     });
@@ -112,7 +109,6 @@ export class LimiterClient {
   async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
     const spare = await Promise.race([this.spares.take(projectId, request), Context.current().cancelled]);
-
     if (spare) {
       const { requesterWorkflowId, requestKey, useByMs } = spare;
       return { kind: 'granted', useByMs, grantedAs: { requesterWorkflowId, requestKey } };

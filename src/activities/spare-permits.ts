@@ -26,9 +26,7 @@ export interface SparePermitOptions {
   windowMs: number;
   /** Gives spares back to the project's limiter (a signal; best effort). */
   release: (projectId: string, spares: PermitRequest[]) => void;
-  max?: number;
   idleMs?: number;
-  minWindowMs?: number;
 }
 
 interface Spare {
@@ -58,7 +56,7 @@ export class SparePermits {
   private readonly enabled: boolean;
 
   constructor(private readonly options: SparePermitOptions) {
-    this.enabled = (options.max ?? MAX_SPARES) > 0 && options.windowMs >= (options.minWindowMs ?? SPARE_MIN_WINDOW_MS);
+    this.enabled = options.windowMs >= SPARE_MIN_WINDOW_MS;
   }
 
   /**
@@ -93,7 +91,7 @@ export class SparePermits {
     const project = this.project(projectId);
     project.askedAtMs = project.askedAtMs.filter((t) => nowMs - t <= DEMAND_WINDOW_MS);
     const others = project.askedAtMs.length - asking;
-    const count = Math.min(this.options.max ?? MAX_SPARES, others) - project.spares.length - project.promised;
+    const count = Math.min(MAX_SPARES, others) - project.spares.length - project.promised;
     if (count <= 0) return [];
     project.promised += count;
     return Array.from({ length: count }, () => `s${++this.nextKey}`);
