@@ -65,26 +65,39 @@ export function openLimiter(
     answered.set(key, answer);
     return answer;
   });
-  return { state, answers: [...answers, ...openingSpares(state, nowMs, limit, spares)] };
+  return { state, answers: [...answers, ...grantSparePermits(state, spares, nowMs, limit)] };
 }
 
-/** The spares granted with the opening, as the limiter grants them (rate-window.ts sparePermits). */
-function openingSpares(
+/**
+ * Grants the spares a worker process asked for, as the limiter and its opening both do: none while
+ * anything is queued, only what leaves half the window free (rate-window.ts sparePermits), each a
+ * grant to the holder added to state.grants; a key granted before is answered with that grant again.
+ */
+export function grantSparePermits(
   state: RateLimiterState,
+  spares: SparePermitsAsk | undefined,
   nowMs: number,
   limit: WindowLimit,
-  spares: SparePermitsAsk | undefined,
 ): PermitAdmission[] {
-  if (!spares || state.queue.length > 0) return [];
-  const freeAtMs = grantedSlotFreeAt(nowMs, limit);
+  if (!spares || typeof spares.holder !== 'string' || !Array.isArray(spares.keys) || state.queue.length > 0) return [];
+  const keys = spares.keys.filter((k): k is string => typeof k === 'string');
   const count = sparePermits(
-    state.grants.map((g) => g.freeAtMs),
+    state.grants.filter((g) => !g.handedOver).map((g) => g.freeAtMs),
     nowMs,
     limit,
-    spares.keys.length,
+    keys.length,
   );
-  return spares.keys.slice(0, count).map((requestKey) => {
-    state.grants.push({ requesterWorkflowId: spares.holder, requestKey, atMs: nowMs, freeAtMs });
-    return { requestKey, granted: true, useByMs: permitUseByMs(freeAtMs, limit) };
+  return keys.slice(0, count).map((requestKey): PermitAdmission => {
+    let grant = state.grants.find((g) => g.requesterWorkflowId === spares.holder && g.requestKey === requestKey);
+    if (!grant) {
+      grant = {
+        requesterWorkflowId: spares.holder,
+        requestKey,
+        atMs: nowMs,
+        freeAtMs: grantedSlotFreeAt(nowMs, limit),
+      };
+      state.grants.push(grant);
+    }
+    return { requestKey, granted: true, useByMs: permitUseByMs(grant.freeAtMs, limit) };
   });
 }

@@ -45,9 +45,9 @@ import {
   planHandovers,
   rememberLimit,
   permitUseByMs,
-  sparePermits,
   usedSlotFreeAt,
 } from '../policies/rate-window';
+import { grantSparePermits } from '../policies/limiter-opening';
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
@@ -57,7 +57,6 @@ import {
   type RateLimiterState,
   permitGrantedSignal,
   type PermitUse,
-  type SparePermitsAsk,
   admitPermitsUpdate,
   permitUsedSignal,
   permitsReleasedSignal,
@@ -247,31 +246,6 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     });
     return plan.wakeAtMs;
   };
-  /**
-   * Grants the spares a worker process asked for, while nothing is queued and half the window stays
-   * free: a grant each to the holder, answered in the update (a repeated key gets its grant again).
-   */
-  const grantSpares = (now: number, spares: SparePermitsAsk | undefined): PermitAdmission[] => {
-    if (!spares || typeof spares.holder !== 'string' || !Array.isArray(spares.keys) || state.queue.length > 0)
-      return [];
-    const keys = spares.keys.filter((k): k is string => typeof k === 'string');
-    const fresh = sparePermits(
-      counted().map((g) => g.freeAtMs),
-      now,
-      limit,
-      keys.length,
-    );
-    return keys.slice(0, fresh).map((requestKey): PermitAdmission => {
-      const request: PermitRequest = { requesterWorkflowId: spares.holder, requestKey };
-      let grant = state.grants.find((g) => sameRequest(g, request));
-      if (!grant) {
-        grant = { ...request, atMs: now, freeAtMs: grantedSlotFreeAt(now, limit) };
-        state.grants.push(grant);
-        granted += 1;
-      }
-      return { requestKey, granted: true, useByMs: permitUseByMs(grant.freeAtMs, limit) };
-    });
-  };
   setHandler(permitsReleasedSignal, (released) => {
     if (!Array.isArray(released)) return;
     // Only a grant never used can be given back: a used one holds its slot until the API's window has passed.
@@ -306,7 +280,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
         expectedAtMs: estimateGrantAt(slots, Math.max(0, position), now, limit),
       };
     });
-    return [...answers, ...grantSpares(now, spares)];
+    const before = state.grants.length;
+    const spareAnswers = grantSparePermits(state, spares, now, limit);
+    granted += state.grants.length - before;
+    return [...answers, ...spareAnswers];
   });
 
   for (;;) {
