@@ -122,8 +122,8 @@ export class SparePermits {
   /** The oldest spare still usable; older ones go back. */
   private fresh(projectId: string, project: ProjectSpares): Spare | undefined {
     const now = Date.now();
-    const stale = project.spares.findIndex((s) => this.usable(s, now));
-    const old = project.spares.splice(0, stale < 0 ? project.spares.length : stale);
+    const firstUsable = project.spares.findIndex((s) => this.usable(s, now));
+    const old = project.spares.splice(0, firstUsable < 0 ? project.spares.length : firstUsable);
     if (old.length > 0)
       this.options.release(
         projectId,
