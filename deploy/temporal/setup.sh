@@ -4,7 +4,7 @@
 #   setup.sh namespace  creates the namespace and registers the search attributes (once it serves)
 # Both are idempotent, so both deployments run them on every start.
 #
-# schema reads the SQL tool's own variables SQL_PLUGIN (postgres12), SQL_HOST, SQL_PORT, SQL_USER and
+# schema reads the SQL tool's own variables SQL_PLUGIN (postgres12_pgx), SQL_HOST, SQL_PORT, SQL_USER and
 #   SQL_PASSWORD, and DBNAME / VISIBILITY_DBNAME (default temporal / temporal_visibility, as in
 #   config.yaml). The schemas are the ones embedded in the tool, for the tool's own server version.
 # namespace reads the temporal CLI's TEMPORAL_ADDRESS, and TEMPORAL_NAMESPACE (default `default`),

@@ -83,7 +83,7 @@ export function serverEnv(password: string, dynamicConfigFile: string): NodeJS.P
   const p = CLUSTER_PORTS;
   return {
     ...baseEnv(),
-    DB: 'postgres12',
+    DB: 'postgres12_pgx',
     POSTGRES_SEEDS: HOST,
     DB_PORT: String(p.postgres),
     POSTGRES_USER,
@@ -110,7 +110,7 @@ export function schemaEnv(password: string): NodeJS.ProcessEnv {
   return {
     ...baseEnv(),
     TEMPORAL_SQL_TOOL: CLUSTER_BINARIES.sqlTool.path,
-    SQL_PLUGIN: 'postgres12',
+    SQL_PLUGIN: 'postgres12_pgx',
     SQL_HOST: HOST,
     SQL_PORT: String(CLUSTER_PORTS.postgres),
     SQL_USER: POSTGRES_USER,

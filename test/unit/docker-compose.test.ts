@@ -179,7 +179,9 @@ describe('docker-compose.yml', () => {
     const pg = env('postgresql');
     const server = env('temporal');
     assert.match(service('temporal').image ?? '', /^temporalio\/server:/);
-    assert.equal(server.DB, 'postgres12');
+    // pgx caches prepared statements per connection (lib/pq's postgres12 prepares every statement again).
+    assert.equal(server.DB, 'postgres12_pgx');
+    assert.equal(server.DB, serverEnv('password', PRODUCTION_DYNAMIC_CONFIG).DB, 'the cluster uses the same driver');
     assert.equal(server.POSTGRES_SEEDS, 'postgresql');
     assert.equal(server.DB_PORT, '5432');
     assert.ok(service('postgresql').expose?.includes('5432'));
