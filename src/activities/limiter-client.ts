@@ -108,7 +108,8 @@ export class LimiterClient {
    */
   async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
-    const spare = await Promise.race([this.spares.take(projectId, request), Context.current().cancelled]);
+    const { cancellationSignal, cancelled } = Context.current();
+    const spare = await Promise.race([this.spares.take(projectId, request, cancellationSignal), cancelled]);
     if (spare) {
       const { requesterWorkflowId, requestKey, useByMs } = spare;
       return { kind: 'granted', useByMs, grantedAs: { requesterWorkflowId, requestKey } };

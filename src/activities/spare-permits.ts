@@ -62,9 +62,15 @@ export class SparePermits {
   /**
    * A spare for this ask, or undefined: from the pool, or from spares already asked for (it waits for
    * that admission, which has its own deadline), unless there are fewer of those than asks waiting.
+   * An ask aborted while it waits (its activity cancelled at shutdown) takes none: nobody would use it.
    */
-  async take(projectId: string, ask: PermitRequest, nowMs = Date.now()): Promise<(PermitRequest & Spare) | undefined> {
-    if (!this.enabled) return undefined;
+  async take(
+    projectId: string,
+    ask: PermitRequest,
+    signal?: AbortSignal,
+    nowMs = Date.now(),
+  ): Promise<(PermitRequest & Spare) | undefined> {
+    if (!this.enabled || signal?.aborted) return undefined;
     const project = this.project(projectId);
     const askKey = JSON.stringify([projectId, ask.requesterWorkflowId, ask.requestKey]);
     const known = this.handedOut.get(askKey);
@@ -80,8 +86,12 @@ export class SparePermits {
       }
       if (project.promised <= project.waiting) return undefined;
       project.waiting += 1;
-      await new Promise<void>((resolve) => project.wake.push(resolve));
+      await new Promise<void>((resolve) => {
+        project.wake.push(resolve);
+        signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
       project.waiting -= 1;
+      if (signal?.aborted) return undefined;
     }
   }
 

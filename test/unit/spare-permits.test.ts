@@ -96,3 +96,16 @@ test('short windows get no spares (they would expire on a busy worker)', async (
   for (let i = 1; i <= 5; i++) assert.equal(await spares.take('p', ask(i)), undefined);
   assert.deepEqual(spares.want('p', 1), []);
 });
+
+test('an ask cancelled while it waits for spares takes none; they stay for the next ask', async () => {
+  const { spares, grantAll } = pool();
+  for (let i = 1; i <= 3; i++) await spares.take('p', ask(i));
+  const keys = spares.want('p', 1);
+  const abort = new AbortController();
+  const cancelled = spares.take('p', ask(50), abort.signal);
+  abort.abort();
+  assert.equal(await cancelled, undefined, 'the cancelled ask stops waiting');
+  grantAll('p', keys);
+  assert.equal((await spares.take('p', ask(51)))?.requestKey, keys[0], 'the first spare went to a live ask');
+  assert.equal(await spares.take('p', ask(52), AbortSignal.abort()), undefined, 'an ask cancelled already takes none');
+});
