@@ -10,7 +10,8 @@
 //           second and lag (workflow completion minus the API job's completion), p50/p99.
 //
 // `npx tsx bench/user-path.ts [burst|mixed] --address 127.0.0.1:7633 [--workers 3] [--window 10s]`
-// prints the figures as JSON; `... report` runs the full matrix (cluster and tuned dev server).
+// prints the figures as JSON; `... report [--pairs N]` runs the full matrix (cluster and tuned dev server,
+// the mixed runs N times in turn).
 // BENCH_WORKER_LOGS=DIR keeps the worker processes' output.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -388,25 +389,39 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
 export interface UserPathReport {
   mixed: MixedFigures[];
   burst: BurstFigures[];
-  /** Cluster completions per second over the tuned dev server's, per worker count (target >= 0.8). */
-  clusterVsTuned: { workers: number; ratio: number }[];
+  /**
+   * Cluster completions per second over the tuned dev server's, per worker count (target >= 0.8): the
+   * median over the pairs of runs, and each pair's (a pair is a cluster run and the dev run after it).
+   */
+  clusterVsTuned: { workers: number; ratio: number; pairs: number[] }[];
 }
+
+const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /**
  * The whole comparison in one run: mixed lifecycles on the cluster (production defaults) and on a
- * tuned dev server, with 1 and 3 worker processes; the burst on the cluster at a 10 s and a 60 s window.
+ * tuned dev server, with 1 and 3 worker processes, `pairs` times in turn (one run moves by 10-20 % on
+ * two shared cores); the burst on the cluster at a 10 s and a 60 s window.
  */
 export async function runUserPathReport(
   cluster: UserPathTarget,
   tuned: UserPathTarget,
   log = (l: string) => process.stderr.write(`${l}\n`),
+  pairs = 1,
 ): Promise<UserPathReport> {
   const mixed: MixedFigures[] = [];
-  for (const workers of [1, 3]) {
-    for (const target of [cluster, tuned]) {
-      const figures = await runMixed(target, { workers, log });
-      log(`  ${JSON.stringify(figures)}`);
-      mixed.push(figures);
+  const ratios = new Map<number, number[]>([
+    [1, []],
+    [3, []],
+  ]);
+  for (let pair = 0; pair < pairs; pair++) {
+    for (const [workers, pairRatios] of ratios) {
+      const [onCluster, onTuned] = [await runMixed(cluster, { workers, log }), await runMixed(tuned, { workers, log })];
+      for (const figures of [onCluster, onTuned]) {
+        log(`  ${JSON.stringify(figures)}`);
+        mixed.push(figures);
+      }
+      pairRatios.push(round2(onCluster.completedPerSecond / onTuned.completedPerSecond));
     }
   }
   const burst: BurstFigures[] = [];
@@ -419,10 +434,14 @@ export async function runUserPathReport(
     log(`  ${JSON.stringify(figures)}`);
     burst.push(figures);
   }
-  const clusterVsTuned = [1, 3].map((workers) => {
-    const of = (label: string) => mixed.find((m) => m.server === label && m.workers === workers)!.completedPerSecond;
-    return { workers, ratio: Math.round((of(cluster.label) / of(tuned.label)) * 100) / 100 };
-  });
+  const clusterVsTuned = [...ratios].map(([workers, pairRatios]) => ({
+    workers,
+    ratio: percentile(
+      [...pairRatios].sort((x, y) => x - y),
+      50,
+    ),
+    pairs: pairRatios,
+  }));
   return { mixed, burst, clusterVsTuned };
 }
 
@@ -437,7 +456,8 @@ export function userPathMarkdown(report: UserPathReport): string {
     '',
     ...report.clusterVsTuned.map(
       (r) =>
-        `Cluster / tuned dev server, ${r.workers} worker(s): **${r.ratio}x** completions per second (target >= 0.8x).`,
+        `Cluster / tuned dev server, ${r.workers} worker(s): **${r.ratio}x** completions per second (target >= 0.8x)` +
+        (r.pairs.length > 1 ? `: the median of ${r.pairs.length} pairs of runs (${r.pairs.join(', ')}).` : '.'),
     ),
     '',
     '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) |',
@@ -464,7 +484,13 @@ async function matrix(): Promise<void> {
   // A tuned dev server (DEV_SERVER_DYNAMIC_CONFIG), reused across this run's scenarios.
   const dev = await DevServer.start();
   try {
-    const report = await runUserPathReport(cluster, { label: 'dev server (tuned)', address: dev.address });
+    const pairs = Number(flag('pairs') ?? 1);
+    const report = await runUserPathReport(
+      cluster,
+      { label: 'dev server (tuned)', address: dev.address },
+      undefined,
+      pairs,
+    );
     const dir = path.join(__dirname, 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'user-path.json'), `${JSON.stringify(report, null, 2)}\n`);
