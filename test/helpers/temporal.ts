@@ -14,6 +14,7 @@ import {
   type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../emulator';
 import { loadWorkerConfig } from '../../src/config';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared';
@@ -276,4 +277,35 @@ export async function startDocsAdminWorker(
   });
   void worker.run().catch(() => undefined);
   return worker;
+}
+
+/** What an end-to-end test runs against: the admin API emulator and the product's worker talking to it. */
+export interface DocsAdminStack {
+  emu: EmulatorHandle;
+  worker: DocsAdminWorker;
+  /** Stops the worker, then the emulator. */
+  close(): Promise<void>;
+}
+
+/** The emulator (`emulatorOptions`) and startDocsAdminWorker on `env` with ADMIN_API_URL pointing at it. */
+export async function startDocsAdminStack(
+  env: TestWorkflowEnvironment,
+  emulatorOptions: Partial<EmulatorOptions>,
+  vars: Record<string, string>,
+): Promise<DocsAdminStack> {
+  const emu = await startEmulator(emulatorOptions);
+  try {
+    const worker = await startDocsAdminWorker(env, { ADMIN_API_URL: emu.url, ...vars });
+    return {
+      emu,
+      worker,
+      async close() {
+        await worker.close();
+        await emu.close();
+      },
+    };
+  } catch (err) {
+    await emu.close();
+    throw err;
+  }
 }

@@ -4,9 +4,8 @@
 // name with plain JSON, as another service would start them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type EmulatorHandle, startEmulator } from '../../emulator';
+import type { EmulatorHandle } from '../../emulator';
 import { type AgentJobResult, SEARCH_ATTRIBUTE_REGISTRATION, type StaticExportResult } from '../../src/shared';
-import type { DocsAdminWorker } from '../../src/worker';
 import { ensureCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_FILES } from '../../scripts/cluster/layout';
 import { runningProcess } from '../../scripts/cluster/processes';
@@ -16,33 +15,32 @@ import {
   createClusterEnv,
   uniqueTaskQueue,
   waitFor,
-  startDocsAdminWorker,
+  type DocsAdminStack,
+  startDocsAdminStack,
 } from '../helpers/temporal';
 
 const KEY = 'mint_cluster_e2e_key_0123456789';
 
 describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReason() }, () => {
   let env: ClusterEnv;
+  let stack: DocsAdminStack | undefined;
   let emu: EmulatorHandle;
-  let docsAdmin: DocsAdminWorker | undefined;
   const taskQueue = uniqueTaskQueue('cluster');
   const domain = `docs-${taskQueue.slice(-12)}.example.com`;
   const projectId = `cluster-${taskQueue.slice(-12)}`;
 
   before(async () => {
     env = await createClusterEnv();
-    emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
-    docsAdmin = await startDocsAdminWorker(env, {
-      ADMIN_API_URL: emu.url,
-      ADMIN_API_KEY: KEY,
-      TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
+    stack = await startDocsAdminStack(
+      env,
+      { agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 },
+      { ADMIN_API_KEY: KEY, TEMPORAL_ADDRESS: CLUSTER_ADDRESS, TEMPORAL_TASK_QUEUE: taskQueue },
+    );
+    emu = stack.emu;
   });
 
   after(async () => {
-    await docsAdmin?.close();
-    await emu?.close();
+    await stack?.close();
     await env?.teardown();
   });
 

@@ -11,10 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { temporal } from '@temporalio/proto';
 import { ensureKeeper } from '../../src/client';
-import { type EmulatorHandle, startEmulator } from '../../emulator';
+import type { EmulatorHandle } from '../../emulator';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, WorkflowType, keeperStatusQuery } from '../../src/shared';
-import type { DocsAdminWorker } from '../../src/worker';
-import { createDevEnv, startDocsAdminWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const KEY = 'mint_keep_alive_key_0123456789';
 /** Slower than the heartbeat timeout: without a keep-alive the attempt would time out and run again. */
@@ -36,24 +35,23 @@ function attemptsOf(events: temporal.api.history.v1.IHistoryEvent[], type: strin
 
 describe('activity keep-alive', () => {
   let env: TestWorkflowEnvironment;
+  let stack: DocsAdminStack;
   let emu: EmulatorHandle;
-  let worker: DocsAdminWorker;
   let dir: string;
   const taskQueue = uniqueTaskQueue('keep-alive');
 
   before(async () => {
     env = await createDevEnv();
-    emu = await startEmulator({ exportQueuedMs: 100, exportDurationMs: 300, bundleTtlMs: LINK_TTL_MS });
+    stack = await startDocsAdminStack(
+      env,
+      { exportQueuedMs: 100, exportDurationMs: 300, bundleTtlMs: LINK_TTL_MS },
+      { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue },
+    );
+    emu = stack.emu;
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'keep-alive-'));
-    worker = await startDocsAdminWorker(env, {
-      ADMIN_API_URL: emu.url,
-      ADMIN_API_KEY: KEY,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
   });
   after(async () => {
-    await worker?.close();
-    await emu?.close();
+    await stack?.close();
     await env?.teardown();
     if (dir) await fsp.rm(dir, { recursive: true, force: true });
   });

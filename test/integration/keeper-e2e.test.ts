@@ -14,10 +14,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { request } from 'undici';
 import { ROOT } from '../../scripts/tools';
 import { ensureKeeper } from '../../src/client';
-import { type EmulatorHandle, startEmulator } from '../../emulator';
+import type { EmulatorHandle } from '../../emulator';
 import { type KeeperStatus, keeperStatusQuery } from '../../src/shared';
-import type { DocsAdminWorker } from '../../src/worker';
-import { createE2eEnv, startDocsAdminWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const run = promisify(execFile);
 const KEY = 'mint_keeper_e2e_key_0123456789';
@@ -32,8 +31,8 @@ async function download(url: string): Promise<{ status: number; gzip: boolean }>
 
 describe('bundleKeeper in real time (first apply, verified link, publish, re-export)', () => {
   let env: TestWorkflowEnvironment;
+  let stack: DocsAdminStack | undefined;
   let emu: EmulatorHandle;
-  let worker: DocsAdminWorker | undefined;
   let dir: string;
   let keeperId: string | undefined;
   const taskQueue = uniqueTaskQueue('keeper-e2e');
@@ -41,13 +40,13 @@ describe('bundleKeeper in real time (first apply, verified link, publish, re-exp
 
   before(async () => {
     env = await createE2eEnv();
-    emu = await startEmulator({ exportQueuedMs: 200, exportDurationMs: 1_500, bundleTtlMs: LINK_TTL_MS });
+    stack = await startDocsAdminStack(
+      env,
+      { exportQueuedMs: 200, exportDurationMs: 1_500, bundleTtlMs: LINK_TTL_MS },
+      { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue },
+    );
+    emu = stack.emu;
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'keeper-e2e-'));
-    worker = await startDocsAdminWorker(env, {
-      ADMIN_API_URL: emu.url,
-      ADMIN_API_KEY: KEY,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
   });
 
   after(async () => {
@@ -56,8 +55,7 @@ describe('bundleKeeper in real time (first apply, verified link, publish, re-exp
         .getHandle(keeperId)
         .terminate('test finished')
         .catch(() => undefined);
-    await worker?.close();
-    await emu?.close();
+    await stack?.close();
     await env?.teardown();
     if (dir) await fsp.rm(dir, { recursive: true, force: true });
   });

@@ -10,10 +10,15 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
-import { type EmulatorHandle, startEmulator } from '../../emulator';
 import type { AgentJobResult, StaticExportResult } from '../../src/shared';
-import type { DocsAdminWorker } from '../../src/worker';
-import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, startDocsAdminWorker } from '../helpers/temporal';
+import {
+  type DevEnv,
+  type DocsAdminStack,
+  createDevEnv,
+  uniqueTaskQueue,
+  waitFor,
+  startDocsAdminStack,
+} from '../helpers/temporal';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -42,8 +47,7 @@ interface Run {
 
 describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   let env: DevEnv;
-  let emu: EmulatorHandle;
-  let docsAdmin: DocsAdminWorker;
+  let stack: DocsAdminStack;
   let browser: BrowserContext;
   let page: Page;
   let userDataDir: string;
@@ -106,12 +110,11 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     env = await createDevEnv({ ui: true });
     assert.ok(env.uiUrl, 'the dev server serves the Web UI');
-    emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
-    docsAdmin = await startDocsAdminWorker(env, {
-      ADMIN_API_URL: emu.url,
-      ADMIN_API_KEY: KEY,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
+    stack = await startDocsAdminStack(
+      env,
+      { agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 },
+      { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue },
+    );
 
     userDataDir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-chromium-'));
     browser = await chromium.launchPersistentContext(userDataDir, {
@@ -136,8 +139,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
   after(async () => {
     await browser?.close();
-    await docsAdmin?.close();
-    await emu?.close();
+    await stack?.close();
     await env?.teardown();
     if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
