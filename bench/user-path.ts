@@ -9,7 +9,7 @@
 //   mixed:  150 exports and 150 agent jobs lasting 2-8 s, all in flight at once: completions per
 //           second and lag (workflow completion minus the API job's completion), p50/p99.
 //
-// `npx tsx bench/user-path.ts [burst|mixed] --address 127.0.0.1:7633 [--workers 3] [--window 10s]`
+// `npx tsx bench/user-path.ts [burst|mixed] --address 127.0.0.1:7633 [--workers 3] [--window 10s] [--warm-up 60]`
 // prints the figures as JSON; `... report [--pairs N]` runs the full matrix (cluster and tuned dev server,
 // the mixed runs N times in turn).
 // BENCH_WORKER_LOGS=DIR keeps the worker processes' output.
@@ -280,6 +280,12 @@ export interface MixedOptions {
   agents?: number;
   /** Agent jobs spread over this many projects. Default 10. */
   projects?: number;
+  /**
+   * Lifecycles of the same mix run to completion, untimed, before the measured ones (default 0: the
+   * worker processes are fresh). A long-running fleet's processes are warm; fresh ones spend part of
+   * the run compiling hot code, three of them three times over.
+   */
+  warmUp?: number;
   log?: (line: string) => void;
 }
 
@@ -319,27 +325,39 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
   );
   try {
     const { client, emu } = fleet;
-    const run = Date.now().toString(36);
     type Item = { kind: 'export' | 'agent'; i: number };
-    const items: Item[] = [];
-    for (let i = 0; i < Math.max(exportsCount, agents); i++) {
-      if (i < exportsCount) items.push({ kind: 'export', i });
-      if (i < agents) items.push({ kind: 'agent', i });
+    const mix = (exportsCount: number, agents: number): Item[] => {
+      const items: Item[] = [];
+      for (let i = 0; i < Math.max(exportsCount, agents); i++) {
+        if (i < exportsCount) items.push({ kind: 'export', i });
+        if (i < agents) items.push({ kind: 'agent', i });
+      }
+      return items;
+    };
+    const startAll = (items: Item[], run: string) =>
+      mapLimit(items, 50, (item) =>
+        item.kind === 'export'
+          ? client.workflow.start(WorkflowType.staticExport, {
+              taskQueue: DEFAULT_TASK_QUEUE,
+              workflowId: `bench-mixed-export-${run}-${item.i}`,
+              args: [{ domain: `m${item.i}-${run}.docs.example.com` }],
+            })
+          : client.workflow.start(WorkflowType.agentJob, {
+              taskQueue: DEFAULT_TASK_QUEUE,
+              workflowId: `bench-mixed-agent-${run}-${item.i}`,
+              args: [{ projectId: `bench-mixed-p${item.i % projects}`, prompt: `Mixed job ${item.i} (${run})` }],
+            }),
+      );
+    // Untimed lifecycles first on the same worker processes, as a long-running fleet has run before.
+    const warmUp = options.warmUp ?? 0;
+    if (warmUp > 0) {
+      const warm = await startAll(mix(Math.ceil(warmUp / 2), Math.floor(warmUp / 2)), `w${Date.now().toString(36)}`);
+      await Promise.all(warm.map((h) => h.result()));
     }
+    const run = Date.now().toString(36);
+    const items = mix(exportsCount, agents);
     const startedAt = Date.now();
-    const handles = await mapLimit(items, 50, (item) =>
-      item.kind === 'export'
-        ? client.workflow.start(WorkflowType.staticExport, {
-            taskQueue: DEFAULT_TASK_QUEUE,
-            workflowId: `bench-mixed-export-${run}-${item.i}`,
-            args: [{ domain: `m${item.i}-${run}.docs.example.com` }],
-          })
-        : client.workflow.start(WorkflowType.agentJob, {
-            taskQueue: DEFAULT_TASK_QUEUE,
-            workflowId: `bench-mixed-agent-${run}-${item.i}`,
-            args: [{ projectId: `bench-mixed-p${item.i % projects}`, prompt: `Mixed job ${item.i} (${run})` }],
-          }),
-    );
+    const handles = await startAll(items, run);
     log(`mixed on ${target.label}, ${workers} worker(s): started ${items.length} in ${Date.now() - startedAt} ms`);
     let failed = 0;
     const closedAt = await Promise.all(
@@ -513,7 +531,7 @@ if (require.main === module && process.argv[2] === 'report') {
   const workers = Number(flag('workers') ?? 1);
   const job =
     kind === 'mixed'
-      ? runMixed(target, { workers })
+      ? runMixed(target, { workers, warmUp: Number(flag('warm-up') ?? 0) })
       : runBurst(target, { workers, windowMs: parseDuration(flag('window') ?? '10s') });
   job.then(
     (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
