@@ -116,6 +116,7 @@ async function limiterIdle(client: Client, projectId: string, timeoutMs: number)
 const percentile = (sorted: readonly number[], p: number): number =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /** The largest number of creates inside any window of windowMs (the API's view of the limit). */
 export function maxInAnyWindow(timesMs: readonly number[], windowMs: number): number {
@@ -262,7 +263,7 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
       ),
       drainS: seconds(drainMs),
       theoreticalMinS: seconds(minMs),
-      drainRatio: Math.round(ratio * 100) / 100,
+      drainRatio: round2(ratio),
       drainTargetS: seconds(windowMs <= 10_000 ? 1.25 * minMs + 3_000 : 1.1 * minMs),
       otherLastCreateS: seconds(Math.max(...created(projectB)) - startedAt),
       otherLastCompletionS: seconds(Math.max(...bDone.filter(Number.isFinite))),
@@ -392,7 +393,7 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
       completed: finished.length,
       failed,
       wallS: seconds(wallMs),
-      completedPerSecond: Math.round((finished.length / (wallMs / 1000)) * 100) / 100,
+      completedPerSecond: round2(finished.length / (wallMs / 1000)),
       lagP50S: seconds(percentile(lags, 50)),
       lagP99S: seconds(percentile(lags, 99)),
       medianCompletionS: seconds(percentile(finished, 50) - startedAt),
@@ -413,8 +414,6 @@ export interface UserPathReport {
    */
   clusterVsTuned: { workers: number; ratio: number; pairs: number[] }[];
 }
-
-const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 /**
  * The whole comparison in one run: mixed lifecycles on the cluster (production defaults) and on a
