@@ -86,10 +86,14 @@ export class SparePermits {
       }
       if (project.promised <= project.waiting) return undefined;
       project.waiting += 1;
+      let stopWaiting = (): void => undefined;
       await new Promise<void>((resolve) => {
         project.wake.push(resolve);
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        stopWaiting = resolve;
+        signal?.addEventListener('abort', stopWaiting, { once: true });
       });
+      // Woken by the admission: the listener must not pile up on the signal over several waits.
+      signal?.removeEventListener('abort', stopWaiting);
       project.waiting -= 1;
       if (signal?.aborted) return undefined;
     }
