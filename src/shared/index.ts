@@ -409,7 +409,10 @@ export interface AgentRateLimiterInput {
   windowMs: number;
   /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
   marginMs?: number;
-  /** Continue as new past this many history events (default 500: a new worker replays it quickly). */
+  /**
+   * Continue as new past this many history events (default 500: a new worker replays it quickly), and
+   * once quiet for 5 s past a fifth of them.
+   */
   maxHistoryEvents?: number;
   /** Set by the limiter itself when it continues as new. */
   carried?: RateLimiterState;

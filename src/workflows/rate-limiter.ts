@@ -15,7 +15,8 @@
 //
 // Fast under bursts: every grant that fits is sent in the same workflow task (the signals are issued
 // together, not awaited one by one). State is plain JSON and carried across continue-as-new; an idle
-// limiter (nothing queued, window empty) completes, and the next request starts a fresh one. A request
+// limiter (nothing queued, window empty) completes, and the next request starts a fresh one; a quiet
+// one with a long history continues as new, so new worker processes replay little (QUIET_MS). A request
 // may also come as requestPermitSignal (its grant then always comes by signal).
 //
 // Every update also says who asks (LimiterRequestContext): the asking worker's AGENT_RATE_LIMIT, so a
@@ -74,6 +75,15 @@ import {
  */
 const MAX_HISTORY_EVENTS = 500;
 const SHORT_HISTORY_PATCH = 'limiter-short-history';
+/**
+ * A limiter also continues as new once it has been quiet this long with more than a fifth of that
+ * many events, so the next burst meets a short history. New worker processes (a deploy, a restart, a
+ * scaled-out fleet) replay every live limiter on one workflow thread before the first ask is answered:
+ * ten limiters of 200-460 events held a burst's first asks 5-9 s on a loaded cluster, some past the
+ * 10 s workflow task timeout.
+ */
+const QUIET_MS = 5_000;
+const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
@@ -85,8 +95,12 @@ const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
 // eslint-disable-next-line max-lines-per-function -- see the comment above
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
   const started = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
-  const historyIsLong = (): boolean =>
-    workflowInfo().historyLength > (input.maxHistoryEvents ?? MAX_HISTORY_EVENTS) && patched(SHORT_HISTORY_PATCH);
+  const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  const historyIsLong = (): boolean => workflowInfo().historyLength > maxHistoryEvents && patched(SHORT_HISTORY_PATCH);
+  const worthCompacting = (): boolean =>
+    workflowInfo().historyLength > maxHistoryEvents / 5 && patched(COMPACT_WHEN_QUIET_PATCH);
+  /** When a request, report or release last arrived (quiet since then). */
+  let lastHeardAtMs = Date.now();
   const state: RateLimiterState = {
     grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
     queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
@@ -130,6 +144,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
 
   /** Queues a new request; a repeated one stays where it is (queued, or granted: then it is answered again). */
   const enqueue = (request: PermitRequest): PermitGrant | null => {
+    lastHeardAtMs = Date.now();
     if (!request || typeof request.requesterWorkflowId !== 'string' || typeof request.requestKey !== 'string') {
       log.warn('agentRateLimiter: ignoring a malformed permit request');
       return null;
@@ -147,6 +162,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   setHandler(requestPermitSignal, enqueueSignalled);
 
   const recordUse = (use: PermitUse): void => {
+    lastHeardAtMs = Date.now();
     const grant = use && state.grants.find((g) => sameRequest(g, use));
     if (!grant || typeof use.usedAtMs !== 'number' || !Number.isFinite(use.usedAtMs)) return;
     // Several reports (a retried call): the latest use decides.
@@ -247,6 +263,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     return plan.wakeAtMs;
   };
   setHandler(permitsReleasedSignal, (released) => {
+    lastHeardAtMs = Date.now();
     if (!Array.isArray(released)) return;
     // Only a grant never used can be given back: a used one holds its slot until the API's window has passed.
     const kept = state.grants.filter(
@@ -333,17 +350,29 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const lastFreesAt = Math.max(now, ...counted().map((g) => g.freeAtMs));
     const idleMs = Math.max(1, lastFreesAt - now) + limit.windowMs;
     // Asks granted by the update handler and use reports grow the history without queueing anything:
-    // without the last clause a limiter that never fills its window never continued as new (1,200
-    // events after a few benchmark runs of a 10,000/h project, replayed by every new worker).
+    // without historyIsLong() a limiter that never fills its window never continued as new (1,200
+    // events after a few benchmark runs of a 10,000/h project, replayed by every new worker). Once the
+    // history is worth compacting, the wait ends when the limiter has been quiet for QUIET_MS.
+    const compact = worthCompacting();
     const gotWork = await condition(
-      () => state.queue.length > 0 || regrants.length > 0 || moveTo !== null || historyIsLong(),
-      idleMs,
+      () =>
+        state.queue.length > 0 ||
+        regrants.length > 0 ||
+        moveTo !== null ||
+        historyIsLong() ||
+        (!compact && worthCompacting()),
+      compact ? Math.min(idleMs, Math.max(1, lastHeardAtMs + QUIET_MS - now)) : idleMs,
     );
     const windowEmpty = (): boolean => state.grants.every((g) => g.freeAtMs <= Date.now());
-    if (!gotWork && moveTo === null && state.queue.length === 0 && regrants.length === 0 && windowEmpty()) {
+    const nothingPending = (): boolean => state.queue.length === 0 && regrants.length === 0 && moveTo === null;
+    if (!gotWork && nothingPending() && windowEmpty()) {
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
-      if (state.queue.length === 0 && regrants.length === 0 && moveTo === null) return;
+      if (nothingPending()) return;
+    } else if (!gotWork && compact && nothingPending() && Date.now() - lastHeardAtMs >= QUIET_MS) {
+      await Promise.all([...inFlight]);
+      await condition(allHandlersFinished);
+      if (nothingPending()) return continueAsNew<typeof agentRateLimiter>({ ...input, carried: state });
     }
   }
 }

@@ -207,4 +207,42 @@ describe('agent rate limiting', () => {
       await env.client.workflow.getHandle(workflowId).terminate('test finished');
     });
   });
+
+  test('a quiet limiter with a fifth of its history budget continues as new at once, not at the next burst', async () => {
+    // New worker processes replay every live limiter before answering: the next burst should meet a short history.
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-quiet', {
+      limit: 100,
+      windowMs: 600_000,
+      maxHistoryEvents: 50,
+    });
+    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    await runWorker(env, { taskQueue }, async () => {
+      const first = await env.client.workflow.start(agentRateLimiter, {
+        taskQueue,
+        workflowId,
+        args: [{ projectId, limit: 100, windowMs: 600_000, maxHistoryEvents: 50 }],
+      });
+      for (let i = 0; i < 3; i++) {
+        const [answer] = await env.client.workflow.getHandle(workflowId).executeUpdate(admitPermitsUpdate, {
+          args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
+        });
+        assert.equal(answer?.granted, true, `ask ${i} granted at once`);
+      }
+      const asked = await first.describe();
+      assert.ok(asked.historyLength > 10, `${asked.historyLength} events after three asks`);
+      assert.equal(asked.runId, first.firstExecutionRunId, 'the same run right after the asks (not quiet yet)');
+      const moved = await waitFor(
+        async () => {
+          const latest = await env.client.workflow.getHandle(workflowId).describe();
+          return latest.runId !== first.firstExecutionRunId ? latest : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 250, what: 'the quiet limiter to continue as new' },
+      );
+      assert.ok(moved.historyLength < 10, `the new run has ${moved.historyLength} events`);
+      // Its grants came along: the window still counts the three.
+      const status = await statusWhen((s) => s.inWindow === 3, 'the three grants carried into the new run');
+      assert.equal(status.queued, 0);
+      await env.client.workflow.getHandle(workflowId).terminate('test finished');
+    });
+  });
 });
