@@ -33,9 +33,11 @@ import {
   type BundleKeeperInput,
   type KeeperStatus,
   WorkflowType,
+  admitPermitsUpdate,
   jobIdUpdate,
   keeperStatusQuery,
   pauseSignal,
+  permitsUsedSignal,
   pinVersionSignal,
   publishSignal,
   rateLimiterWorkflowId,
@@ -334,6 +336,31 @@ export const SCENARIOS: Scenario[] = [
       const limiter = ctx.client.workflow.getHandle(rateLimiterWorkflowId(projectId));
       await limiter.result();
       return chain(limiter);
+    },
+  },
+  {
+    type: 'agentRateLimiter',
+    path: 'continue-as-new-when-quiet',
+    covers:
+      "asks answered by update, uses reported, then 5 s quiet past a fifth of its history budget: continues as new (patched 'limiter-compact-when-quiet')",
+    async run(ctx) {
+      const projectId = unique('limquiet');
+      // Started here and asked directly (not by jobs' update-with-start, which the replayer cannot
+      // replay); asks without a worker's limit keep the 60 s window, so it is quiet before it is idle.
+      const handle = await ctx.client.workflow.start(WorkflowType.agentRateLimiter, {
+        taskQueue: ctx.limiterQueue,
+        workflowId: rateLimiterWorkflowId(projectId),
+        args: [{ projectId, limit: 5, windowMs: 60_000, maxHistoryEvents: 50 } satisfies AgentRateLimiterInput],
+      });
+      for (const requestKey of ['a', 'b', 'c']) {
+        const request = { requesterWorkflowId: `${projectId}-requester`, requestKey };
+        await handle.executeUpdate(admitPermitsUpdate, { args: [[request]] });
+        await handle.signal(permitsUsedSignal, [{ ...request, usedAtMs: Date.now() }]);
+      }
+      await waitFor('the quiet limiter to continue as new', async () =>
+        (await handle.describe()).runId !== handle.firstExecutionRunId ? true : null,
+      );
+      return chain(handle);
     },
   },
   // ---- staticExport ----
