@@ -9,6 +9,16 @@ import {
 import { claimTaskQueue } from './task-queues';
 
 /**
+ * How long a limiter's task waits on its worker's sticky queue before any limiter worker may take it
+ * (the SDK's default is 10 s). A job's ask waits at most 10 s for the limiter's answer: with the
+ * default, a sticky task that never reached its worker (the server recorded it dispatched; seen under
+ * load on the cluster) or whose worker was killed left the ask unanswered, and the job waited 5 s more
+ * before asking again. Limiter histories are short (they continue as new when quiet), so replaying one
+ * on another worker costs little.
+ */
+export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
+
+/**
  * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
  * (`<queue>-limiter` before LIMITER_TASK_QUEUE existed) waits for a worker that may be gone; served
  * once, it answers the waiting permit requests and continues as new onto our queue, so the adopted
@@ -42,6 +52,7 @@ export class LimiterQueueAdopter {
         taskQueue,
         workflowBundle,
         maxCachedWorkflows: 100,
+        stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
         ...this.options.versioning,
       });
       this.workers.add(worker);

@@ -35,7 +35,7 @@ import { connectClientAt, connectNative } from '../connection';
 import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
-import { LimiterQueueAdopter } from './limiter-adopter';
+import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';
 import { claimTaskQueue } from './task-queues';
 import {
   becomeCurrentIfNone,
@@ -369,6 +369,7 @@ async function createLimiterWorker(
     taskQueue: parts.limiterQueue,
     workflowBundle: parts.workflowBundle,
     ...WORKER_POLLERS,
+    stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     ...parts.versioning,
   });

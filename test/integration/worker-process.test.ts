@@ -7,12 +7,14 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_METRICS_PORT, type WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { freeLoopbackPort } from '../../src/observability/free-port';
-import { DEFAULT_TASK_QUEUE, WorkflowType } from '../../src/shared';
+import { DEFAULT_TASK_QUEUE, WorkflowType, rateLimiterWorkflowId } from '../../src/shared';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
+import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/limiter-adopter';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -313,5 +315,56 @@ describe('the worker process', () => {
       { first: result.firstServesLimiter, other: result.otherServesLimiter },
       { first: true, other: false },
     );
+  });
+
+  test("a killed worker's limiter answers the next job's ask after the short sticky timeout, before the ask gives up", async () => {
+    // Only this test's workers serve the limiter queue: the limiter's tasks stick to the first one.
+    await Promise.all(spawned.map((w) => w.kill()));
+    const taskQueue = uniqueTaskQueue('sticky');
+    const projectId = `sticky-${taskQueue.slice(-8)}`;
+    const runJob = async (n: number) => {
+      const handle = await env.client.workflow.start(WorkflowType.agentJob, {
+        taskQueue,
+        workflowId: `${projectId}-job-${n}`,
+        args: [{ projectId, prompt: `Job ${n}` }],
+      });
+      await handle.result();
+      return handle;
+    };
+    const first = start({ TEMPORAL_TASK_QUEUE: taskQueue });
+    await first.waitStarted();
+    await runJob(1);
+    const second = start({ TEMPORAL_TASK_QUEUE: taskQueue });
+    await second.waitStarted();
+    // SIGKILL: the first worker never tells the server its sticky queue is gone.
+    await first.kill();
+    const job = await runJob(2);
+
+    const limiterEvents = (await env.client.workflow.getHandle(rateLimiterWorkflowId(projectId)).fetchHistory())
+      .events!;
+    const at = (e: (typeof limiterEvents)[number]) => Number(e.eventTime!.seconds) * 1000 + e.eventTime!.nanos! / 1e6;
+    const timedOut = limiterEvents.find(
+      (e) =>
+        e.workflowTaskTimedOutEventAttributes?.timeoutType ===
+        temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START,
+    );
+    assert.ok(timedOut, "the limiter's task waited on the killed worker's sticky queue");
+    const scheduled = limiterEvents.find(
+      (e) => Number(e.eventId) === Number(timedOut.workflowTaskTimedOutEventAttributes!.scheduledEventId),
+    )!;
+    const stuckMs = at(timedOut) - at(scheduled);
+    assert.ok(
+      stuckMs < LIMITER_STICKY_TIMEOUT_MS + SLACK_MS,
+      `the sticky task moved to the normal queue after ${stuckMs} ms (the SDK's default is 10 s)`,
+    );
+    // The ask was answered: no "limiter did not answer" wait (a timer) before the create.
+    const jobEvents = (await job.fetchHistory()).events!;
+    const create = jobEvents.findIndex((e) => e.activityTaskScheduledEventAttributes);
+    const timer = jobEvents.findIndex((e) => e.timerStartedEventAttributes);
+    assert.ok(
+      create >= 0 && (timer < 0 || timer > create),
+      'the second job created its job without waiting to ask again',
+    );
+    process.stdout.write(`# limiter task stuck on a killed worker's sticky queue: ${Math.round(stuckMs)} ms\n`);
   });
 });
