@@ -179,26 +179,34 @@ describe('agent rate limiting', () => {
     });
   });
 
+  /** Starts the limiter and asks `asks` times by update, as workers do; each is granted at once. */
+  async function startAndAskByUpdate(
+    taskQueue: string,
+    workflowId: string,
+    limits: Omit<AgentRateLimiterInput, 'projectId'>,
+    asks: number,
+  ) {
+    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    const first = await env.client.workflow.start(agentRateLimiter, {
+      taskQueue,
+      workflowId,
+      args: [{ projectId, ...limits }],
+    });
+    for (let i = 0; i < asks; i++) {
+      const [answer] = await first.executeUpdate(admitPermitsUpdate, {
+        args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
+      });
+      assert.equal(answer?.granted, true, `ask ${i} granted at once`);
+    }
+    return first;
+  }
+
   test('a limiter whose asks are all granted at once (its window never fills) still continues as new', async () => {
     // The workers' path: asks by update, each granted by the handler, nothing ever queued.
-    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-can-idle', {
-      limit: 100,
-      windowMs: 60_000,
-      maxHistoryEvents: 20,
-    });
-    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    const limits = { limit: 100, windowMs: 60_000, maxHistoryEvents: 20 };
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-can-idle', limits);
     await runWorker(env, { taskQueue }, async () => {
-      const first = await env.client.workflow.start(agentRateLimiter, {
-        taskQueue,
-        workflowId,
-        args: [{ projectId, limit: 100, windowMs: 60_000, maxHistoryEvents: 20 }],
-      });
-      for (let i = 0; i < 12; i++) {
-        const [answer] = await env.client.workflow.getHandle(workflowId).executeUpdate(admitPermitsUpdate, {
-          args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
-        });
-        assert.equal(answer?.granted, true, `ask ${i} granted at once`);
-      }
+      const first = await startAndAskByUpdate(taskQueue, workflowId, limits, 12);
       const status = await statusWhen((s) => s.inWindow === 12, 'twelve grants in the window, across runs');
       assert.equal(status.queued, 0);
       const description = await env.client.workflow.getHandle(workflowId).describe();
@@ -210,24 +218,10 @@ describe('agent rate limiting', () => {
 
   test('a quiet limiter with a fifth of its history budget continues as new at once, not at the next burst', async () => {
     // New worker processes replay every live limiter before answering: the next burst should meet a short history.
-    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-quiet', {
-      limit: 100,
-      windowMs: 600_000,
-      maxHistoryEvents: 50,
-    });
-    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
+    const limits = { limit: 100, windowMs: 600_000, maxHistoryEvents: 50 };
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-quiet', limits);
     await runWorker(env, { taskQueue }, async () => {
-      const first = await env.client.workflow.start(agentRateLimiter, {
-        taskQueue,
-        workflowId,
-        args: [{ projectId, limit: 100, windowMs: 600_000, maxHistoryEvents: 50 }],
-      });
-      for (let i = 0; i < 3; i++) {
-        const [answer] = await env.client.workflow.getHandle(workflowId).executeUpdate(admitPermitsUpdate, {
-          args: [[{ requesterWorkflowId: `requester-${i}`, requestKey: `r${i}` }]],
-        });
-        assert.equal(answer?.granted, true, `ask ${i} granted at once`);
-      }
+      const first = await startAndAskByUpdate(taskQueue, workflowId, limits, 3);
       const asked = await first.describe();
       assert.ok(asked.historyLength > 10, `${asked.historyLength} events after three asks`);
       assert.equal(asked.runId, first.firstExecutionRunId, 'the same run right after the asks (not quiet yet)');
