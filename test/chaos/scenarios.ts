@@ -5,7 +5,7 @@
 // search attributes), an API with a real per-project rate limit. Each scenario asserts its outcome
 // and returns the figures it printed.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -54,6 +54,33 @@ const workerLogs = (workers: readonly WorkerProcess[]): Record<string, string> =
   Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text]));
 const countIn = (logs: readonly string[], pattern: RegExp) =>
   logs.reduce((n, log) => n + (log.match(pattern)?.length ?? 0), 0);
+
+/**
+ * Runs a scenario's outcome checks; when one fails, keeps what explains it (the worker processes'
+ * output, the emulator's jobs) in test-artifacts/chaos/<scenario>-<time>/ and prints that folder: a
+ * rare failure is diagnosed from its own run, not from a rerun that passes.
+ */
+async function keepingEvidence(
+  scenario: string,
+  evidence: () => Record<string, string>,
+  check: () => void | Promise<void>,
+): Promise<void> {
+  try {
+    await check();
+  } catch (err) {
+    const dir = path.resolve(
+      __dirname,
+      '../../test-artifacts/chaos',
+      `${scenario}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+    );
+    await mkdir(dir, { recursive: true });
+    for (const [name, text] of Object.entries(evidence()))
+      await writeFile(path.join(dir, `${name.replace(/\W+/g, '-')}.txt`), text);
+    // Printed rather than added to the message: the runner shows the stack, made before this.
+    console.log(`${scenario}: its outcome check failed; worker output and the emulator's jobs kept in ${dir}`);
+    throw err;
+  }
+}
 
 /** The largest number of creates any project got in any window of the API's length. */
 function maxCreatesInWindow(emulator: EmulatorHandle, windowMs: number): number {
@@ -280,8 +307,14 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       'the other workers kept running',
     );
     // With every job created before the kill no create was on the wire: all complete.
-    assertOutcome(outcome, lifecycles, emulator, o.killAt === 'mid-burst' ? 10 : 0, true);
-    await assertUnknownOnlyWhileSending(conn.client, settled);
+    await keepingEvidence(
+      'worker-kill',
+      () => ({ ...workerLogs(workers), 'emulator jobs': JSON.stringify(emulator.jobs(), null, 2) }),
+      async () => {
+        assertOutcome(outcome, lifecycles, emulator, o.killAt === 'mid-burst' ? 10 : 0, true);
+        await assertUnknownOnlyWhileSending(conn.client, settled);
+      },
+    );
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
     await assertKeyNowhere(
@@ -373,8 +406,14 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     // jobs' creates in one of five short runs, each retried, nothing lost). The suspected cause, a create
     // held up past its permit's lease, is closed since (permits carry a use-by time: expiredPermits
     // counts those asked for again); unreportedUses counts the other candidate.
-    assertOutcome(outcome, lifecycles, emulator, 0, false);
-    assert.equal(emulator.jobs().length, agents, 'exactly one agent job per agent workflow');
+    await keepingEvidence(
+      'server-restart',
+      () => ({ ...workerLogs(workers), 'emulator jobs': JSON.stringify(emulator.jobs(), null, 2) }),
+      () => {
+        assertOutcome(outcome, lifecycles, emulator, 0, false);
+        assert.equal(emulator.jobs().length, agents, 'exactly one agent job per agent workflow');
+      },
+    );
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
     await assertKeyNowhere({
