@@ -25,6 +25,15 @@ import { ApiFailure } from '../shared/failures';
 export const CHECKPOINT_TIMEOUT_MS = 10_000;
 
 /**
+ * The answer's checkpoint is best effort (the completion carries the result too), so it gets little
+ * time: while Temporal is unreachable it is the completion that must arrive before the attempt's
+ * heartbeat timeout, 10 s after its last stored checkpoint. Given the full CHECKPOINT_TIMEOUT_MS, a
+ * server restart held answered creates' completions until just after that timeout, and jobs the API
+ * had created ended OutcomeUnknown (3 of 100 in a restart with creates answering during the outage).
+ */
+export const ANSWERED_CHECKPOINT_TIMEOUT_MS = 2_000;
+
+/**
  * An attempt's heartbeats, all through the client so that none can overwrite a checkpoint: the
  * checkpoints themselves, and meanwhile the last one again every `keepAliveMs` (none before the
  * first: nothing sent), which keeps the attempt alive under its heartbeat timeout. One call at a
@@ -44,19 +53,19 @@ export class CheckpointChannel<T> {
     this.timer.unref();
   }
 
-  /** Resolves once Temporal has stored the checkpoint (or fails within CHECKPOINT_TIMEOUT_MS). */
-  record(checkpoint: SendCheckpoint<T>): Promise<void> {
+  /** Resolves once Temporal has stored the checkpoint (or fails within timeoutMs). */
+  record(checkpoint: SendCheckpoint<T>, timeoutMs = CHECKPOINT_TIMEOUT_MS): Promise<void> {
     this.last = checkpoint;
-    return this.send(checkpoint);
+    return this.send(checkpoint, timeoutMs);
   }
 
   close(): void {
     clearInterval(this.timer);
   }
 
-  private send(details: SendCheckpoint<T> | undefined): Promise<void> {
+  private send(details: SendCheckpoint<T> | undefined, timeoutMs = CHECKPOINT_TIMEOUT_MS): Promise<void> {
     const sent = this.queue.then(() =>
-      this.temporal.withDeadline(Date.now() + CHECKPOINT_TIMEOUT_MS, () =>
+      this.temporal.withDeadline(Date.now() + timeoutMs, () =>
         this.temporal.activity.heartbeat(this.taskToken, details),
       ),
     );
@@ -102,6 +111,6 @@ export async function withSendCheckpoints<T>(
     onAnswered?.();
   }
   // Best effort: if this is lost, the completion below still carries the result.
-  await channel.record({ phase: 'answered', result }).catch(() => undefined);
+  await channel.record({ phase: 'answered', result }, ANSWERED_CHECKPOINT_TIMEOUT_MS).catch(() => undefined);
   return result;
 }
