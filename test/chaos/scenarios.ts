@@ -62,7 +62,8 @@ const countIn = (logs: readonly string[], pattern: RegExp) =>
  */
 async function keepingEvidence(
   scenario: string,
-  evidence: () => Record<string, string>,
+  workers: readonly WorkerProcess[],
+  emulator: EmulatorHandle,
   check: () => void | Promise<void>,
 ): Promise<void> {
   try {
@@ -74,7 +75,8 @@ async function keepingEvidence(
       `${scenario}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
     );
     await mkdir(dir, { recursive: true });
-    for (const [name, text] of Object.entries(evidence()))
+    const evidence = { ...workerLogs(workers), 'emulator jobs': JSON.stringify(emulator.jobs(), null, 2) };
+    for (const [name, text] of Object.entries(evidence))
       await writeFile(path.join(dir, `${name.replace(/\W+/g, '-')}.txt`), text);
     // Printed rather than added to the message: the runner shows the stack, made before this.
     console.log(`${scenario}: its outcome check failed; worker output and the emulator's jobs kept in ${dir}`);
@@ -307,14 +309,10 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       'the other workers kept running',
     );
     // With every job created before the kill no create was on the wire: all complete.
-    await keepingEvidence(
-      'worker-kill',
-      () => ({ ...workerLogs(workers), 'emulator jobs': JSON.stringify(emulator.jobs(), null, 2) }),
-      async () => {
-        assertOutcome(outcome, lifecycles, emulator, o.killAt === 'mid-burst' ? 10 : 0, true);
-        await assertUnknownOnlyWhileSending(conn.client, settled);
-      },
-    );
+    await keepingEvidence('worker-kill', workers, emulator, async () => {
+      assertOutcome(outcome, lifecycles, emulator, o.killAt === 'mid-burst' ? 10 : 0, true);
+      await assertUnknownOnlyWhileSending(conn.client, settled);
+    });
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
     await assertKeyNowhere(
@@ -406,14 +404,10 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     // jobs' creates in one of five short runs, each retried, nothing lost). The suspected cause, a create
     // held up past its permit's lease, is closed since (permits carry a use-by time: expiredPermits
     // counts those asked for again); unreportedUses counts the other candidate.
-    await keepingEvidence(
-      'server-restart',
-      () => ({ ...workerLogs(workers), 'emulator jobs': JSON.stringify(emulator.jobs(), null, 2) }),
-      () => {
-        assertOutcome(outcome, lifecycles, emulator, 0, false);
-        assert.equal(emulator.jobs().length, agents, 'exactly one agent job per agent workflow');
-      },
-    );
+    await keepingEvidence('server-restart', workers, emulator, () => {
+      assertOutcome(outcome, lifecycles, emulator, 0, false);
+      assert.equal(emulator.jobs().length, agents, 'exactly one agent job per agent workflow');
+    });
 
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
     await assertKeyNowhere({
