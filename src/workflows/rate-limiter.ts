@@ -363,16 +363,15 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
         (!compact && worthCompacting()),
       compact ? Math.min(idleMs, Math.max(1, lastHeardAtMs + QUIET_MS - now)) : idleMs,
     );
-    const windowEmpty = (): boolean => state.grants.every((g) => g.freeAtMs <= Date.now());
     const nothingPending = (): boolean => state.queue.length === 0 && regrants.length === 0 && moveTo === null;
-    if (!gotWork && nothingPending() && windowEmpty()) {
+    if (gotWork || !nothingPending()) continue;
+    // Idle (the window has emptied): complete. Quiet with a history worth compacting: continue as new.
+    const idle = state.grants.every((g) => g.freeAtMs <= Date.now());
+    if (idle || (compact && Date.now() - lastHeardAtMs >= QUIET_MS)) {
       await Promise.all([...inFlight]);
       await condition(allHandlersFinished);
-      if (nothingPending()) return;
-    } else if (!gotWork && compact && nothingPending() && Date.now() - lastHeardAtMs >= QUIET_MS) {
-      await Promise.all([...inFlight]);
-      await condition(allHandlersFinished);
-      if (nothingPending()) return continueAsNew<typeof agentRateLimiter>({ ...input, carried: state });
+      if (nothingPending())
+        return idle ? undefined : continueAsNew<typeof agentRateLimiter>({ ...input, carried: state });
     }
   }
 }
