@@ -47,7 +47,7 @@ export interface EmulatorOptions {
   revokedKeys: string[];
 
   /**
-   * Liberal-but-legal responses the real API may send (SPEC 1 "be liberal in what you accept"):
+   * Liberal-but-legal responses the real API may send (docs/contract.md "be liberal in what you accept"):
    * numbers as strings, extra fields, and status values the client does not know.
    */
   quirks: ResponseQuirks;

@@ -1,4 +1,4 @@
-// The admin API emulator: a real node:http server behaving like SPEC section 1, plus fault injection,
+// The admin API emulator: a real node:http server behaving like the admin API of docs/contract.md, plus fault injection,
 // counters and control endpoints under /_emulator/ (no auth; they exist only on the emulator).
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';

@@ -1,5 +1,5 @@
 // Sinks: the ways a verified bundle link reaches a self-hosted deployment's configuration
-// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`, SPEC section 1).
+// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`, docs/contract.md).
 //
 //   file     atomically replaces a JSON config file (write to a temporary file, fsync, rename): a reader
 //            sees the old document or the new one, never half of one; on failure the last good file stays.
@@ -21,7 +21,7 @@ import { request } from 'undici';
 import type { SinkConfig } from '../shared';
 import { BundleError, describeUrl, downloadAndCheck, redactText, sha256File } from './verify';
 
-/** The document every sink applies (the deployment's config, SPEC section 1). */
+/** The document every sink applies (the deployment's config, docs/contract.md). */
 export interface DeploymentDocument {
   staticExport: { enabled: true; bundleUrl: string; version?: string };
 }

@@ -1,4 +1,4 @@
-// AdminApiClient: the admin API (SPEC section 1) over undici, used only by activities.
+// AdminApiClient: the admin API (docs/contract.md) over undici, used only by activities.
 //
 // Non-idempotent policy (quoted by the README):
 //   createAgentJob and sendAgentMessage are NOT idempotent, and a duplicate is user-visible (a second

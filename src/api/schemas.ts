@@ -1,4 +1,4 @@
-// Boundary validation of admin API responses (SPEC 1: "be liberal in what you accept"): unknown fields
+// Boundary validation of admin API responses (docs/contract.md: "be liberal in what you accept"): unknown fields
 // are ignored, numbers may arrive as strings, unknown status values pass through (the client logs each
 // once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Shapes of the admin API (SPEC section 1) as the rest of the code sees them, after validation.
+// Shapes of the admin API (docs/contract.md) as the rest of the code sees them, after validation.
 
 /** Known agent job statuses; the API may send others, which count as not yet terminal. */
 export const AGENT_TERMINAL_STATUSES = ['completed', 'archived', 'failed'] as const;

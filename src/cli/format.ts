@@ -9,7 +9,7 @@ export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-/** What `export --wait` prints (SPEC: these keys, in this order, for --json). */
+/** What `export --wait` prints (docs/contract.md: these keys, in this order, for --json). */
 export type ExportOutput = { workflowId: string } & Pick<
   StaticExportResult,
   'jobId' | 'domain' | 'pageCount' | 'bundleUrl' | 'expiresAt' | 'sizeBytes'
@@ -26,7 +26,7 @@ export function exportResultText(out: ExportOutput): string {
   );
 }
 
-/** What `agent --wait` prints (SPEC: these keys, in this order, for --json). */
+/** What `agent --wait` prints (docs/contract.md: these keys, in this order, for --json). */
 export type AgentOutput = { workflowId: string } & Pick<AgentJobResult, 'jobId' | 'status' | 'prLink'>;
 
 export function agentResultText(out: AgentOutput): string {

@@ -1,6 +1,6 @@
 // The one loader of Temporal connection settings, used by the worker, the client library (and so the
 // CLI) and schedules. @temporalio/envconfig first (TEMPORAL_ADDRESS, TEMPORAL_API_KEY, TLS settings,
-// TEMPORAL_PROFILE and its config file); then this project's defaults (SPEC: 127.0.0.1:7233, namespace
+// TEMPORAL_PROFILE and its config file); then this project's defaults (docs/contract.md: 127.0.0.1:7233, namespace
 // `default`, task queue `docs-admin`).
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';

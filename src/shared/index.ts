@@ -134,7 +134,7 @@ export interface KeeperStatus {
   exportWanted?: boolean;
 }
 
-/** Features of a self-hosted deployment (SPEC section 1 table); rules in src/policies/validation/deployment.ts. */
+/** Features of a self-hosted deployment (docs/contract.md, the self-hosted deployment table); rules in src/policies/validation/deployment.ts. */
 export type DeploymentFeature = 'search' | 'assistant' | 'analytics' | 'apiPlayground' | 'staticExport';
 export type DeploymentFeatures = Partial<Record<DeploymentFeature, boolean>>;
 

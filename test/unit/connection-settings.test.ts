@@ -11,7 +11,7 @@ import {
 const env = (vars: Record<string, string>): NodeJS.ProcessEnv => ({ HOME: '/nonexistent', ...vars });
 
 describe('Temporal connection settings (one loader for worker, client, CLI and schedules)', () => {
-  test('the SPEC defaults, and the variables over them', () => {
+  test('the contract defaults, and the variables over them', () => {
     assert.deepEqual(loadTemporalConfig(env({})), {
       address: '127.0.0.1:7233',
       namespace: 'default',

@@ -1,4 +1,4 @@
-// Deployment kinds and the features each can have (SPEC section 1, the self-hosted deployment table).
+// Deployment kinds and the features each can have (docs/contract.md, the self-hosted deployment table).
 // Pure rules, shared by the bundleKeeper workflow (checked at start) and the CLI.
 import type { DeploymentFeature, DeploymentFeatures, DeploymentKind, SinkConfig } from '../../shared';
 
@@ -15,7 +15,7 @@ export const DEPLOYMENT_FEATURES: readonly DeploymentFeature[] = [
   'staticExport',
 ];
 
-/** SPEC section 1, row by row. */
+/** docs/contract.md's table, row by row. */
 export const FEATURE_TABLE: Readonly<Record<DeploymentKind, Readonly<Record<DeploymentFeature, Availability>>>> = {
   cloud: { search: 'yes', assistant: 'yes', analytics: 'yes', apiPlayground: 'yes', staticExport: 'yes' },
   'client-hosted': {

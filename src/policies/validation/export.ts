@@ -1,4 +1,4 @@
-// Pure validators for a static export request (SPEC section 1: `domain` is a bare hostname, `version`
+// Pure validators for a static export request (docs/contract.md, the admin API: `domain` is a bare hostname, `version`
 // labels the export, `paths` are page paths). Used by the staticExport workflow at start and by the
 // CLI before it starts anything. No I/O, no Temporal imports: safe in the workflow sandbox.
 import type { StaticExportInput } from '../../shared';
