@@ -79,24 +79,27 @@ describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReaso
     assert.equal(emu.jobs().filter((job) => job.projectId === projectId).length, 1, 'one agent job, one pull request');
   });
 
-  test('SQL visibility finds both runs by their search attributes', async () => {
+  test('SQL visibility finds both runs by their search attributes, and only them', async () => {
     const listed = async (query: string) => {
       const ids: string[] = [];
       for await (const execution of env.client.workflow.list({ query })) ids.push(execution.workflowId);
-      return ids;
+      return ids.sort();
     };
-    await waitFor(async () => (await listed(`TaskQueue="${taskQueue}" AND DocsDomain="${domain}"`)).length === 1, {
+    const exportQuery = `TaskQueue="${taskQueue}" AND DocsDomain="${domain}"`;
+    const agentQuery = `DocsProjectId="${projectId}" AND DocsJobStatus="completed"`;
+    // Visibility is eventually consistent: wait until both runs are indexed, then check what is listed.
+    await waitFor(async () => (await listed(exportQuery)).length > 0 && (await listed(agentQuery)).length > 0, {
       timeoutMs: 20_000,
       intervalMs: 200,
-      what: 'the export in the visibility store',
+      what: 'both runs in the visibility store',
     });
-    await waitFor(
-      async () =>
-        (await listed(`DocsProjectId="${projectId}" AND DocsJobStatus="completed"`)).includes(
-          `cluster-agent-${taskQueue}`,
-        ),
-      { timeoutMs: 20_000, intervalMs: 200, what: 'the agent job in the visibility store' },
-    );
+    assert.deepEqual(await listed(exportQuery), [`cluster-export-${taskQueue}`]);
+    assert.deepEqual(await listed(agentQuery), [`cluster-agent-${taskQueue}`]);
+    assert.deepEqual(await listed(`TaskQueue="${taskQueue}"`), [
+      `cluster-agent-${taskQueue}`,
+      `cluster-export-${taskQueue}`,
+    ]);
+    assert.deepEqual(await listed(`DocsProjectId="${projectId}" AND DocsJobStatus="failed"`), []);
   });
 
   test('starting the cluster again is a no-op: nothing started, the same processes, at once', async () => {

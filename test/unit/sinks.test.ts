@@ -261,7 +261,13 @@ describe('command sink', () => {
   });
 
   test('a command that ignores its stdin still succeeds', async () => {
-    await applyToSink(bundleRequest({ sink: { type: 'command', command: 'true' } }));
+    // It exits before reading the document: the write to its closed stdin must not fail the apply.
+    const ran = path.join(dir, 'ignored-stdin-ran');
+    const result = await applyToSink(
+      bundleRequest({ sink: { type: 'command', command: `echo ran > ${ran}; exec 0<&-; true` } }),
+    );
+    assert.equal(result.sink, 'command');
+    assert.equal((await fsp.readFile(ran, 'utf8')).trim(), 'ran');
   });
 });
 
