@@ -14,7 +14,7 @@ import {
   type DocsAdminWorker,
 } from './worker';
 
-/** Exit codes of `npm run worker` (README, "Running several workers"). */
+/** Exit codes of `npm run worker` (docs/operations.md, "Running several workers"). */
 export const EXIT_CODE = {
   /** Stopped by SIGTERM/SIGINT after everything in flight finished or was cancelled. */
   stopped: 0,

@@ -98,7 +98,7 @@ const GRPC_ABORTED = 10;
 /**
  * The first version of a deployment becomes its Current Version by itself, so a fresh install (e.g.
  * docker compose up) needs no rollout step: without a Current Version, versioned workers get no tasks.
- * Later versions never promote themselves: the operator makes them current (README "Deploying a new
+ * Later versions never promote themselves: the operator makes them current (docs/operations.md "Deploying a new
  * version"). Waits until the server knows this version (it learns it from the worker's polls).
  * Resolves with true when it set the version current, false when another one already is.
  */

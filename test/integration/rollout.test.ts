@@ -195,7 +195,7 @@ describe('rolling out a new worker version', () => {
       );
       assert.equal((await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId, 'v1');
 
-      // The rollout, as the README documents it. The server refuses while v2 has not yet polled every task
+      // The rollout, as docs/operations.md documents it. The server refuses while v2 has not yet polled every task
       // queue v1 serves (they would become unversioned): the command is repeated until it has.
       await waitFor(
         () =>

@@ -46,7 +46,7 @@ export function incompatibilityMessage(entry: CorpusEntry, error: string): strin
     `Executions already running on this path would fail the same way after a deploy. Either keep the old`,
     `behaviour for them behind patched('<change-id>') (then deprecatePatch() once none are left), or ship the`,
     `change as a new Worker Deployment Version (new TEMPORAL_WORKER_BUILD_ID; pinned executions finish on the`,
-    `old one). See README "Changing a workflow safely". Recapture (npm run replay:capture) only when no`,
+    `old one). See docs/operations.md "Changing a workflow safely". Recapture (npm run replay:capture) only when no`,
     `execution of the old shape can exist any more.`,
   ].join('\n');
 }
