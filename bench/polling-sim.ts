@@ -19,6 +19,9 @@ export interface PolicyResult {
   lagMeanMs: number;
   /** Lag p99 over the jobs that waited in the queue first (what the queued branch of a policy decides). */
   queuedLagP99Ms: number;
+  /** Lag percentiles over the runs of 1 h or more on their own (null when the scenario has none). */
+  longLagP50Ms: number | null;
+  longLagP99Ms: number | null;
 }
 
 export interface TargetResult {
@@ -32,7 +35,7 @@ export interface ScenarioResult {
   name: string;
   description: string;
   /** The jobs every policy of the scenario ran against (the same ones for all). */
-  jobs: { count: number; queued: number; queuedMinMs: number; queuedMaxMs: number };
+  jobs: { count: number; queued: number; queuedMinMs: number; queuedMaxMs: number; long: number };
   policies: PolicyResult[];
   targets: TargetResult[];
   pass: boolean;
@@ -49,6 +52,8 @@ export interface PollingReport {
 const S = 1_000;
 const MIN = 60 * S;
 const H = 60 * MIN;
+/** Runs at least this long are also reported on their own. */
+const LONG_RUN_MS = 1 * H;
 
 interface Scenario {
   name: string;
@@ -104,6 +109,19 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    name: 'finishing at 100 %',
+    description: `Export jobs with steady progress that reads 100 % for the last 1-2 % of the run before they complete (the last pages packaged), running time log-uniform 15 s..3 h; whole or one-decimal percentages (evenly); ${QUEUED_TEXT}. Runs of 1-3 h are also reported on their own.`,
+    withProgress: true,
+    makeJob: (rng) =>
+      makeExportJob(rng, { minMs: 15 * S, maxMs: 3 * H, ...QUEUED, shapes: ['linear-finish'], decimals: [0, 1] }),
+    ours: oursExport,
+    targets: (ours, by) => [
+      target('calls / fixed 10 s calls', ours.callsMean / by('fixed 10 s').callsMean, 0.25),
+      target('lag p99 (s)', ours.lagP99Ms / S, 15),
+      target('lag p99, runs of 1-3 h (s)', (ours.longLagP99Ms ?? Number.NaN) / S, 15),
+    ],
+  },
+  {
     name: 'agent jobs',
     description: `Agent jobs (no progress signal), duration log-uniform 20 s..45 min; ${QUEUED_TEXT} (reported as active: an agent job has no queued status).`,
     withProgress: false,
@@ -126,12 +144,14 @@ function runScenario(scenario: Scenario, jobs: number, seed: number): ScenarioRe
     const calls: number[] = [];
     const lags: number[] = [];
     const queuedLags: number[] = [];
+    const longLags: number[] = [];
     simJobs.forEach((job, i) => {
       const random = mulberry32(deriveSeed(seed, scenario.name, policy.name, i));
       const run = simulateJob(job, policy, scenario.withProgress, random);
       calls.push(run.calls);
       lags.push(run.lagMs);
       if (job.queuedMs > 0) queuedLags.push(run.lagMs);
+      if (job.runMs >= LONG_RUN_MS) longLags.push(run.lagMs);
     });
     return {
       name: policy.name,
@@ -142,6 +162,8 @@ function runScenario(scenario: Scenario, jobs: number, seed: number): ScenarioRe
       lagP99Ms: quantile(lags, 0.99),
       lagMeanMs: mean(lags),
       queuedLagP99Ms: quantile(queuedLags, 0.99),
+      longLagP50Ms: longLags.length > 0 ? quantile(longLags, 0.5) : null,
+      longLagP99Ms: longLags.length > 0 ? quantile(longLags, 0.99) : null,
     };
   });
   const byName = (name: string): PolicyResult => {
@@ -159,6 +181,7 @@ function runScenario(scenario: Scenario, jobs: number, seed: number): ScenarioRe
       queued: queuedTimes.length,
       queuedMinMs: queuedTimes.length > 0 ? Math.min(...queuedTimes) : 0,
       queuedMaxMs: queuedTimes.length > 0 ? Math.max(...queuedTimes) : 0,
+      long: simJobs.filter((job) => job.runMs >= LONG_RUN_MS).length,
     },
     policies: results,
     targets,
@@ -166,7 +189,7 @@ function runScenario(scenario: Scenario, jobs: number, seed: number): ScenarioRe
   };
 }
 
-/** Runs the three scenarios; plain JSON out. */
+/** Runs the four scenarios; plain JSON out. */
 export function runPollingBenchmark({ jobs = 1_000, seed = 42 }: { jobs?: number; seed?: number } = {}): PollingReport {
   const scenarios = SCENARIOS.map((s) => runScenario(s, jobs, seed));
   return { benchmark: 'polling', jobs, seed, scenarios, pass: scenarios.every((s) => s.pass) };

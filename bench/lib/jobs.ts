@@ -1,8 +1,9 @@
 // Simulated jobs: what a status poll at time t (ms since the start call) would return, and when the
-// job completes. Export progress is reported as a whole percentage, as many real APIs do.
+// job completes. Export progress is reported as a whole percentage, as many real APIs do, or with one
+// decimal (as the emulator does).
 import { type Random, logUniform, uniform } from './prng';
 
-export type Shape = 'linear-noisy' | 'linear' | 'slow-start' | 'stall-99' | 'jumps' | 'none';
+export type Shape = 'linear-noisy' | 'linear' | 'linear-finish' | 'slow-start' | 'stall-99' | 'jumps' | 'none';
 
 export interface SimJob {
   shape: Shape;
@@ -12,6 +13,8 @@ export interface SimJob {
   runMs: number;
   /** Fraction 0..1 of the work done after running for fraction x (0..1) of runMs. */
   work: (x: number) => number;
+  /** Decimals of the reported progress: 0 (whole percentages) or 1. */
+  decimals: number;
 }
 
 export interface SimStatus {
@@ -30,7 +33,10 @@ export function statusAt(job: SimJob, tMs: number, withProgress: boolean): SimSt
     return withProgress ? { status: 'completed', progress: 100, pageCount: 500 } : { status: 'completed' };
   if (!withProgress) return { status: 'active' };
   const w = Math.min(1, Math.max(0, job.work((tMs - job.queuedMs) / job.runMs)));
-  const progress = Math.min(99, Math.floor(100 * w));
+  const scale = 10 ** job.decimals;
+  // Only a job with a finishing stretch reads 100 while running; the others stop one step below.
+  const top = job.shape === 'linear-finish' ? 100 : 100 - 1 / scale;
+  const progress = Math.min(top, Math.floor(100 * scale * w) / scale);
   return { status: 'running', progress, pageCount: Math.floor(5 * progress) };
 }
 
@@ -44,26 +50,35 @@ export interface ExportJobMix {
   minQueuedMs: number;
   maxQueuedMs: number;
   shapes: readonly Shape[];
+  /** Progress decimals, one picked evenly per job (default whole percentages only). */
+  decimals?: readonly number[];
 }
 
 export function makeExportJob(rng: Random, mix: ExportJobMix): SimJob {
   const runMs = logUniform(rng, mix.minMs, mix.maxMs);
   const queuedMs = rng() < mix.queuedShare ? uniform(rng, mix.minQueuedMs, mix.maxQueuedMs) : 0;
   const shape = mix.shapes[Math.floor(rng() * mix.shapes.length)]!;
-  return { shape, queuedMs, runMs, work: makeWork(rng, shape) };
+  const work = makeWork(rng, shape);
+  const decimals = mix.decimals ? mix.decimals[Math.floor(rng() * mix.decimals.length)]! : 0;
+  return { shape, queuedMs, runMs, work, decimals };
 }
 
 /** An agent job: no progress; while it waits to run it reports `active` like a running one (see statusAt). */
 export function makeAgentJob(rng: Random, mix: Omit<ExportJobMix, 'shapes'>): SimJob {
   const runMs = logUniform(rng, mix.minMs, mix.maxMs);
   const queuedMs = rng() < mix.queuedShare ? uniform(rng, mix.minQueuedMs, mix.maxQueuedMs) : 0;
-  return { shape: 'none', queuedMs, runMs, work: () => 0 };
+  return { shape: 'none', queuedMs, runMs, work: () => 0, decimals: 0 };
 }
 
 function makeWork(rng: Random, shape: Shape): (x: number) => number {
   switch (shape) {
     case 'linear':
       return (x) => x;
+    case 'linear-finish': {
+      // Steady to 100 % at 98-99 % of the run, then at 100 % while the last pages are packaged.
+      const finish = uniform(rng, 0.01, 0.02);
+      return (x) => Math.min(1, x / (1 - finish));
+    }
     case 'linear-noisy': {
       // Uneven page costs: a monotone warp of linear progress (rate varies by up to +-60 %), random phase.
       const k = 1 + Math.floor(rng() * 4);

@@ -3,16 +3,23 @@ import type { PollingReport } from '../polling-sim';
 
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const sec = (ms: number): string => `${fmt(ms / 1000)} s`;
+/** Lag p50 / p99 over the runs of 1 h or more, in seconds ('n/a' when there are none). */
+const longLags = (p: PollingReport['scenarios'][number]['policies'][number]): string =>
+  p.longLagP50Ms === null || p.longLagP99Ms === null
+    ? 'n/a'
+    : `${fmt(p.longLagP50Ms / 1000)} / ${fmt(p.longLagP99Ms / 1000)}`;
 
 /** Which jobs every policy of the scenario ran against. */
 const jobsLine = (s: PollingReport['scenarios'][number]): string =>
-  `Jobs: ${s.jobs.count}, of which ${s.jobs.queued} queued first (${fmt(s.jobs.queuedMinMs / 1000)} s..${fmt(s.jobs.queuedMaxMs / 1000)} s); every policy runs against the same jobs.`;
+  `Jobs: ${s.jobs.count}, of which ${s.jobs.queued} queued first (${fmt(s.jobs.queuedMinMs / 1000)} s..${fmt(s.jobs.queuedMaxMs / 1000)} s) and ${s.jobs.long} run 1 h or more; every policy runs against the same jobs.`;
 
 export function renderText(report: PollingReport): string {
   const out: string[] = [`Polling efficiency: ${report.jobs} jobs per scenario, seed ${report.seed}`];
   for (const s of report.scenarios) {
     out.push('', `## ${s.name}: ${s.description}`, jobsLine(s));
-    const rows = [['policy', 'calls/job mean', 'calls/job p99', 'lag p50', 'lag p99', 'lag p99 queued']];
+    const rows = [
+      ['policy', 'calls/job mean', 'calls/job p99', 'lag p50', 'lag p99', 'lag p99 queued', 'lag p50/p99 >= 1 h (s)'],
+    ];
     for (const p of s.policies) {
       rows.push([
         p.name,
@@ -21,6 +28,7 @@ export function renderText(report: PollingReport): string {
         sec(p.lagP50Ms),
         sec(p.lagP99Ms),
         sec(p.queuedLagP99Ms),
+        longLags(p),
       ]);
     }
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
@@ -48,13 +56,13 @@ export function renderMarkdown(report: PollingReport): string {
       s.description,
       jobsLine(s),
       '',
-      '| policy | calls/job mean | calls/job p99 | lag p50 (s) | lag p99 (s) | lag p99, queued jobs (s) |',
-      '|---|---:|---:|---:|---:|---:|',
+      '| policy | calls/job mean | calls/job p99 | lag p50 (s) | lag p99 (s) | lag p99, queued jobs (s) | lag p50 / p99, runs >= 1 h (s) |',
+      '|---|---:|---:|---:|---:|---:|---:|',
     );
     for (const p of s.policies) {
       const name = p.ours ? `**${p.name}**` : p.name;
       out.push(
-        `| ${name} | ${fmt(p.callsMean)} | ${fmt(p.callsP99, 0)} | ${fmt(p.lagP50Ms / 1000)} | ${fmt(p.lagP99Ms / 1000)} | ${fmt(p.queuedLagP99Ms / 1000)} |`,
+        `| ${name} | ${fmt(p.callsMean)} | ${fmt(p.callsP99, 0)} | ${fmt(p.lagP50Ms / 1000)} | ${fmt(p.lagP99Ms / 1000)} | ${fmt(p.queuedLagP99Ms / 1000)} | ${longLags(p)} |`,
       );
     }
     out.push('', '| target | value | limit | result |', '|---|---:|---:|---|');

@@ -1,5 +1,5 @@
 // Runs one policy against one simulated job: poll until the job reports completion.
-import { type Observation, maxObservationsNeeded } from '../../src/policies/polling';
+import { type Observation, recentObservations } from '../../src/policies/polling';
 import { type SimJob, completionMs, statusAt } from './jobs';
 import { type SimPolicy } from './policies';
 import { type Random } from './prng';
@@ -16,7 +16,7 @@ const MAX_POLLS = 100_000;
 export function simulateJob(job: SimJob, policy: SimPolicy, withProgress: boolean, random: Random): JobRun {
   // The first observation is the start/create response at t = 0. Like the workflows, keep only the
   // most recent observations (bounded history across continue-as-new).
-  const history: Observation[] = [{ atMs: 0, ...statusAt(job, 0, withProgress) }];
+  let history: Observation[] = [{ atMs: 0, ...statusAt(job, 0, withProgress) }];
   const doneAt = completionMs(job);
   let now = 0;
   for (let calls = 1; calls <= MAX_POLLS; calls++) {
@@ -25,8 +25,7 @@ export function simulateJob(job: SimJob, policy: SimPolicy, withProgress: boolea
     now += delay;
     const seen = statusAt(job, now, withProgress);
     if (seen.status === 'completed') return { calls, lagMs: now - doneAt };
-    history.push({ atMs: now, ...seen });
-    if (history.length > maxObservationsNeeded) history.shift();
+    history = recentObservations([...history, { atMs: now, ...seen }]);
   }
   throw new Error(`${policy.name} did not finish within ${MAX_POLLS} polls`);
 }

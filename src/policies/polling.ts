@@ -5,8 +5,11 @@
 // in shrinking steps and polls at the earliest plausible completion (the prediction minus the uncertainty
 // of when the last progress change happened). Without a usable rate, or once overdue (a stall at 99), it
 // polls at a fraction of the time without news, so calls grow logarithmically while a ceiling bounds the
-// lag. While queued it backs off to a much lower cap (25 s, see the queued branch for why), relaxed
-// towards the ceiling only after a long wait in the queue. agentPollDelay has no progress signal: a fraction of the elapsed time, between a floor and a cap.
+// lag. At 100 % (or just below) a running export is packaging its last pages, not stalled: it polls in
+// shrinking steps through a finishing stretch sized by the run's pace, and backs off only past it.
+// While queued it backs off to a much lower cap (25 s, see the queued branch for why), relaxed towards
+// the ceiling only after a long wait in the queue. agentPollDelay has no progress signal: a fraction of
+// the elapsed time, between a floor and a cap.
 // The defaults are tuned with bench/polling-sim.ts; bench/results/polling.md has the measured figures.
 
 /** One poll result (the first one is the start/create response when the history is complete). */
@@ -59,6 +62,19 @@ export interface ExportPollOptions extends JitterOptions {
   overdueCeilingMs?: number;
   /** How many recent progress points the rate is estimated from. */
   rateWindow?: number;
+  /** Progress at or above this reads as all pages done: the job is finishing (packaging), not stalled. */
+  finishedProgress?: number;
+  /**
+   * The finishing stretch is expected to end within this many progress points' worth of time at the
+   * run's pace (1 point = 1 % of the run) after progress reached finishedProgress; past that it backs off
+   * like a stall.
+   */
+  finishingPoints?: number;
+  /** In the finishing stretch: wait this fraction of the time left in it ... */
+  finishingFraction?: number;
+  /** ... at most this long (bounds the lag of the finish) and at least finishingMinMs. */
+  finishingCeilingMs?: number;
+  finishingMinMs?: number;
 }
 
 export interface AgentPollOptions extends JitterOptions {
@@ -82,6 +98,11 @@ export const DEFAULT_EXPORT_POLL_OPTIONS: Readonly<Required<Omit<ExportPollOptio
   overdueFraction: 0.5,
   overdueCeilingMs: 50_000,
   rateWindow: 6,
+  finishedProgress: 99.9,
+  finishingPoints: 3,
+  finishingFraction: 0.25,
+  finishingCeilingMs: 12_000,
+  finishingMinMs: 5_000,
   jitter: 0.1,
 };
 
@@ -98,9 +119,28 @@ export const DEFAULT_AGENT_POLL_OPTIONS: Readonly<Required<Omit<AgentPollOptions
  */
 export const maxObservationsNeeded = 20;
 
-/** The suffix of a history that the policies need (plain array, safe to carry across continue-as-new). */
+/**
+ * The observations the policies need (plain array, safe to carry across continue-as-new): the last
+ * maxObservationsNeeded, where polls in a row that saw the same status and progress keep only the first
+ * and the last of them. That is all the policies read of such a run (when the value was first and last
+ * seen), and a long wait at one value (in the queue, at 100 %) no longer pushes the progress before it,
+ * which the pace is measured from, out of the history.
+ */
 export function recentObservations(observations: readonly Observation[]): Observation[] {
-  return observations.slice(-maxObservationsNeeded);
+  const inside = (i: number): boolean =>
+    samePlateau(observations[i - 1], observations[i]) && samePlateau(observations[i], observations[i + 1]);
+  return observations.filter((_, i) => !inside(i)).slice(-maxObservationsNeeded);
+}
+
+function samePlateau(a: Observation | undefined, b: Observation | undefined): boolean {
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    Number.isFinite(a.atMs) &&
+    Number.isFinite(b.atMs) &&
+    normStatus(a.status) === normStatus(b.status) &&
+    normProgress(a.progress) === normProgress(b.progress)
+  );
 }
 
 const TERMINAL_HINT = new Set(['completed', 'failed']);
@@ -146,18 +186,50 @@ function currentRunPoints(obs: readonly Observation[]): { points: { t: number; p
 }
 
 /**
- * Change points: the estimated time each distinct progress value was reached (midpoint between the
- * observation before it and the first one showing it).
+ * Change points: the estimated time each distinct progress value was reached, +- halfWidth. Progress
+ * that rose by one step (1 for whole percentages, 0.1 for one decimal) between two polls did so at an
+ * unknown moment: the midpoint. Progress that rose by k steps was moving, so it reached its value in the
+ * last k-th of the interval (taking the midpoint there made one-decimal progress look twice as fast).
  */
 function changePoints(points: readonly { t: number; p: number }[]): { t: number; p: number; halfWidth: number }[] {
+  const step = progressStep(points);
   const changes: { t: number; p: number; halfWidth: number }[] = [];
   for (let i = 0; i < points.length; i++) {
     const cur = points[i]!;
     const prev = points[i - 1];
     if (!prev) changes.push({ t: cur.t, p: cur.p, halfWidth: 0 });
-    else if (cur.p > prev.p) changes.push({ t: (prev.t + cur.t) / 2, p: cur.p, halfWidth: (cur.t - prev.t) / 2 });
+    else if (cur.p > prev.p) {
+      const halfWidth = (cur.t - prev.t) / (2 * Math.max(1, Math.round((cur.p - prev.p) / step)));
+      changes.push({ t: cur.t - halfWidth, p: cur.p, halfWidth });
+    }
   }
   return changes;
+}
+
+/** The step progress moves in, from the values seen: 1 for whole percentages, 0.1 for one decimal, ... */
+function progressStep(points: readonly { p: number }[]): number {
+  let step = 1;
+  const onGrid = (p: number): boolean => Math.abs(p / step - Math.round(p / step)) < 1e-6;
+  for (const { p } of points) while (step > 0.001 && !onGrid(p)) step /= 10;
+  return step;
+}
+
+/**
+ * At 100 % (or just below) a running export is packaging its last pages: a short stretch (1-2 % of the
+ * run seen), not a stall, so completion gets likelier with every poll. The waits shrink towards the
+ * stretch's expected end (finishingPoints at the run's pace after progress got there), bounded to keep
+ * the lag of the finish low. Past that end it sits far longer than its pace predicts: back off as a stall.
+ */
+function finishingWait(
+  o: typeof DEFAULT_EXPORT_POLL_OPTIONS,
+  reachedMs: number,
+  rate: number,
+  nowMs: number,
+): { raw: number; cap: number } {
+  const endMs = reachedMs + o.finishingPoints / rate;
+  return nowMs < endMs
+    ? { raw: Math.max(o.finishingMinMs, o.finishingFraction * (endMs - nowMs)), cap: o.finishingCeilingMs }
+    : { raw: Math.max(o.finishingMinMs, o.overdueFraction * (nowMs - endMs)), cap: o.overdueCeilingMs };
 }
 
 /** Milliseconds to wait before the next static-export status poll. */
@@ -205,6 +277,11 @@ export function exportPollDelay(
   const changes = changePoints(points);
   const anchor = changes[changes.length - 1]!;
   const rate = estimateRate(changes, Math.max(2, Math.floor(o.rateWindow)));
+  const finished = changes.find((c) => c.p >= o.finishedProgress);
+  if (finished && rate > 0) {
+    const { raw, cap } = finishingWait(o, finished.t, rate, nowMs);
+    return finish(raw, cap);
+  }
 
   if (!(rate > 0)) {
     // Progress has not moved in the window we see. Stuck after some progress is a stall (likely near

@@ -14,8 +14,9 @@
 // dev server by test/integration/export-e2e.test.ts (it prints the figure). The run continues as new
 // when the server suggests it (workflowInfo().continueAsNewSuggested: by default near 4 Ki events, i.e.
 // roughly 680 polls, hours of polling at the policy's 60 s ceiling), carrying the job id, the last
-// maxObservationsNeeded (20) observations and the poll count: the policy only looks at the recent
-// suffix, so nothing it needs is lost, and the carried state is a few KB of plain JSON.
+// maxObservationsNeeded (20) observations (recentObservations: polls in a row at one value kept as the
+// first and last) and the poll count: the policy only looks at those, so nothing it needs is lost, and
+// the carried state is a few KB of plain JSON.
 // `maxPollsPerRun` (second argument) forces it sooner; tests use it.
 import {
   ApplicationFailure,

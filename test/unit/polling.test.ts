@@ -41,6 +41,30 @@ const linear =
       ? { status: 'completed', progress: 100 }
       : { status: 'running', progress: Math.floor((100 * t) / durationMs) };
 
+/**
+ * Steady progress that reads 100 at (1 - finishShare) of `runMs`, then 100 (at most `top`) while the last
+ * pages are packaged, until it completes at `doneMs`; `decimals` digits after the point.
+ */
+const finishing =
+  ({ runMs, finishShare, doneMs, decimals = 0, top = 100 }: FinishingJob) =>
+  (t: number): Omit<Observation, 'atMs'> => {
+    if (t >= doneMs) return { status: 'completed', progress: 100 };
+    const scale = 10 ** decimals;
+    const progress = Math.floor((100 * scale * t) / (runMs * (1 - finishShare))) / scale;
+    return { status: 'running', progress: Math.min(top, progress) };
+  };
+interface FinishingJob {
+  runMs: number;
+  finishShare: number;
+  doneMs: number;
+  decimals?: number;
+  top?: number;
+}
+
+/** The waits chosen after a poll that saw a running job at (or just below) 100 %. */
+const waitsAtTheEnd = (delays: readonly number[], history: readonly Observation[]): number[] =>
+  delays.filter((_, i) => history[i]!.status === 'running' && history[i]!.progress! >= E.finishedProgress);
+
 function inBounds(d: number, floor: number, ceiling: number): void {
   assert.ok(Number.isFinite(d), `delay ${d} is finite`);
   assert.ok(d >= floor && d <= ceiling, `delay ${d} within [${floor}, ${ceiling}]`);
@@ -97,13 +121,62 @@ describe('exportPollDelay', () => {
     assert.ok(delays.length < (2 * 3600 * S) / E.overdueCeilingMs + 60, `${delays.length} polls`);
   });
 
-  test('progress 100 while still running: treated as overdue, polls again soon', () => {
+  test('progress 100 while still running: finishing, polls again soon', () => {
     const obs: Observation[] = [
       { atMs: 0, status: 'running', progress: 90 },
       { atMs: 10 * S, status: 'running', progress: 100 },
     ];
     const d = exportPollDelay(obs, 10 * S, noJitter);
     inBounds(d, E.floorMs, 10 * S);
+  });
+
+  test('at 100 % (or 99.9) before completing: the waits shrink, never grow, and the end is found soon', () => {
+    const jobs: FinishingJob[] = [
+      { runMs: 3600 * S, finishShare: 0.01, doneMs: 3600 * S },
+      { runMs: 3 * 3600 * S, finishShare: 0.02, doneMs: 3 * 3600 * S, decimals: 1 },
+      // An API that never says 100 while running (like the emulator): it sits at 99.9.
+      { runMs: 2 * 3600 * S, finishShare: 0.015, doneMs: 2 * 3600 * S, decimals: 1, top: 99.9 },
+    ];
+    for (const job of jobs) {
+      const { delays, history } = drive((o, n) => exportPollDelay(o, n, noJitter), finishing(job), job.doneMs);
+      const waits = waitsAtTheEnd(delays, history);
+      assert.ok(waits.length >= 3, `${job.runMs / S} s: ${waits.length} polls at the end`);
+      waits.forEach((w, i) => {
+        inBounds(w, E.floorMs, E.finishingCeilingMs);
+        if (i > 0) assert.ok(w <= waits[i - 1]!, `${job.runMs / S} s: waits at the end ${waits.join(', ')}`);
+      });
+      const lag = history[history.length - 1]!.atMs - job.doneMs;
+      assert.ok(lag >= 0 && lag <= E.finishingCeilingMs, `${job.runMs / S} s: lag ${lag / S} s`);
+    }
+  });
+
+  test('stuck at 100 % far longer than its pace predicts: backs off like a stall', () => {
+    const job = { runMs: 3600 * S, finishShare: 0.02, doneMs: 3 * 3600 * S };
+    const { delays, history } = drive((o, n) => exportPollDelay(o, n), finishing(job), job.doneMs);
+    const waits = waitsAtTheEnd(delays, history);
+    // First the finishing stretch (3 % of the run at its pace: about 110 s) in short waits ...
+    for (const w of waits.slice(0, 5)) inBounds(w, E.floorMs, E.finishingCeilingMs);
+    // ... then the stall backoff: the last hour polled about once per overdue ceiling.
+    const tail = waits.slice(-20);
+    assert.ok(
+      tail.every((w) => w >= 0.9 * E.overdueCeilingMs),
+      `late waits near the overdue ceiling: ${tail.join(',')}`,
+    );
+    const atTheEnd = job.doneMs - job.runMs * (1 - job.finishShare);
+    assert.ok(waits.length < atTheEnd / E.overdueCeilingMs + 30, `${waits.length} polls in ${atTheEnd / S} s at 100 %`);
+  });
+
+  test('progress that rose by many steps between two polls predicts from its pace, whole or one decimal', () => {
+    // 15 s job, one poll after 2 s: 13.3 % (13 %) is 2 s of work, so the end is about 13 s away. (Taken as
+    // reached halfway through the interval, it looked twice as fast: 5.5 s away, and more polls followed.)
+    for (const progress of [13.3, 13]) {
+      const obs: Observation[] = [
+        { atMs: 0, status: 'running', progress: 0 },
+        { atMs: 2 * S, status: 'running', progress },
+      ];
+      const next = 2 * S + exportPollDelay(obs, 2 * S, noJitter);
+      assert.ok(next >= 13 * S && next <= 15.5 * S, `${progress} %: next poll at ${next / S} s`);
+    }
   });
 
   test('jump 0 -> 80 in one poll: predicts completion soon, stays within bounds', () => {
@@ -276,6 +349,20 @@ describe('exportPollDelay', () => {
       assert.equal(exportPollDelay(recentObservations(history), now), exportPollDelay(history, now));
       assert.equal(exportPollDelay(history.slice(-maxObservationsNeeded), now), exportPollDelay(history, now));
     }
+  });
+
+  test('recentObservations: a run of polls at one value keeps its first and last; poll by poll = at once', () => {
+    const job = { runMs: 3600 * S, finishShare: 0.02, doneMs: 2 * 3600 * S };
+    const { history } = drive((o, n) => exportPollDelay(o, n), finishing(job), job.doneMs - 60 * S);
+    let carried: Observation[] = [];
+    for (const x of history) carried = recentObservations([...carried, x]);
+    assert.deepEqual(carried, recentObservations(history));
+    assert.ok(carried.length <= maxObservationsNeeded);
+    // An hour at 100 % is two observations: the progress before it, which the pace comes from, is kept.
+    const at100 = carried.filter((x) => x.status === 'running' && x.progress === 100);
+    assert.equal(at100.length, 2);
+    assert.ok(carried.filter((x) => x.progress! < 100).length >= 6, 'the pace before 100 % is kept');
+    assert.ok(at100[0]!.atMs < job.runMs && at100[1]!.atMs >= job.doneMs - 60 * S);
   });
 
   test('a suffix that starts mid-run (first element is not the creation) still predicts', () => {
