@@ -470,6 +470,11 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
     assert.deepEqual(variables.sort(), [
       'TEMPORAL_ADDRESS',
       'TEMPORAL_DEFAULT_NAMESPACE',
+      'TEMPORAL_TLS_CA',
+      'TEMPORAL_TLS_CERT',
+      'TEMPORAL_TLS_ENABLE_HOST_VERIFICATION',
+      'TEMPORAL_TLS_KEY',
+      'TEMPORAL_TLS_SERVER_NAME',
       'TEMPORAL_UI_HOST',
       'TEMPORAL_UI_PORT',
     ]);
@@ -486,6 +491,14 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
       },
       { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default' },
     );
+    // Unset, the TLS values are empty: the UI server connects without TLS.
+    assert.deepEqual(rendered.tls, {
+      caFile: null,
+      certFile: null,
+      keyFile: null,
+      serverName: null,
+      enableHostVerification: false,
+    });
   });
 });
 
