@@ -179,9 +179,44 @@ function dynamicConfigFile(tuned: boolean): string {
   return CLUSTER_FILES.tunedDynamicConfig;
 }
 
-/** Whether the running server was started with --tls (its record says so). */
+/**
+ * Whether the running server has the frontend's TLS (its environment says so). Read from /proc, not from
+ * the record: a checkout without --tls support that finds the frontend unhealthy (it has no certificate)
+ * may overwrite the record with a start that fails, and the TLS server must still be found.
+ */
 export function runsTls(): boolean {
-  return runningServer()?.state.tls === true;
+  const pid = runningServer()?.state.pid ?? processesOf(CLUSTER_BINARIES.server.path)[0];
+  if (pid === undefined) return false;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').includes('\0TEMPORAL_TLS_FRONTEND_CERT=');
+  } catch {
+    return false;
+  }
+}
+
+/** PIDs of the processes running `binary` (by /proc/<pid>/exe). */
+function processesOf(binary: string): number[] {
+  if (!existsSync(binary) || !existsSync('/proc/self/exe')) return [];
+  const real = realpathSync(binary);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readlinkSync(`/proc/${entry}/exe`) === real;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** SIGTERM, then SIGKILL after 30 s; returns once the process is gone. */
+async function stopPid(pid: number): Promise<void> {
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 async function startServer(cli: string, dynamicConfig: string, tls: boolean, log: (line: string) => void) {
@@ -282,11 +317,12 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   };
 }
 
-/** Stops the running server (wherever its record is) and this checkout's UI server, for a switch of TLS mode. */
+/** Stops the cluster's server and UI server (recorded or not: see runsTls), for a switch of TLS mode. */
 async function stopSwitching(): Promise<void> {
   await stopRecorded(CLUSTER_FILES.uiState);
   const server = runningServer();
   if (server) await stopRecorded(server.stateFile);
+  for (const pid of [CLUSTER_BINARIES.ui.path, CLUSTER_BINARIES.server.path].flatMap(processesOf)) await stopPid(pid);
   rmSync(CLUSTER_FILES.setupDone, { force: true });
 }
 
