@@ -6,6 +6,7 @@
 // whose message names the operation and the causes in order.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -65,6 +66,21 @@ describe('ADMIN_API_KEY_FILE in the worker config', () => {
     assert.equal(config.adminApiKeyFile, file);
     assert.equal(readKeyFile(file), OLD);
   });
+});
+
+test('the worker process with both set: exit non-zero with one line naming both, and no key', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: path.resolve(__dirname, '../..'),
+    env: { PATH: process.env.PATH, ADMIN_API_URL: URL_, ADMIN_API_KEY: OLD, ADMIN_API_KEY_FILE: keyFile(NEW) },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.notEqual(result.status, 0);
+  assert.equal(
+    result.stderr,
+    'docs-admin worker: cannot start, fix the environment: ADMIN_API_KEY and ADMIN_API_KEY_FILE are both set: set only one of them\n',
+  );
+  assert.ok(!`${result.stdout}${result.stderr}`.includes(OLD));
 });
 
 describe('the key file source', () => {
