@@ -206,6 +206,23 @@ describe('the client with a key file, against the emulator', () => {
   });
 });
 
+test("the emulator's key rotation over HTTP: POST /_emulator/keys adds and revokes", async () => {
+  const emu = await startEmulator({ validKeys: [OLD] });
+  const client = new AdminApiClient({ baseUrl: emu.url, apiKey: NEW });
+  try {
+    await assert.rejects(client.getAgentJob('p', 'aj_x'), UnauthorizedError, 'not valid yet');
+    const rotate = (body: object) =>
+      fetch(`${emu.url}/_emulator/keys`, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.status);
+    assert.equal(await rotate({ add: [NEW], revoke: [OLD] }), 200);
+    await assert.rejects(client.getAgentJob('p', 'aj_x'), /HTTP 404/, 'the new key is accepted');
+    assert.deepEqual(emu.emulator.options.validKeys, [NEW]);
+    assert.deepEqual(emu.emulator.options.revokedKeys, [OLD]);
+  } finally {
+    await client.close();
+    await emu.close();
+  }
+});
+
 describe('403s that say what to fix (the emulator answers each cause)', () => {
   let emu: EmulatorHandle;
   let client: AdminApiClient;
