@@ -61,8 +61,8 @@ EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "const p = process.env.METRICS_PORT || '9464'; if (p === '0') process.exit(0); fetch('http://127.0.0.1:' + p + '/metrics').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# ADMIN_API_KEY_FILE (a Docker secret) becomes ADMIN_API_KEY, so the key never sits in the container's
-# environment as seen by `docker inspect`. Then exec: node gets the signals (run with --init / init: true).
-ENTRYPOINT ["/bin/sh", "-c", "if [ -z \"${ADMIN_API_KEY:-}\" ] && [ -n \"${ADMIN_API_KEY_FILE:-}\" ]; then ADMIN_API_KEY=\"$(cat \"$ADMIN_API_KEY_FILE\")\"; export ADMIN_API_KEY; fi; exec \"$@\"", "docker-entrypoint"]
+# ADMIN_API_KEY_FILE (a Docker or Kubernetes secret) is read by the worker itself, again whenever it
+# changes, so the key never sits in the container's environment (`docker inspect`) and a rotated secret
+# is used without a restart. exec form: node gets the signals (run with --init / init: true).
 # = `npm run worker` (tsx src/worker.ts), compiled.
 CMD ["node", "dist/src/worker.js"]

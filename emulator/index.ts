@@ -29,6 +29,9 @@ export interface EmulatorHandle {
   configure(options: Partial<EmulatorOptions>): void;
   /** Forgets all jobs, rate windows, counters and faults. */
   reset(): void;
+  /** Makes a key valid (with validKeys set, only those are); revokeKey makes one answer 401. */
+  addKey(key: string): void;
+  revokeKey(key: string): void;
   emulator: Emulator;
 }
 
@@ -47,6 +50,8 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     setFaults: (rules, seed) => emulator.setFaults(rules, seed),
     configure: (o) => emulator.configure(o),
     reset: () => emulator.reset(),
+    addKey: (key) => emulator.addKey(key),
+    revokeKey: (key) => emulator.revokeKey(key),
     emulator,
   };
 }

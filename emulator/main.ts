@@ -3,8 +3,10 @@
 // EMULATOR_EXPORT_QUEUED_MS, EMULATOR_EXPORT_DURATION_MS, EMULATOR_EXPORT_PAGES,
 // EMULATOR_PROGRESS_SHAPE (linear|slow-start|stall-at-99|jumps), EMULATOR_RATE_LIMIT_COUNT,
 // EMULATOR_RATE_LIMIT_WINDOW_MS, EMULATOR_RETRY_AFTER (seconds|http-date|none), EMULATOR_BUNDLE_TTL_MS,
-// EMULATOR_NON_ENTERPRISE_KEYS (comma-separated), EMULATOR_SEED, EMULATOR_LOG_REQUESTS=1.
-// Faults and counters at runtime: POST /_emulator/faults, GET /_emulator/counters, POST /_emulator/reset.
+// EMULATOR_NON_ENTERPRISE_KEYS, EMULATOR_VALID_KEYS, EMULATOR_READ_ONLY_KEYS, EMULATOR_IP_ALLOWLIST
+// (comma-separated), EMULATOR_SEED, EMULATOR_LOG_REQUESTS=1.
+// Faults and counters at runtime: POST /_emulator/faults, GET /_emulator/counters, POST /_emulator/reset;
+// a key rotation: POST /_emulator/keys {"add": [...], "revoke": [...]}.
 import type { EmulatorOptions, ProgressShape, RetryAfterForm } from './options';
 import { Emulator } from './server';
 
@@ -21,6 +23,15 @@ function oneOf<T extends string>(name: string, allowed: readonly T[]): T | undef
   if (raw === undefined || raw === '') return undefined;
   if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')}`);
   return raw as T;
+}
+
+function listFromEnv(name: string): string[] | undefined {
+  const raw = process.env[name];
+  if (!raw) return undefined;
+  return raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
 }
 
 function optionsFromEnv(): Partial<EmulatorOptions> {
@@ -47,12 +58,10 @@ function optionsFromEnv(): Partial<EmulatorOptions> {
   const windowMs = intFromEnv('EMULATOR_RATE_LIMIT_WINDOW_MS', 1);
   if (limit !== undefined || windowMs !== undefined)
     options.rateLimit = { limit: limit ?? 100, windowMs: windowMs ?? 3_600_000 };
-  const nonEnterprise = process.env.EMULATOR_NON_ENTERPRISE_KEYS;
-  if (nonEnterprise)
-    options.nonEnterpriseKeys = nonEnterprise
-      .split(',')
-      .map((k) => k.trim())
-      .filter(Boolean);
+  set('nonEnterpriseKeys', listFromEnv('EMULATOR_NON_ENTERPRISE_KEYS'));
+  set('validKeys', listFromEnv('EMULATOR_VALID_KEYS'));
+  set('readOnlyKeys', listFromEnv('EMULATOR_READ_ONLY_KEYS'));
+  set('ipAllowlist', listFromEnv('EMULATOR_IP_ALLOWLIST'));
   if (process.env.EMULATOR_LOG_REQUESTS === '1') options.logRequests = true;
   return options;
 }

@@ -45,6 +45,15 @@ export interface EmulatorOptions {
   nonEnterpriseKeys: string[];
   /** Keys that get 401 (the error text echoes the key, as careless servers do: it tests redaction). */
   revokedKeys: string[];
+  /**
+   * When non-empty, the only keys accepted (any other gets 401): several keys are valid at once during a
+   * rotation. Emulator.addKey / revokeKey (or POST /_emulator/keys) change it at runtime.
+   */
+  validKeys: string[];
+  /** Keys without the write scope: 403 on every method but GET and HEAD. */
+  readOnlyKeys: string[];
+  /** When non-empty, the client addresses (exact IPs) the keys accept; any other caller gets 403. */
+  ipAllowlist: string[];
 
   /**
    * Liberal-but-legal responses the real API may send (docs/contract.md "be liberal in what you accept"):
@@ -101,6 +110,9 @@ export const DEFAULT_OPTIONS: EmulatorOptions = {
   bundleTtlMs: 60 * 60 * 1000,
   nonEnterpriseKeys: [],
   revokedKeys: [],
+  validKeys: [],
+  readOnlyKeys: [],
+  ipAllowlist: [],
   quirks: {},
   seed: 1,
   logRequests: false,

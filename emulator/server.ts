@@ -251,6 +251,7 @@ export class Emulator {
     this.#json(res, status, body);
   }
 
+  /** As the real API: 401 for the key, then 403 for the caller's address, the key's scope, the plan. */
   #authorize(req: IncomingMessage, route: EmulatorRoute): void {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
@@ -259,13 +260,36 @@ export class Emulator {
     if (!key.startsWith('mint_') || key.length <= 'mint_'.length) {
       throw new HttpError(401, 'invalid API key: admin keys begin with "mint_"');
     }
-    if (this.options.revokedKeys.includes(key)) throw new HttpError(401, `API key ${key} has been revoked or expired`);
+    const { revokedKeys, validKeys, ipAllowlist, readOnlyKeys } = this.options;
+    if (revokedKeys.includes(key)) throw new HttpError(401, `API key ${key} has been revoked or expired`);
+    if (validKeys.length > 0 && !validKeys.includes(key)) throw new HttpError(401, 'invalid API key');
+    const caller = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    if (ipAllowlist.length > 0 && !ipAllowlist.includes(caller))
+      throw new HttpError(403, `requests from ${caller} are not allowed by this API key's IP allowlist`);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && readOnlyKeys.includes(key))
+      throw new HttpError(403, `this API key is read-only: ${req.method} needs the write scope`);
     if (
       (route === 'startExport' || route === 'getExport' || route === 'generateBundle') &&
       this.options.nonEnterpriseKeys.includes(key)
     ) {
       throw new HttpError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
     }
+  }
+
+  /** Makes `key` valid (a rotation's first step); with validKeys empty every key is valid already. */
+  addKey(key: string): void {
+    this.configure({
+      validKeys: [...this.options.validKeys.filter((k) => k !== key), key],
+      revokedKeys: this.options.revokedKeys.filter((k) => k !== key),
+    });
+  }
+
+  /** Revokes `key`: from now on it gets 401 (a rotation's last step). */
+  revokeKey(key: string): void {
+    this.configure({
+      validKeys: this.options.validKeys.filter((k) => k !== key),
+      revokedKeys: [...this.options.revokedKeys.filter((k) => k !== key), key],
+    });
   }
 
   #dispatch(route: EmulatorRoute, params: string[], rawBody: string, res: ServerResponse): [number, unknown] {
@@ -471,6 +495,13 @@ export class Emulator {
         case 'POST /_emulator/reset':
           this.reset();
           return this.#json(res, 200, { ok: true });
+        case 'POST /_emulator/keys': {
+          // {"add": [keys], "revoke": [keys]}: a key rotation driven from outside the process.
+          const { add = [], revoke = [] } = JSON.parse(body || '{}') as { add?: string[]; revoke?: string[] };
+          for (const key of add) this.addKey(key);
+          for (const key of revoke) this.revokeKey(key);
+          return this.#json(res, 200, { ok: true });
+        }
         case 'POST /_emulator/configure': {
           const patch = JSON.parse(body || '{}') as Record<string, unknown>;
           this.configure(pickSerializable(patch));
@@ -632,6 +663,9 @@ const SERIALIZABLE_KEYS = [
   'bundleTtlMs',
   'nonEnterpriseKeys',
   'revokedKeys',
+  'validKeys',
+  'readOnlyKeys',
+  'ipAllowlist',
   'publicUrl',
   'logRequests',
 ] as const;

@@ -4,17 +4,21 @@
 // (scripts/tools.ts) and creates the database; later runs find what is running and start only what
 // is down. Everything is in the background; logs and data in .data/cluster/.
 //   --tuned   add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one
+//   --tls     the frontend requires mutual TLS (certificates made under .data/cluster/tls/); prints, as
+//             its last lines, the TEMPORAL_TLS_* variables a client needs. A run without --tls returns a
+//             --tls cluster to plain (either switch restarts only the server and the UI server)
 //   --stop    stop the UI, the server and PostgreSQL, and wait until they have exited
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
 import { ensureTools } from './tools';
 
-const USAGE = 'usage: npm run cluster [-- --tuned | --stop]';
+const USAGE = 'usage: npm run cluster [-- [--tuned] [--tls] | --stop]';
 const say = (line: string) => console.log(line);
 
 async function main(argv: string[]): Promise<void> {
-  const unknown = argv.filter((a) => a !== '--tuned' && a !== '--stop');
-  if (unknown.length > 0 || (argv.includes('--tuned') && argv.includes('--stop'))) {
+  const unknown = argv.filter((a) => a !== '--tuned' && a !== '--stop' && a !== '--tls');
+  const stop = argv.includes('--stop');
+  if (unknown.length > 0 || (stop && (argv.includes('--tuned') || argv.includes('--tls')))) {
     console.error(USAGE);
     process.exit(2);
   }
@@ -26,7 +30,7 @@ async function main(argv: string[]): Promise<void> {
 
   const started = Date.now();
   await ensureTools({ cluster: true });
-  const result = await ensureCluster({ tuned: argv.includes('--tuned'), log: say });
+  const result = await ensureCluster({ tuned: argv.includes('--tuned'), tls: argv.includes('--tls'), log: say });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(
     result.started.length
@@ -40,6 +44,11 @@ async function main(argv: string[]): Promise<void> {
   );
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
+  if (result.tls) {
+    // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.
+    say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);
+    for (const [name, value] of Object.entries(result.clientEnv)) say(`${name}=${value}`);
+  }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -33,6 +33,7 @@ import {
   tunedDynamicConfig,
   uiEnv,
 } from './layout';
+import { TLS_DIR, clientTlsEnv, ensureTlsMaterial, serverTlsEnv, uiTlsEnv } from './tls';
 import { isPostgresReady, postgresBinDir, postgresPassword, startPostgres, stopPostgres } from './postgres';
 import {
   isAlive,
@@ -49,6 +50,11 @@ export interface ClusterOptions {
   /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
    * server is restarted for it; without it a running server keeps the config it has. */
   tuned?: boolean;
+  /**
+   * Mutual TLS on the frontend (scripts/cluster/tls.ts). A running server in the other mode is
+   * restarted (with the UI server) into the one asked: a plain run returns a --tls cluster to plain.
+   */
+  tls?: boolean;
   /** Progress lines. */
   log?: (line: string) => void;
 }
@@ -66,6 +72,9 @@ export interface EnsureResult {
   started: ('postgresql' | 'temporal-server' | 'temporal-ui')[];
   address: string;
   uiUrl: string;
+  /** The frontend requires mutual TLS; clientEnv holds the TEMPORAL_TLS_* a client needs. */
+  tls: boolean;
+  clientEnv: Record<string, string>;
 }
 
 /** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
@@ -89,10 +98,12 @@ function temporalCli(): string {
   return cli;
 }
 
-function isServerHealthy(cli: string): boolean {
+/** The health check through the temporal CLI, with the client certificate when the frontend requires one. */
+function isServerHealthy(cli: string, tls = runsTls()): boolean {
   const result = spawnSync(cli, ['operator', 'cluster', 'health', '--address', CLUSTER_ADDRESS], {
     encoding: 'utf8',
     timeout: 10_000,
+    env: { ...process.env, ...(tls ? clientTlsEnv() : {}) },
   });
   return result.status === 0 && result.stdout.includes('SERVING');
 }
@@ -168,35 +179,77 @@ function dynamicConfigFile(tuned: boolean): string {
   return CLUSTER_FILES.tunedDynamicConfig;
 }
 
-async function startServer(cli: string, dynamicConfig: string, log: (line: string) => void): Promise<void> {
+/**
+ * Whether the running server has the frontend's TLS (its environment says so). Read from /proc, not from
+ * the record: a checkout without --tls support that finds the frontend unhealthy (it has no certificate)
+ * may overwrite the record with a start that fails, and the TLS server must still be found.
+ */
+export function runsTls(): boolean {
+  const pid = runningServer()?.state.pid ?? processesOf(CLUSTER_BINARIES.server.path)[0];
+  if (pid === undefined) return false;
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').includes('\0TEMPORAL_TLS_FRONTEND_CERT=');
+  } catch {
+    return false;
+  }
+}
+
+/** PIDs of the processes running `binary` (by /proc/<pid>/exe). */
+function processesOf(binary: string): number[] {
+  if (!existsSync(binary) || !existsSync('/proc/self/exe')) return [];
+  const real = realpathSync(binary);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readlinkSync(`/proc/${entry}/exe`) === real;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** SIGTERM, then SIGKILL after 30 s; returns once the process is gone. */
+async function stopPid(pid: number): Promise<void> {
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+async function startServer(cli: string, dynamicConfig: string, tls: boolean, log: (line: string) => void) {
   const password = postgresPassword();
   log('Temporal schema: creating or upgrading the databases (setup.sh schema)');
   await runSetup('schema', schemaEnv(password));
 
-  log(`Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)})`);
+  log(
+    `Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)}${tls ? ', mutual TLS' : ''})`,
+  );
   rmSync(CLUSTER_FILES.setupDone, { force: true });
   const server = startDetached(CLUSTER_BINARIES.server.path, ['--root', DEPLOY_ROOT, ...SERVER_ARGS], {
-    env: serverEnv(password, dynamicConfig),
+    env: { ...serverEnv(password, dynamicConfig), ...(tls ? serverTlsEnv() : {}) },
     log: CLUSTER_FILES.serverLog,
     stateFile: CLUSTER_FILES.serverState,
-    extra: { dynamicConfig },
+    extra: { dynamicConfig, tls },
   });
-  await waitUntil('the Temporal server', () => isServerHealthy(cli), server, CLUSTER_FILES.serverLog, 120_000);
+  await waitUntil('the Temporal server', () => isServerHealthy(cli, tls), server, CLUSTER_FILES.serverLog, 120_000);
 }
 
-async function setupNamespace(cli: string, log: (line: string) => void): Promise<void> {
+async function setupNamespace(cli: string, tls: boolean, log: (line: string) => void): Promise<void> {
   log('Temporal setup: namespace and search attributes (setup.sh namespace)');
-  await runSetup('namespace', namespaceEnv(cli));
+  await runSetup('namespace', { ...namespaceEnv(cli), ...(tls ? clientTlsEnv() : {}) });
   writeFileSync(CLUSTER_FILES.setupDone, `${new Date().toISOString()}\n`);
 }
 
-async function startUi(log: (line: string) => void): Promise<void> {
+async function startUi(tls: boolean, log: (line: string) => void): Promise<void> {
   log(`Temporal UI: starting at ${CLUSTER_UI_URL}`);
   const ui = startDetached(
     CLUSTER_BINARIES.ui.path,
     ['--root', DEPLOY_ROOT, '--config', CONFIG_DIR, '--env', UI_CONFIG_ENV, 'start'],
     {
-      env: uiEnv(),
+      env: { ...uiEnv(), ...(tls ? uiTlsEnv() : {}) },
       log: CLUSTER_FILES.uiLog,
       stateFile: CLUSTER_FILES.uiState,
     },
@@ -215,13 +268,22 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   if (unavailable) throw new ClusterUnavailableError(unavailable);
   const cli = temporalCli();
   mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
-  const dynamicConfig = dynamicConfigFile(options.tuned ?? false);
+  const tls = options.tls ?? false;
+  if (tls && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
   const started: EnsureResult['started'] = [];
 
   const status = await clusterStatus();
   const ours = runningProcess(CLUSTER_FILES.serverState);
   const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
-  if (status.server && ours && options.tuned && !runsTuned) {
+  // A switch of TLS mode keeps the tuning the server runs with.
+  const dynamicConfig = dynamicConfigFile((options.tuned ?? false) || (runsTuned && status.server));
+  if (status.server && runsTls() !== tls) {
+    log(`Temporal server and UI: restarting ${tls ? 'with mutual TLS (--tls)' : 'without TLS (the default)'}`);
+    await stopSwitching();
+    status.server = false;
+    status.setup = false;
+    status.ui = false;
+  } else if (status.server && ours && options.tuned && !runsTuned) {
     log('Temporal server: restarting with the dev tuning (--tuned)');
     await stopRecorded(CLUSTER_FILES.serverState);
     status.server = false;
@@ -238,15 +300,30 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     started.push('postgresql');
   }
   if (!status.server) {
-    await startServer(cli, dynamicConfig, log);
+    await startServer(cli, dynamicConfig, tls, log);
     started.push('temporal-server');
   }
-  if (!status.server || !status.setup) await setupNamespace(cli, log);
+  if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
   if (!status.ui) {
-    await startUi(log);
+    await startUi(tls, log);
     started.push('temporal-ui');
   }
-  return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL };
+  return {
+    started,
+    address: CLUSTER_ADDRESS,
+    uiUrl: CLUSTER_UI_URL,
+    tls,
+    clientEnv: tls ? clientTlsEnv() : {},
+  };
+}
+
+/** Stops the cluster's server and UI server (recorded or not: see runsTls), for a switch of TLS mode. */
+async function stopSwitching(): Promise<void> {
+  await stopRecorded(CLUSTER_FILES.uiState);
+  const server = runningServer();
+  if (server) await stopRecorded(server.stateFile);
+  for (const pid of [CLUSTER_BINARIES.ui.path, CLUSTER_BINARIES.server.path].flatMap(processesOf)) await stopPid(pid);
+  rmSync(CLUSTER_FILES.setupDone, { force: true });
 }
 
 export type ClusterComponent = EnsureResult['started'][number];

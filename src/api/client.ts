@@ -30,7 +30,9 @@ import {
   PlanRequiredError,
   TimeoutError,
   errorClassForStatus,
+  forbiddenMessage,
 } from './errors';
+import { type AdminKeySource, type FileKeyOptions, fileKey, fixedKey } from './key-source';
 import { redact } from './redact';
 import { parseRetryAfter } from './retry-after';
 import {
@@ -86,7 +88,12 @@ export interface ApiLogger {
 
 export interface AdminApiClientOptions {
   baseUrl: string;
-  apiKey: string;
+  /** The admin key (ADMIN_API_KEY); or, instead, apiKeyFile. */
+  apiKey?: string;
+  /** A file holding the key (ADMIN_API_KEY_FILE), re-read when it changes and after a 401 (key-source.ts). */
+  apiKeyFile?: string;
+  /** Told when a rotated key file was picked up (never the key itself). */
+  onKeyFileChange?: FileKeyOptions['onChange'];
   timeouts?: Partial<ClientTimeouts>;
   onCall?: (event: ApiCallEvent) => void;
   /** Receives one line per unknown status value; default console. */
@@ -116,6 +123,12 @@ const TIMEOUT_CODES = new Set([
 ]);
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+interface Response {
+  code: number;
+  headers: Dispatcher.ResponseData['headers'];
+  text: string;
+}
+
 interface Route {
   operation: AdminApiOperation;
   method: 'GET' | 'POST';
@@ -123,7 +136,7 @@ interface Route {
   body?: unknown;
   /** False for createAgentJob / sendAgentMessage: ambiguous failures become OutcomeUnknown. */
   idempotent: boolean;
-  /** Static-export routes: 403 means the plan does not include static export. */
+  /** Static-export routes: a 403 may mean the plan does not include static export. */
   planRoute: boolean;
   /** For OutcomeUnknown messages. */
   describe?: (at: string) => string;
@@ -143,7 +156,7 @@ function errorCodeOf(err: unknown): string {
 export class AdminApiClient implements AdminApi {
   readonly baseUrl: string;
   readonly timeouts: ClientTimeouts;
-  readonly #apiKey: string;
+  readonly #keys: AdminKeySource;
   readonly #basePath: string;
   readonly #pool: Pool;
   /** No keep-alive: one fresh connection per non-idempotent call (see header). */
@@ -154,14 +167,21 @@ export class AdminApiClient implements AdminApi {
   readonly #loggedStatuses = new Set<string>();
 
   constructor(options: AdminApiClientOptions) {
-    const keyProblem = checkAdminApiKey(options.apiKey);
-    if (keyProblem) throw new Error(`AdminApiClient: ${keyProblem}`);
+    if (options.apiKey !== undefined && options.apiKeyFile !== undefined)
+      throw new Error('AdminApiClient: give apiKey or apiKeyFile, not both');
+    if (options.apiKeyFile === undefined) {
+      const keyProblem = checkAdminApiKey(options.apiKey);
+      if (keyProblem) throw new Error(`AdminApiClient: ${keyProblem}`);
+    }
     const urlProblem = checkHttpUrl('ADMIN_API_URL', options.baseUrl);
     if (urlProblem) throw new Error(`AdminApiClient: ${urlProblem}`);
     const url = new URL(options.baseUrl);
     this.baseUrl = options.baseUrl;
     this.#basePath = url.pathname.replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
+    this.#keys =
+      options.apiKeyFile === undefined
+        ? fixedKey(options.apiKey as string)
+        : fileKey(options.apiKeyFile, { onChange: options.onKeyFileChange });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#onCall = options.onCall;
     this.#logger = options.logger ?? console;
@@ -180,9 +200,9 @@ export class AdminApiClient implements AdminApi {
     await Promise.all([this.#pool.close(), this.#freshPool.close()]);
   }
 
-  /** Redacts this client's key, bearer tokens and admin-key-shaped strings. */
+  /** Redacts this client's keys (every one it has sent), bearer tokens and admin-key-shaped strings. */
   redact(text: string): string {
-    return redact(text, [this.#apiKey]);
+    return redact(text, this.#keys.seen);
   }
 
   createAgentJob(projectId: string, prompt: string, options?: CallOptions): Promise<AgentJob> {
@@ -292,34 +312,23 @@ export class AdminApiClient implements AdminApi {
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : timeoutSignal;
     try {
       callerSignal?.throwIfAborted();
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${this.#apiKey}`,
-        accept: 'application/json',
-        'user-agent': 'docs-admin-temporal',
-      };
-      let body: string | undefined;
-      if (route.method === 'POST') {
-        body = route.body === undefined ? '' : JSON.stringify(route.body);
-        if (body !== '') headers['content-type'] = 'application/json';
-      }
-      const dispatcher = route.idempotent ? this.#pool : this.#freshPool;
-      let text: string;
-      let response: Dispatcher.ResponseData;
+      let key = this.#keys.current();
+      let response: Response;
       try {
-        response = await dispatcher.request({
-          method: route.method,
-          path: this.#basePath + route.path,
-          headers,
-          body,
-          signal,
-        });
-        status = String(response.statusCode);
-        text = await readText(response.body);
+        response = await this.#send(route, key, signal);
+        // A rotated key file: the key we sent may be the old one. Read the file once more and, when it
+        // holds another key, send once more with it (a 401 means nothing was done, so this is safe).
+        const rotated = response.code === 401 ? this.#keys.afterUnauthorized(key) : undefined;
+        if (rotated !== undefined) {
+          key = rotated;
+          response = await this.#send(route, key, signal);
+        }
+        status = String(response.code);
       } catch (err) {
         throw this.#transportError(err, route, startedAt, callerSignal, timeoutSignal);
       }
-      const code = response.statusCode;
-      if (code < 200 || code >= 300) throw this.#httpError(code, response.headers, text, route, startedAt);
+      const { code, headers, text } = response;
+      if (code < 200 || code >= 300) throw this.#httpError(code, headers, text, route, startedAt);
       return this.#parse(route, schema, text, code, startedAt);
     } catch (err) {
       if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
@@ -331,6 +340,29 @@ export class AdminApiClient implements AdminApi {
         durationMs: performance.now() - started,
       });
     }
+  }
+
+  /** One HTTP request with `key`; the whole body read (capped). */
+  async #send(route: Route, key: string, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${key}`,
+      accept: 'application/json',
+      'user-agent': 'docs-admin-temporal',
+    };
+    let body: string | undefined;
+    if (route.method === 'POST') {
+      body = route.body === undefined ? '' : JSON.stringify(route.body);
+      if (body !== '') headers['content-type'] = 'application/json';
+    }
+    const dispatcher = route.idempotent ? this.#pool : this.#freshPool;
+    const response = await dispatcher.request({
+      method: route.method,
+      path: this.#basePath + route.path,
+      headers,
+      body,
+      signal,
+    });
+    return { code: response.statusCode, headers: response.headers, text: await readText(response.body) };
   }
 
   #parse<S extends z.ZodType>(
@@ -403,11 +435,13 @@ export class AdminApiClient implements AdminApi {
     }
     const retryAfterRaw = headers['retry-after'];
     const retryAfterMs = parseRetryAfter(Array.isArray(retryAfterRaw) ? retryAfterRaw[0] : retryAfterRaw, this.#now());
-    const ErrorClass = errorClassForStatus(code, route.planRoute);
+    const ErrorClass = errorClassForStatus(code, route.planRoute, apiText);
     const message =
       ErrorClass === PlanRequiredError
         ? `${route.operation}: static export needs an Enterprise plan (HTTP 403: ${apiText})`
-        : `${route.operation}: HTTP ${code}: ${apiText}`;
+        : code === 403
+          ? forbiddenMessage(route.operation, route.method, route.planRoute, apiText)
+          : `${route.operation}: HTTP ${code}: ${apiText}`;
     const err = new ErrorClass(message, { status: code, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
     // A 5xx may come after the server committed the change.
     return code >= 500 ? this.#ambiguous(route, startedAt, err) : err;

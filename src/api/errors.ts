@@ -97,14 +97,41 @@ export const STATUS_TO_ERROR: Readonly<Record<number, ErrorClass>> = {
   429: RateLimitedError,
 };
 
-export function errorClassForStatus(status: number, planRoute = false): ErrorClass {
-  if (status === 403 && planRoute) return PlanRequiredError;
+/** The API's own text of a static-export 403 that names the plan or the feature (the emulator's, and Mintlify's wording). */
+const PLAN_TEXT = /\b(plan|enterprise|not enabled)\b/i;
+
+/**
+ * A 403's class: PlanRequired on a static-export route whose answer names the plan or the feature,
+ * else Forbidden (its message lists the likely causes: forbiddenCauses).
+ */
+export function errorClassForStatus(status: number, planRoute = false, apiText = ''): ErrorClass {
+  if (status === 403 && planRoute && PLAN_TEXT.test(apiText)) return PlanRequiredError;
   const exact = STATUS_TO_ERROR[status];
   if (exact) return exact;
   if (status >= 500) return ServerError;
   if (status >= 400) return InvalidRequestError;
   // 1xx/3xx are not part of the API: treat as a response we cannot use.
   return MalformedResponseError;
+}
+
+/**
+ * Why the API may have answered 403, most likely first; it does not say which. Every method but GET and
+ * HEAD needs a key with the write scope; any key may be limited to an IP allowlist; static export needs
+ * the Enterprise plan and the feature enabled.
+ */
+export function forbiddenCauses(method: string, exportRoute: boolean): string[] {
+  const causes: string[] = [];
+  if (method !== 'GET' && method !== 'HEAD')
+    causes.push('the admin key lacks the write scope (every method but GET and HEAD needs it)');
+  causes.push("this worker's IP address is not in the admin key's IP allowlist");
+  if (exportRoute) causes.push("the organization's plan does not include static export or the feature is not enabled");
+  return causes;
+}
+
+/** The message of a 403 that is not a plain PlanRequired: the operation, the API's text, the causes in order. */
+export function forbiddenMessage(operation: string, method: string, exportRoute: boolean, apiText: string): string {
+  const causes = forbiddenCauses(method, exportRoute).map((cause, i) => `(${i + 1}) ${cause}`);
+  return `${operation}: HTTP 403 Forbidden (${apiText}); likely causes, most likely first: ${causes.join('; ')}. Not retried`;
 }
 
 export function isAdminApiError(err: unknown): err is AdminApiError {

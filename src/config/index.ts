@@ -1,6 +1,8 @@
-// Worker and CLI configuration from the environment. Pure: takes an env object, returns a config or
-// every problem at once, each naming the variable (never echoing a secret's value).
+// Worker and CLI configuration from the environment. Takes an env object (and reads only the admin key
+// file it names), returns a config or every problem at once, each naming the variable (never echoing a
+// secret's value).
 import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
+import { readKeyFile } from '../api/key-source';
 import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
@@ -13,7 +15,10 @@ export interface RateLimit {
 
 export interface WorkerConfig extends TemporalConfig {
   adminApiUrl: string;
+  /** The admin key: ADMIN_API_KEY, or what ADMIN_API_KEY_FILE held at start-up. */
   adminApiKey: string;
+  /** ADMIN_API_KEY_FILE: the client re-reads it when it changes and after a 401 (a rotated key). */
+  adminApiKeyFile?: string;
   agentRateLimit: RateLimit;
   /** Port of the Prometheus endpoint; 0 disables it. */
   metricsPort: number;
@@ -65,6 +70,27 @@ export function parseRateLimit(text: string): RateLimit {
   return { limit, windowMs };
 }
 
+type AdminKeyConfig = Pick<WorkerConfig, 'adminApiKey' | 'adminApiKeyFile'>;
+
+/**
+ * ADMIN_API_KEY or ADMIN_API_KEY_FILE, exactly one. The file is read once here (the one read of a file
+ * in this module), so a missing or malformed key file stops the worker at start-up with its path.
+ */
+function adminKeyOf(env: NodeJS.ProcessEnv): AdminKeyConfig | { problem: string } {
+  const file = env.ADMIN_API_KEY_FILE;
+  if (file && env.ADMIN_API_KEY)
+    return { problem: 'ADMIN_API_KEY and ADMIN_API_KEY_FILE are both set: set only one of them' };
+  if (!file) {
+    const problem = checkAdminApiKey(env.ADMIN_API_KEY);
+    return problem ? { problem } : { adminApiKey: env.ADMIN_API_KEY as string };
+  }
+  try {
+    return { adminApiKey: readKeyFile(file), adminApiKeyFile: file };
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
+}
+
 /** host, host:port or [IPv6]:port: what the worker's gRPC connection accepts (checked before connecting). */
 const TEMPORAL_ADDRESS_FORM = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?$/;
 
@@ -72,8 +98,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const problems: string[] = [];
   const urlProblem = checkHttpUrl('ADMIN_API_URL', env.ADMIN_API_URL);
   if (urlProblem) problems.push(urlProblem);
-  const keyProblem = checkAdminApiKey(env.ADMIN_API_KEY);
-  if (keyProblem) problems.push(keyProblem);
+  const key = adminKeyOf(env);
+  if ('problem' in key) problems.push(key.problem);
 
   let agentRateLimit: RateLimit = { limit: 100, windowMs: UNIT_MS.h! };
   if (env.AGENT_RATE_LIMIT) {
@@ -119,7 +145,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   return {
     ...loadTemporalConfig(env),
     adminApiUrl: env.ADMIN_API_URL as string,
-    adminApiKey: env.ADMIN_API_KEY as string,
+    ...(key as AdminKeyConfig),
     agentRateLimit,
     metricsPort,
     metricsPortIsDefault,

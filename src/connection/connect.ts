@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { TemporalUnreachableError, probeTcp } from './reach';
 import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
+import { probeTls, tlsRefusalReason } from './tls-probe';
 
 export interface ConnectClientOptions {
   /** Give up connecting after this long (default 5000 ms). */
@@ -37,15 +38,27 @@ export async function connectClientAt(
     ...temporalConnectionOptions(env),
     address,
     connectTimeout: connectTimeoutMs,
-  }).catch((err: unknown) => {
-    throw new TemporalUnreachableError(address, { cause: err });
+  }).catch(async (err: unknown) => {
+    throw await connectError(env, address, err);
   });
   return new Client({ connection, namespace });
 }
 
 /** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */
 export async function connectNative(env: NodeJS.ProcessEnv, address: string): Promise<NativeConnection> {
-  return NativeConnection.connect(nativeConnectionOptions(env, address)).catch((err: unknown) => {
-    throw new TemporalUnreachableError(address, { cause: err });
+  return NativeConnection.connect(nativeConnectionOptions(env, address)).catch(async (err: unknown) => {
+    throw await connectError(env, address, err);
   });
+}
+
+/** A failed connect as one line: TLS named when it is the reason (tls-probe.ts), else unreachable. */
+async function connectError(env: NodeJS.ProcessEnv, address: string, cause: unknown): Promise<Error> {
+  const { tls } = temporalConnectionOptions(env);
+  const client = {
+    tls: tls !== undefined && tls !== null && tls !== false,
+    clientCertificate: typeof tls === 'object' && tls !== null && tls.clientCertPair !== undefined,
+  };
+  const probe = await probeTls(address).catch(() => 'plain' as const);
+  const reason = tlsRefusalReason(address, probe, client);
+  return new TemporalUnreachableError(address, reason ? { cause, reason } : { cause });
 }

@@ -2,3 +2,4 @@
 export * from './connect';
 export * from './reach';
 export * from './settings';
+export * from './tls-probe';

@@ -6,9 +6,9 @@ export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
   constructor(
     readonly address: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: string },
   ) {
-    super(unreachableMessage(address, options?.cause), options);
+    super(options?.reason ?? unreachableMessage(address, options?.cause), { cause: options?.cause });
   }
 }
 

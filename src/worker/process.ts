@@ -100,8 +100,11 @@ export async function runWorkerProcess(
   } catch (err) {
     if (!(err instanceof ConfigError || err instanceof DeploymentConfigError)) throw err;
     const problems = err instanceof ConfigError ? err.problems : [err.message];
+    // One problem: one line (what a supervisor's log shows first); several: one line each.
     process.stderr.write(
-      `docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`,
+      problems.length === 1
+        ? `docs-admin worker: cannot start, fix the environment: ${problems[0]}\n`
+        : `docs-admin worker: cannot start, fix the environment:\n${problems.map((p) => `  - ${p}\n`).join('')}`,
     );
     return EXIT_CODE.failed;
   }

@@ -261,7 +261,15 @@ async function openDependencies(
   if (!api) {
     const owned = new AdminApiClient({
       baseUrl: config.adminApiUrl,
-      apiKey: config.adminApiKey,
+      ...(config.adminApiKeyFile
+        ? {
+            apiKeyFile: config.adminApiKeyFile,
+            onKeyFileChange: ({ file, rotated, problem }) =>
+              rotated
+                ? logger.info(`admin API key: a new key was read from ${file}`)
+                : logger.warn(`admin API key: ${problem ?? `cannot read ${file}`}; keeping the last good key`),
+          }
+        : { apiKey: config.adminApiKey }),
       onCall: (event) => metrics.apiCall(event.operation, event.status, event.durationMs),
       logger: { warn: (message) => logger.warn(message) },
     });

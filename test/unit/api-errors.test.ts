@@ -16,6 +16,8 @@ import {
   TimeoutError,
   UnauthorizedError,
   errorClassForStatus,
+  forbiddenCauses,
+  forbiddenMessage,
 } from '../../src/api/errors';
 import { redact } from '../../src/api/redact';
 import { toApplicationFailure } from '../../src/activities/api-call';
@@ -25,7 +27,7 @@ describe('status -> error class', () => {
     [400, false, InvalidRequestError, 'InvalidRequest', false],
     [401, false, UnauthorizedError, 'Unauthorized', false],
     [403, false, ForbiddenError, 'Forbidden', false],
-    [403, true, PlanRequiredError, 'PlanRequired', false],
+    [403, true, ForbiddenError, 'Forbidden', false],
     [404, false, NotFoundError, 'NotFound', false],
     [408, false, TimeoutError, 'Timeout', true],
     [409, false, ConflictError, 'Conflict', true],
@@ -49,6 +51,28 @@ describe('status -> error class', () => {
       assert.equal(err.outcomeUnknown, false);
     });
   }
+
+  test("403 on a static-export route is PlanRequired only when the API's text names the plan or the feature", () => {
+    assert.equal(errorClassForStatus(403, true, 'static export requires an Enterprise plan'), PlanRequiredError);
+    assert.equal(errorClassForStatus(403, true, 'Static export is not enabled'), PlanRequiredError);
+    assert.equal(errorClassForStatus(403, true, 'read-only key'), ForbiddenError);
+    assert.equal(errorClassForStatus(403, false, 'Enterprise plan'), ForbiddenError);
+  });
+
+  test('a 403 names the operation and the likely causes in order: write scope, allowlist, plan', () => {
+    const write = forbiddenMessage('startExport', 'POST', true, 'forbidden');
+    assert.match(write, /^startExport: HTTP 403 Forbidden \(forbidden\); likely causes, most likely first: /);
+    const order = ['write scope', 'IP allowlist', 'plan'].map((word) => write.indexOf(word));
+    assert.ok(
+      order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!)),
+      write,
+    );
+    const read = forbiddenMessage('getExport', 'GET', true, 'forbidden');
+    assert.doesNotMatch(read, /write scope/);
+    assert.ok(read.indexOf('IP allowlist') < read.indexOf('plan'), read);
+    assert.deepEqual(forbiddenCauses('GET', false).length, 1);
+    assert.deepEqual(forbiddenCauses('POST', false).length, 2);
+  });
 
   test('network-level codes and OutcomeUnknown', () => {
     assert.equal(new NetworkError('x').retryable, true);

@@ -299,8 +299,9 @@ describe('docker-compose.yml', () => {
     assert.ok(secretName, 'the worker mounts a secret');
     assert.equal(workerEnv.ADMIN_API_KEY_FILE, `/run/secrets/${secretName}`);
     assert.deepEqual(compose.secrets?.[secretName], { environment: 'ADMIN_API_KEY' });
-    // The image's entrypoint turns ADMIN_API_KEY_FILE into ADMIN_API_KEY before exec'ing the command.
-    assert.match(dockerfile, /ADMIN_API_KEY_FILE[\s\S]*export ADMIN_API_KEY[\s\S]*exec \\"\$@\\"/);
+    // The worker reads the file itself (and re-reads it when the secret rotates): the image must not
+    // copy it into ADMIN_API_KEY, which would also make the worker refuse to start (both set).
+    assert.doesNotMatch(dockerfile, /export ADMIN_API_KEY\b/);
 
     assert.doesNotMatch(composeText, /mint_[A-Za-z0-9]/, 'no literal admin key in docker-compose.yml');
     assert.doesNotMatch(dockerfile, /mint_[A-Za-z0-9]/, 'no literal admin key in the Dockerfile');
@@ -469,6 +470,11 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
     assert.deepEqual(variables.sort(), [
       'TEMPORAL_ADDRESS',
       'TEMPORAL_DEFAULT_NAMESPACE',
+      'TEMPORAL_TLS_CA',
+      'TEMPORAL_TLS_CERT',
+      'TEMPORAL_TLS_ENABLE_HOST_VERIFICATION',
+      'TEMPORAL_TLS_KEY',
+      'TEMPORAL_TLS_SERVER_NAME',
       'TEMPORAL_UI_HOST',
       'TEMPORAL_UI_PORT',
     ]);
@@ -485,6 +491,14 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
       },
       { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default' },
     );
+    // Unset, the TLS values are empty: the UI server connects without TLS.
+    assert.deepEqual(rendered.tls, {
+      caFile: null,
+      certFile: null,
+      keyFile: null,
+      serverName: null,
+      enableHostVerification: false,
+    });
   });
 });
 
@@ -510,10 +524,8 @@ describe('Dockerfile', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(runtime);
     assert.ok(cmd, 'CMD in exec form');
     assert.deepEqual(JSON.parse(cmd[1] as string), ['node', compiled(scriptModule('worker'))]);
-    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(runtime);
-    assert.ok(entrypoint, 'ENTRYPOINT in exec form');
-    const script = (JSON.parse(entrypoint[1] as string) as string[]).join(' ');
-    assert.match(script, /exec "\$@"/, 'the entrypoint execs the command (signals reach node)');
+    // No entrypoint of its own: the node image's docker-entrypoint.sh execs the command (signals reach node).
+    assert.doesNotMatch(runtime, /^ENTRYPOINT /m);
   });
 
   test('the build context leaves out dependencies, local state and secrets', () => {
