@@ -6,6 +6,8 @@
 //   keep the old version alive (never drained) for as long. They move to the new Current Version at their
 //   next workflow task, so their changes must replay against running histories: the replay corpus
 //   (npm test) checks that, and patched() keeps old paths where a change would not.
+//   The limiter's queue is polled unversioned by every fleet, so its behaviour applies only to a limiter
+//   an earlier release left on a version (served as that version until it moves, src/worker/limiter-adopter.ts).
 //   Pinned + continue-as-new onto the new version (initialVersioningBehavior with
 //   targetWorkerDeploymentVersionChanged) needs a newer server (1.32+, system.enableSendTargetVersionChanged)
 //   and is experimental in SDK 1.24; the project's servers are 1.29.1.

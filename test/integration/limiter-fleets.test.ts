@@ -24,6 +24,21 @@ import {
 
 /** A job of a project whose limiter is served completes within this (the API's emulator answers in 200 ms). */
 const SERVED_JOB_MS = 15_000;
+/** A job that has not completed by then hangs (the bug: given up after 60 s). */
+const HANG_MS = 60_000;
+
+/** The workflow's result, or a failure once `ms` have passed without one. */
+async function resultWithin<T>(handle: WorkflowHandle<() => Promise<T>>, ms = HANG_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${handle.workflowId} did not complete within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([handle.result(), hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 describe('the rate limiter while fleets come and go (cluster, default settings)', { skip: clusterSkipReason() }, () => {
   let env: ClusterEnv;
@@ -65,7 +80,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
   /** Runs one job to completion; its duration in ms. */
   const timedJob = async (taskQueue: string, projectId: string) => {
     const startedAt = Date.now();
-    const result = await (await startJob(taskQueue, projectId)).result();
+    const result = await resultWithin(await startJob(taskQueue, projectId));
     assert.equal(result.status, 'completed');
     return Date.now() - startedAt;
   };
@@ -128,7 +143,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     const handles = await Promise.all(
       Array.from({ length: 14 }, (_, i) => startJob((i % 2 === 0 ? fleetA : fleetB).taskQueue, project)),
     );
-    await Promise.all(handles.map((h) => h.result()));
+    await Promise.all(handles.map((h) => resultWithin(h, 2 * HANG_MS)));
     const burstMs = Date.now() - burstStart;
     const creates = emu
       .jobs()
@@ -209,7 +224,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
 
     const f = await fleet({ taskQueue: uniqueTaskQueue('rq-new') });
     const startedAt = Date.now();
-    const handle: WorkflowHandle = await startJob(f.taskQueue, project);
+    const handle = await startJob(f.taskQueue, project);
     const waiting = await waitFor(
       async () => {
         const status = await handle.query(agentStatusQuery);
@@ -219,7 +234,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     );
     const saidMs = Date.now() - startedAt;
     assert.equal(waiting.phase, 'waiting-for-permit');
-    const result = await handle.result();
+    const result = await resultWithin(handle);
     const jobMs = Date.now() - startedAt;
     assert.ok(result.jobId);
     const moved = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
