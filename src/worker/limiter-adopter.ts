@@ -51,7 +51,8 @@ export class LimiterQueueAdopter {
         workflowBundle,
         maxCachedWorkflows: 100,
         stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
-        ...workerDeploymentOptions(version),
+        // The limiter declares no behaviour (src/workflows/versioning.ts): as a version, it is AUTO_UPGRADE.
+        ...workerDeploymentOptions(version, 'AUTO_UPGRADE'),
       });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', {

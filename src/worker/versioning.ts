@@ -86,9 +86,10 @@ export function resolveDeploymentVersion(
  */
 export function workerDeploymentOptions(
   version: DeploymentVersion | undefined,
+  defaultVersioningBehavior: 'PINNED' | 'AUTO_UPGRADE' = 'PINNED',
 ): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   if (!version) return {};
-  return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } };
+  return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior } };
 }
 
 const GRPC_NOT_FOUND = 5;

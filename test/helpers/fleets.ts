@@ -107,7 +107,10 @@ export function deploymentTools(env: TestWorkflowEnvironment, deploymentName: st
           deploymentVersion: { deploymentName, buildId },
         })
       ).workerDeploymentVersionInfo?.taskQueueInfos?.map((q) => q.name ?? '') ?? [],
-    /** `set-current-version`; false while the server refuses it for "missing active task queues". */
+    /**
+     * `set-current-version`; false while the server refuses it for "missing active task queues", or did
+     * not answer in time (a loaded server; the command is idempotent).
+     */
     setCurrent: (buildId: string) =>
       cli(
         'worker',
@@ -121,7 +124,7 @@ export function deploymentTools(env: TestWorkflowEnvironment, deploymentName: st
       ).then(
         () => true,
         (err: { stderr?: string }) => {
-          if (err.stderr?.includes('missing active task queues')) return false;
+          if (/missing active task queues|context deadline exceeded/.test(err.stderr ?? '')) return false;
           throw err;
         },
       ),

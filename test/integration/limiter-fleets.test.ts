@@ -195,6 +195,78 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     console.log(JSON.stringify({ arrangement: 'rollout v1 -> v2, v1 stopped', jobMs: { onV1, onV2, after } }));
   });
 
+  test('a versioned deployment upgraded from a release that polled the limiter queue as its version: the limiters there move', async () => {
+    const project = `upgraded-${run}`;
+    const legacyQueue = uniqueTaskQueue('legacy-limiter');
+    const taskQueue = uniqueTaskQueue('rq-up');
+    const deploymentName = `up-${run}`;
+    const tools = deploymentTools(env, deploymentName);
+    // The earlier release's v1: its versioned workers poll the jobs queue and the limiter queue.
+    const v1 = { deploymentName, buildId: 'v1' };
+    const oldWorkers = await Promise.all(
+      [taskQueue, legacyQueue].map(async (queue) =>
+        Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue: queue,
+          workflowBundle: await workflowBundle(),
+          ...workerDeploymentOptions(v1, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
+        }),
+      ),
+    );
+    const oldRunning = oldWorkers.map((w) => w.run());
+    const stopOld = async () => {
+      for (const w of oldWorkers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(oldRunning);
+    };
+    let promoteMs: number;
+    let v2: Fleet;
+    try {
+      await becomeCurrentIfNone(env.client, v1, { timeoutMs: 30_000, intervalMs: 250 });
+      await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+        taskQueue: legacyQueue,
+        workflowId: rateLimiterWorkflowId(project),
+        args: [{ projectId: project, limit: 100, windowMs: 10 * 60_000 } satisfies AgentRateLimiterInput],
+      });
+      await waitFor(async () => (await limiterVersion(project)) === `${deploymentName}.v1`, {
+        timeoutMs: 30_000,
+        what: 'the limiter to run on v1',
+      });
+      // This release as v2, promoted as the README says; then v1 stops.
+      v2 = await versionedFleet(taskQueue, deploymentName, 'v2');
+      const promotedAfter = Date.now();
+      await waitFor(() => tools.setCurrent('v2'), { timeoutMs: 60_000, intervalMs: 500, what: 'v2 current' });
+      promoteMs = Date.now() - promotedAfter;
+    } finally {
+      await stopOld();
+    }
+    const routedAfter = await queueRouting(env, legacyQueue);
+
+    const startedAt = Date.now();
+    const handle = await startJob(taskQueue, project);
+    const result = await resultWithin(handle);
+    const jobMs = Date.now() - startedAt;
+    assert.ok(result.jobId);
+    const moved = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
+    assert.equal(moved.taskQueue, limiterTaskQueue, 'the limiter continued as new onto the limiter queue');
+    assert.equal(await limiterVersion(project), '');
+    const status = await handle.query(agentStatusQuery);
+    await env.client.workflow
+      .getHandle(rateLimiterWorkflowId(project))
+      .terminate('test over')
+      .catch(() => undefined);
+    await v2.close();
+    console.log(
+      JSON.stringify({
+        arrangement: 'versioned deployment upgraded from a release that polled the limiter queue',
+        promoteMs,
+        legacyQueueRoutedAfterUpgrade: routedAfter ?? 'unversioned',
+        jobMs,
+        phase: status.phase,
+      }),
+    );
+  });
+
   test('a limiter an earlier release left on a deployment version whose workers are gone: the job says so, then it moves and the job completes', async () => {
     const project = `captured-${run}`;
     const legacyQueue = uniqueTaskQueue('legacy-limiter');
@@ -206,21 +278,25 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       namespace: env.namespace ?? 'default',
       taskQueue: legacyQueue,
       workflowBundle: await workflowBundle(),
-      ...workerDeploymentOptions(version),
+      ...workerDeploymentOptions(version, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
     });
     const oldRunning = old.run();
-    await becomeCurrentIfNone(env.client, version, { timeoutMs: 30_000, intervalMs: 250 });
-    const limiter = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
-      taskQueue: legacyQueue,
-      workflowId: rateLimiterWorkflowId(project),
-      args: [{ projectId: project, limit: 100, windowMs: 10 * 60_000 } satisfies AgentRateLimiterInput],
-    });
-    await waitFor(async () => (await limiterVersion(project)) === `${version.deploymentName}.v1`, {
-      timeoutMs: 30_000,
-      what: 'the limiter to run on the old version',
-    });
-    old.shutdown();
-    await oldRunning;
+    let limiter: WorkflowHandle;
+    try {
+      await becomeCurrentIfNone(env.client, version, { timeoutMs: 30_000, intervalMs: 250 });
+      limiter = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+        taskQueue: legacyQueue,
+        workflowId: rateLimiterWorkflowId(project),
+        args: [{ projectId: project, limit: 100, windowMs: 10 * 60_000 } satisfies AgentRateLimiterInput],
+      });
+      await waitFor(async () => (await limiterVersion(project)) === `${version.deploymentName}.v1`, {
+        timeoutMs: 30_000,
+        what: 'the limiter to run on the old version',
+      });
+    } finally {
+      if (old.getState() === 'RUNNING') old.shutdown();
+      await oldRunning;
+    }
 
     const f = await fleet({ taskQueue: uniqueTaskQueue('rq-new') });
     const startedAt = Date.now();
