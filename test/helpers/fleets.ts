@@ -161,7 +161,7 @@ export async function workflowTasks(client: Client, handle: Pick<WorkflowHandle,
   const events = (await client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
   const builds = events.flatMap((e) => {
     const a = e.workflowTaskCompletedEventAttributes;
-    return a ? [a.deploymentVersion?.buildId ?? a.workerDeploymentVersion ?? 'unversioned'] : [];
+    return a ? [a.deploymentVersion?.buildId || a.workerDeploymentVersion || 'unversioned'] : [];
   });
   const failed = events
     .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
