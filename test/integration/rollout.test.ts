@@ -191,7 +191,10 @@ describe('rolling out a new worker version', () => {
       assert.deepEqual(limiterRun.failed, [], 'no failed limiter workflow task');
       assert.deepEqual(limiterRun.builds, ['unversioned']);
       for (const buildId of ['v1', 'v2'])
-        assert.ok(!(await deployment().versionTaskQueues(buildId)).includes(limiterTaskQueue), `${buildId} lists no limiter queue`);
+        assert.ok(
+          !(await deployment().versionTaskQueues(buildId)).includes(limiterTaskQueue),
+          `${buildId} lists no limiter queue`,
+        );
 
       // v1 drains (nothing pinned to it is open), then its workers stop while the project's limiter is live.
       // Once a second: each check is a CLI run and a query to the version's workflow.
