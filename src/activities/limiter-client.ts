@@ -3,7 +3,8 @@
 // is started with its first answers instead, see src/policies/limiter-opening.ts), reports when
 // permits were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
 // caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
-// queue nobody serves is adopted: this worker serves that queue until the limiter has moved.
+// queue nobody serves (or routed to a deployment version whose workers are gone) is adopted: this worker
+// serves that queue, as that version, until the limiter has moved.
 import { Context, log } from '@temporalio/activity';
 import {
   type Client,
@@ -29,6 +30,7 @@ import {
   rateLimiterWorkflowId,
 } from '../shared';
 import { openLimiter } from '../policies/limiter-opening';
+import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
 import { SparePermits } from './spare-permits';
 
@@ -65,8 +67,8 @@ export interface LimiterClientOptions {
   taskQueue?: string;
   /** This worker's AGENT_RATE_LIMIT: starts a limiter, and is heard by a running one. */
   rateLimit: RateLimit;
-  /** Serve a foreign limiter task queue for a while (the worker process owns the Worker). */
-  adoptTaskQueue?: (taskQueue: string) => void;
+  /** Serve a limiter task queue for a while, as `version` or unversioned (the worker process owns the Worker). */
+  adoptTaskQueue?: (taskQueue: string, version?: DeploymentVersionRef) => void;
   answerTimeoutMs?: number;
 }
 
@@ -240,20 +242,21 @@ export class LimiterClient {
     };
   }
 
-  /** Why the limiter did not answer, as far as the server can tell; adopts its task queue when nobody serves it. */
+  /**
+   * Why the limiter did not answer, as far as the server can tell (src/activities/limiter-diagnosis.ts);
+   * serves its task queue for a while, as the version its tasks go to, when it is not ours or is routed
+   * to a deployment version.
+   */
   private async unanswered(projectId: string, taskQueue: string, err: unknown): Promise<LimiterAnswer> {
     const workflowId = rateLimiterWorkflowId(projectId);
     let reason = `${workflowId} did not answer within ${Math.round(this.answerTimeoutMs / 1000)} s`;
     try {
-      const described = await this.options.temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-        this.options.temporal.workflow.getHandle(workflowId).describe(),
+      const { temporal } = this.options;
+      const diagnosis = await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+        diagnoseLimiter(temporal, workflowId, taskQueue),
       );
-      if (described.status.name === 'RUNNING' && described.taskQueue !== taskQueue) {
-        reason += ` (it runs on task queue "${described.taskQueue}", which this worker now serves until the limiter moves to "${taskQueue}")`;
-        this.options.adoptTaskQueue?.(described.taskQueue);
-      } else {
-        reason += ` (task queue "${described.taskQueue}", status ${described.status.name})`;
-      }
+      reason += ` ${diagnosis.reason}`;
+      if (diagnosis.adopt) this.options.adoptTaskQueue?.(diagnosis.adopt.taskQueue, diagnosis.adopt.version);
     } catch (describeErr) {
       reason += ` (${err instanceof Error ? err.message : String(err)}; describe: ${describeErr instanceof Error ? describeErr.message : String(describeErr)})`;
     }

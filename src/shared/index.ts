@@ -24,12 +24,14 @@ export const agentWorkflowId = (projectId: string, requestId: string): string =>
 export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
 /**
  * The task queue of every agentRateLimiter workflow, the same for every fleet in a namespace whatever
- * its TEMPORAL_TASK_QUEUE: each worker process serves it beside its own queue. A project's limiter is
- * one workflow per namespace, so fleets on different task queues (staging and production, or before
- * and after a rename) share it and never exceed the API's limit together, and whichever fleet is up
- * serves it. (It is what `docs-admin`'s limiter queue was named before: limiters started then stay served.)
+ * its TEMPORAL_TASK_QUEUE: each worker process serves it beside its own queue, always unversioned (see
+ * createLimiterWorker). A project's limiter is one workflow per namespace, so fleets on different task
+ * queues (staging and production, or before and after a rename) share it and never exceed the API's
+ * limit together, and whichever fleet is up serves it. Renamed from `docs-admin-limiter`, which versioned
+ * workers of earlier releases polled and so listed in their deployment version: limiters still there
+ * are served once by the worker they fail to answer (as the version that queue routes to) and move here.
  */
-export const LIMITER_TASK_QUEUE = 'docs-admin-limiter';
+export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
 
 /**
  * Heartbeat timeout of the admin API activities. The server marks a task started when it hands it to

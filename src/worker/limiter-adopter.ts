@@ -1,12 +1,7 @@
 // Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
-import {
-  Worker,
-  type Logger,
-  type NativeConnection,
-  type WorkerOptions,
-  type WorkflowBundleOption,
-} from '@temporalio/worker';
-import { claimTaskQueue } from './task-queues';
+import { Worker, type Logger, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { UNVERSIONED, claimTaskQueue } from './task-queues';
+import { type DeploymentVersion, workerDeploymentOptions } from './versioning';
 
 /**
  * How long a limiter's task waits on its worker's sticky queue before any limiter worker may take it
@@ -19,10 +14,12 @@ import { claimTaskQueue } from './task-queues';
 export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
 
 /**
- * Serves a foreign limiter task queue for a while. A limiter an older fleet started on its own queue
- * (`<queue>-limiter` before LIMITER_TASK_QUEUE existed) waits for a worker that may be gone; served
- * once, it answers the waiting permit requests and continues as new onto our queue, so the adopted
- * queue is only needed for a few minutes.
+ * Serves a foreign limiter task queue for a while. A limiter an older fleet left where no worker of
+ * this release polls waits for workers that may be gone: on an older fleet's own queue
+ * (`<queue>-limiter`), or on `docs-admin-limiter` listed in a Worker Deployment Version, where the
+ * server hands its tasks only to workers of the version that queue routes to. Served once (as that
+ * version, when there is one), it answers the waiting permit requests and continues as new onto our
+ * queue, which no versioned worker polls; so the adopted queue is only needed for a few minutes.
  */
 export class LimiterQueueAdopter {
   private readonly adopted = new Map<string, Promise<void>>();
@@ -35,15 +32,16 @@ export class LimiterQueueAdopter {
       workflowBundle: WorkflowBundleOption;
       logger: Logger;
       own: string;
-      versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
-      buildId: string;
     },
   ) {}
 
-  adopt(taskQueue: string, forMs = 3 * 60_000): void {
-    if (taskQueue === this.options.own || this.adopted.has(taskQueue)) return;
+  /** Serves `taskQueue` for `forMs`, as `version` (the one the server routes the limiter's tasks to) or unversioned. */
+  adopt(taskQueue: string, version?: DeploymentVersion, forMs = 3 * 60_000): void {
+    if (taskQueue === this.options.own && !version) return;
+    const key = JSON.stringify([taskQueue, version?.deploymentName, version?.buildId]);
+    if (this.adopted.has(key)) return;
     const { connection, namespace, workflowBundle, logger } = this.options;
-    const release = claimTaskQueue(namespace, taskQueue, this.options.buildId);
+    const release = claimTaskQueue(namespace, taskQueue, version?.buildId ?? UNVERSIONED, connection);
     if (!release) return; // a worker of this process serves it already
     const served = (async () => {
       const worker = await Worker.create({
@@ -53,11 +51,13 @@ export class LimiterQueueAdopter {
         workflowBundle,
         maxCachedWorkflows: 100,
         stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
-        ...this.options.versioning,
+        // The limiter declares no behaviour (src/workflows/versioning.ts): as a version, it is AUTO_UPGRADE.
+        ...workerDeploymentOptions(version, 'AUTO_UPGRADE'),
       });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', {
         taskQueue,
+        ...(version ? { asDeploymentVersion: `${version.deploymentName}.${version.buildId}` } : {}),
         forMs,
       });
       const timer = setTimeout(() => worker.shutdown(), forMs);
@@ -72,10 +72,10 @@ export class LimiterQueueAdopter {
         logger.error('could not serve a foreign limiter task queue', { taskQueue, error: String(err) }),
       )
       .finally(() => {
-        this.adopted.delete(taskQueue);
+        this.adopted.delete(key);
         void release();
       });
-    this.adopted.set(taskQueue, served);
+    this.adopted.set(key, served);
   }
 
   async close(): Promise<void> {

@@ -80,15 +80,16 @@ export function resolveDeploymentVersion(
 }
 
 /**
- * What every Worker.create of the process spreads in: the same version on every task queue (jobs,
- * limiter, adopted limiter queues), so one `set-current-version` moves them together. The default
- * behaviour (for a workflow type without its own) is PINNED: the safe one for code never replayed.
+ * What the jobs' Worker.create spreads in (the limiter queue's worker never declares a version: see
+ * createLimiterWorker), and the adopter's when it serves a queue as the version its tasks go to. The
+ * default behaviour (for a workflow type without its own) is PINNED: the safe one for code never replayed.
  */
 export function workerDeploymentOptions(
   version: DeploymentVersion | undefined,
+  defaultVersioningBehavior: 'PINNED' | 'AUTO_UPGRADE' = 'PINNED',
 ): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   if (!version) return {};
-  return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } };
+  return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior } };
 }
 
 const GRPC_NOT_FOUND = 5;

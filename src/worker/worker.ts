@@ -36,7 +36,7 @@ import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE } from '../shared';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';
-import { claimTaskQueue } from './task-queues';
+import { UNVERSIONED, claimTaskQueue } from './task-queues';
 import {
   becomeCurrentIfNone,
   buildIdFromWorkflowCode,
@@ -138,11 +138,13 @@ export interface InFlightActivity {
 export interface DocsAdminWorker {
   /** Serves TEMPORAL_TASK_QUEUE: the jobs' workflows and every activity. */
   worker: Worker;
-  /** Serves LIMITER_TASK_QUEUE: the per-project rate limiter workflows of every fleet in the namespace. */
-  /** Absent when options.serveLimiter is false or another worker of this process serves that queue. */
+  /**
+   * Serves LIMITER_TASK_QUEUE, unversioned: the per-project rate limiter workflows of every fleet in the
+   * namespace. Absent when options.serveLimiter is false or another worker on this connection serves it.
+   */
   limiterWorker?: Worker;
   metrics: MetricsRecorder;
-  /** The Worker Deployment Version every worker of this process declares (undefined: unversioned). */
+  /** The Worker Deployment Version the jobs' worker declares (undefined: unversioned; the limiter's never does). */
   deploymentVersion?: DeploymentVersion;
   /** The Prometheus endpoint (http://host:port/metrics), when one is running. */
   metricsUrl?: string;
@@ -354,21 +356,24 @@ function workerHandle(
   };
 }
 
-/** The rate limiter workflows' worker, on their own queue, slots and workflow thread (see limiterTaskQueue). */
+/**
+ * The rate limiter workflows' worker, on their own queue, slots and workflow thread (see limiterTaskQueue).
+ * Unversioned in every process, versioned fleets' too: a queue that a versioned worker polls joins its
+ * Worker Deployment Version, and the server then hands every limiter task there (unversioned ones
+ * included) to that deployment's current version only; when that fleet went away, the limiters of every
+ * project waited for it. The limiter is AUTO_UPGRADE-like anyway (its changes must replay: the replay
+ * corpus checks), so any worker of any fleet may run it.
+ */
 async function createLimiterWorker(
   config: WorkerConfig,
   options: DocsAdminWorkerOptions,
-  parts: {
-    connection: NativeConnection;
-    workflowBundle: WorkflowBundleOption;
-    limiterQueue: string;
-    buildId: string;
-    versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
-  },
+  parts: { connection: NativeConnection; workflowBundle: WorkflowBundleOption; limiterQueue: string },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
   const releaseLimiterQueue =
-    options.serveLimiter === false ? undefined : claimTaskQueue(config.namespace, parts.limiterQueue, parts.buildId);
+    options.serveLimiter === false
+      ? undefined
+      : claimTaskQueue(config.namespace, parts.limiterQueue, UNVERSIONED, parts.connection);
   if (!releaseLimiterQueue) return undefined;
   cleanups.push(releaseLimiterQueue);
   const created = await Worker.create({
@@ -379,7 +384,6 @@ async function createLimiterWorker(
     ...WORKER_POLLERS,
     stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-    ...parts.versioning,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
@@ -455,8 +459,6 @@ export async function createDocsAdminWorker(
       workflowBundle,
       logger,
       own: limiterQueue,
-      versioning,
-      buildId,
     });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
@@ -465,7 +467,7 @@ export async function createDocsAdminWorker(
       temporal: client,
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
-      adoptLimiterTaskQueue: (taskQueue) => adopter.adopt(taskQueue),
+      adoptLimiterTaskQueue: (taskQueue, version) => adopter.adopt(taskQueue, version),
       onClose: (fn) => cleanups.push(fn),
     });
     cleanups.push(claimJobsQueue(config, buildId));
@@ -489,7 +491,7 @@ export async function createDocsAdminWorker(
     const limiterWorker = await createLimiterWorker(
       config,
       options,
-      { connection, workflowBundle, limiterQueue, buildId, versioning },
+      { connection, workflowBundle, limiterQueue },
       cleanups,
     );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);

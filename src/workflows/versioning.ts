@@ -2,10 +2,17 @@
 // deployment name, src/worker/versioning.ts; ignored otherwise). Chosen per type, not left to the worker's default:
 // - agentJob, staticExport: PINNED. They last minutes to an hour; an execution finishes on the build
 //   that started it, so their code may change freely between versions.
-// - bundleKeeper, agentRateLimiter: AUTO_UPGRADE. They live for months / hours, and a pinned one would
-//   keep the old version alive (never drained) for as long. They move to the new Current Version at their
-//   next workflow task, so their changes must replay against running histories: the replay corpus
-//   (npm test) checks that, and patched() keeps old paths where a change would not.
+// - bundleKeeper: AUTO_UPGRADE. It lives for months, and a pinned one would keep the old version alive
+//   (never drained) for as long. It moves to the new Current Version at its next workflow task, so its
+//   changes must replay against running histories: the replay corpus (npm test) checks that, and
+//   patched() keeps old paths where a change would not.
+// - agentRateLimiter: none. Its queue is polled unversioned by every fleet (createLimiterWorker), so any
+//   build runs it and its changes must replay too. Only a limiter an earlier release left on a version is
+//   served by a versioned worker (the adopter, whose default is AUTO_UPGRADE) until it moves. Declaring
+//   one here broke exactly that move: the SDK reads this declaration once per run, on its first
+//   activation, where a replay reports the version of the history, not of this worker; a run begun on
+//   a version then served by an unversioned worker declared AUTO_UPGRADE, and the server refused every
+//   completion ("versioning behavior cannot be specified without deployment options").
 //   Pinned + continue-as-new onto the new version (initialVersioningBehavior with
 //   targetWorkerDeploymentVersionChanged) needs a newer server (1.32+, system.enableSendTargetVersionChanged)
 //   and is experimental in SDK 1.24; the project's servers are 1.29.1.
@@ -17,14 +24,12 @@
 import { setWorkflowOptions, workflowInfo, type Workflow } from '@temporalio/workflow';
 import { agentJob } from './agent-job';
 import { bundleKeeper } from './bundle-keeper';
-import { agentRateLimiter } from './rate-limiter';
 import { staticExport } from './static-export';
 
 export const VERSIONING_BEHAVIOUR = {
   agentJob: 'PINNED',
   staticExport: 'PINNED',
   bundleKeeper: 'AUTO_UPGRADE',
-  agentRateLimiter: 'AUTO_UPGRADE',
 } as const;
 
 /** Declares `type`'s behaviour on `fn` (also used by test fixtures that wrap a workflow). */
@@ -39,4 +44,3 @@ export function declareVersioningBehaviour(type: keyof typeof VERSIONING_BEHAVIO
 declareVersioningBehaviour('agentJob', agentJob);
 declareVersioningBehaviour('staticExport', staticExport);
 declareVersioningBehaviour('bundleKeeper', bundleKeeper);
-declareVersioningBehaviour('agentRateLimiter', agentRateLimiter);

@@ -2,20 +2,16 @@
 // v2 workers start with changed workflow code (test/rollout/v2-workflows: agentJob changed
 // incompatibly, the keeper behind patched()); v2 becomes current through the documented CLI command; the
 // in-flight v1 agent jobs finish on v1, new ones run on v2, the keeper moves to v2 and continues as new
-// there; no workflow task fails; v1 drains and its workers stop. Prints which version ran each execution.
+// there; no workflow task fails; the rate limiter runs unversioned and no version lists its queue; v1 drains
+// and its workers stop while the limiter is live, and the next job completes at once. Prints which
+// version ran each execution.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
-import { NativeConnection } from '@temporalio/worker';
-import { loadWorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { noopMetrics } from '../../src/observability/metrics';
 import {
   type AgentJobOptions,
   WorkflowType,
@@ -23,14 +19,11 @@ import {
   keeperStatusQuery,
   rateLimiterWorkflowId,
 } from '../../src/shared';
-import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
-import { findTemporalCli } from '../../scripts/tools';
-import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { type Fleet, deploymentTools, startFleet, workflowTasks } from '../helpers/fleets';
+import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
-const run = promisify(execFile);
 const V2_WORKFLOWS = path.resolve(__dirname, '../rollout/v2-workflows');
 const FAST: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
-const { EventType } = temporal.api.enums.v1;
 
 describe('rolling out a new worker version', () => {
   let env: DevEnv;
@@ -39,7 +32,7 @@ describe('rolling out a new worker version', () => {
   const deploymentName = `docs-admin-rollout-${process.pid}`;
   const taskQueue = uniqueTaskQueue('rollout');
   const limiterTaskQueue = `${taskQueue}-limiter`;
-  const fleets: { worker: DocsAdminWorker; connection: NativeConnection; running: Promise<void> }[] = [];
+  const fleets: Fleet[] = [];
 
   before(async () => {
     // Drainage is computed from visibility after a grace period (3 min by default): seconds here.
@@ -54,8 +47,7 @@ describe('rolling out a new worker version', () => {
   });
 
   after(async () => {
-    for (const f of fleets) await f.worker.close().catch(() => undefined);
-    for (const f of fleets) await f.connection.close().catch(() => undefined);
+    for (const f of fleets) await f.close();
     await emu?.close();
     await env?.teardown();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -63,82 +55,20 @@ describe('rolling out a new worker version', () => {
 
   /** One fleet of the product's worker (jobs + limiter task queues), on its own connection, as build `buildId`. */
   async function fleet(buildId: string, workflowsPath?: string) {
-    const config = loadWorkerConfig({
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      ADMIN_API_URL: emu.url,
-      ADMIN_API_KEY: 'mint_rollout_key_0123456789',
-      AGENT_RATE_LIMIT: '100/10s',
-      METRICS_PORT: '0',
-    });
-    // Two versions in one process: each fleet gets its own connection, as separate processes would.
-    const connection = await NativeConnection.connect({ address: env.address });
-    const worker = await createDocsAdminWorker(config, {
-      connection,
-      client: env.client,
-      workflowBundle: await workflowBundle(workflowsPath),
-      metrics: noopMetrics,
-      metricsListen: false,
+    const entry = await startFleet(env, {
+      taskQueue,
       limiterTaskQueue,
+      adminApiUrl: emu.url,
       deployment: { deploymentName, buildId },
+      workflowsPath,
     });
-    const entry = { worker, connection, running: worker.run() };
     fleets.push(entry);
     return entry;
   }
-
-  const cli = (...args: string[]) =>
-    run(
-      findTemporalCli() ?? 'temporal',
-      [...args, '--address', env.address, '--namespace', env.namespace ?? 'default'],
-      { timeout: 20_000 },
-    );
-  /** The deployment as the server has it (undefined until a worker of it has polled). */
-  const describeDeployment = async () =>
-    (
-      await env.client.workflowService
-        .describeWorkerDeployment({ namespace: env.namespace ?? 'default', deploymentName })
-        .catch((err: unknown) => {
-          if ((err as { code?: number }).code === 5) return undefined;
-          throw err;
-        })
-    )?.workerDeploymentInfo;
-  /**
-   * A version's drainage status; '' while the server cannot tell (seen once in CI: a version being
-   * drained was "not found" for a moment, while its deployment's queries were backed up).
-   */
-  const drainage = async (buildId: string) => {
-    try {
-      const { stdout } = await cli(
-        'worker',
-        'deployment',
-        'describe-version',
-        '--deployment-name',
-        deploymentName,
-        '--build-id',
-        buildId,
-        '--output',
-        'json',
-      );
-      return (JSON.parse(stdout) as { drainageInfo?: { drainageStatus?: string } }).drainageInfo?.drainageStatus ?? '';
-    } catch (err) {
-      if (/not found|buffer is full/i.test((err as { stderr?: string }).stderr ?? '')) return '';
-      throw err;
-    }
-  };
-
-  /** Build ids of the workers that completed each workflow task of a run, in order, and failed tasks. */
-  async function tasks(handle: WorkflowHandle, runId?: string) {
-    const events = (await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
-    const builds = events.flatMap((e) => {
-      const a = e.workflowTaskCompletedEventAttributes;
-      return a ? [a.deploymentVersion?.buildId ?? a.workerDeploymentVersion ?? 'unversioned'] : [];
-    });
-    const failed = events
-      .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
-      .map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
-    return { builds: [...new Set(builds)], failed, started: events[0]?.workflowExecutionStartedEventAttributes };
-  }
+  const deployment = () => deploymentTools(env, deploymentName);
+  const describeDeployment = () => deployment().describe();
+  const drainage = (buildId: string) => deployment().drainage(buildId);
+  const tasks = (handle: WorkflowHandle, runId?: string) => workflowTasks(env.client, handle, runId);
 
   test(
     'in-flight v1 jobs finish on v1, new ones and the keeper run on v2, v1 drains',
@@ -197,26 +127,11 @@ describe('rolling out a new worker version', () => {
 
       // The rollout, as docs/operations.md documents it. The server refuses while v2 has not yet polled every task
       // queue v1 serves (they would become unversioned): the command is repeated until it has.
-      await waitFor(
-        () =>
-          cli(
-            'worker',
-            'deployment',
-            'set-current-version',
-            '--deployment-name',
-            deploymentName,
-            '--build-id',
-            'v2',
-            '--yes',
-          ).then(
-            () => true,
-            (err: { stderr?: string }) => {
-              if (err.stderr?.includes('missing active task queues')) return false;
-              throw err;
-            },
-          ),
-        { timeoutMs: 30_000, intervalMs: 500, what: 'v2 to serve every task queue of v1 and become current' },
-      );
+      await waitFor(() => deployment().setCurrent('v2'), {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        what: 'v2 to serve every task queue of v1 and become current',
+      });
       const promotedAt = Date.now();
       emu.configure({ agentActiveMs: 300 });
       const fresh = [await startJob('v2-job-a'), await startJob('v2-job-b')];
@@ -268,23 +183,34 @@ describe('rolling out a new worker version', () => {
         'the v2 keeper run took the patched() path',
       );
 
-      // The project's rate limiter (AUTO_UPGRADE), started on v1 by the project's first ask, answered v2's jobs on
-      // v2: v2 replayed its v1 history live, with no failed task.
+      // The project's rate limiter runs unversioned on the limiter queue, which both versions' workers poll
+      // unversioned: no version lists that queue, so the limiter never waits for one version's workers.
       const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(`rollout-${process.pid}`));
       const limiterRun = await tasks(limiter);
       report.push(`${limiter.workflowId}: ${limiterRun.builds.join(' then ')}`);
-      assert.deepEqual(limiterRun.failed, [], 'the limiter moved to v2 without a failed workflow task');
-      assert.equal(limiterRun.builds.at(-1), 'v2');
+      assert.deepEqual(limiterRun.failed, [], 'no failed limiter workflow task');
+      assert.deepEqual(limiterRun.builds, ['unversioned']);
+      for (const buildId of ['v1', 'v2'])
+        assert.ok(
+          !(await deployment().versionTaskQueues(buildId)).includes(limiterTaskQueue),
+          `${buildId} lists no limiter queue`,
+        );
 
-      // v1 drains (nothing pinned to it is open), then its workers stop.
+      // v1 drains (nothing pinned to it is open), then its workers stop while the project's limiter is live.
       // Once a second: each check is a CLI run and a query to the version's workflow.
       const drained = await waitFor(
         async () => ((await drainage('v1')).toUpperCase().endsWith('DRAINED') ? 'drained' : null),
         { timeoutMs: 60_000, intervalMs: 1_000, what: 'v1 to drain' },
       );
-      await v1.worker.close();
+      assert.equal((await startJob('v2-job-c').then((h) => h.result())).status, 'completed');
+      await v1.close();
+      assert.equal((await limiter.describe()).status.name, 'RUNNING', 'the limiter is live as v1 stops');
+      const afterV1 = Date.now();
+      assert.equal((await startJob('v2-job-d').then((h) => h.result())).status, 'completed');
+      const afterV1Ms = Date.now() - afterV1;
+      assert.ok(afterV1Ms < 15_000, `a job after v1 stopped took ${afterV1Ms} ms`);
       report.push(
-        `v1 ${drained}, its workers stopped; current version: ${(await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId}`,
+        `v1 ${drained}, its workers stopped; a job of the live limiter's project then took ${afterV1Ms} ms; current version: ${(await describeDeployment())?.routingConfig?.currentDeploymentVersion?.buildId}`,
       );
       console.log(`rollout (${((Date.now() - startedAt) / 1000).toFixed(1)} s):\n  ${report.join('\n  ')}`);
       await env.client.workflow.getHandle(keeper.workflowId).terminate('test over');

@@ -1,0 +1,89 @@
+// Why a project's limiter did not answer, as far as the server can tell, and which queue (as which
+// Worker Deployment Version) this worker should serve so that it answers. The server hands a
+// workflow's tasks on a task queue listed in a deployment version only to workers of the version that
+// queue routes to (its deployment's current one, or the version a pinned workflow is on): a limiter on
+// such a queue waits for those workers, and unversioned pollers beside them get nothing.
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+const { TaskQueueKind, TaskQueueType, VersioningBehavior } = temporal.api.enums.v1;
+
+export interface DeploymentVersionRef {
+  deploymentName: string;
+  buildId: string;
+}
+
+export interface LimiterDiagnosis {
+  /** What to tell the waiting job (after "<limiter id> did not answer within N s"). */
+  reason: string;
+  /** The queue to serve for a while, as the version its tasks go to (none: unversioned). */
+  adopt?: { taskQueue: string; version?: DeploymentVersionRef };
+}
+
+type VersionLike = { deploymentName?: string | null; buildId?: string | null } | null | undefined;
+const versionOf = (v: VersionLike): DeploymentVersionRef | undefined =>
+  v?.deploymentName && v.buildId ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
+const versionName = (v: DeploymentVersionRef): string => `${v.deploymentName}.${v.buildId}`;
+const sameVersion = (a: VersionLike, b: DeploymentVersionRef | undefined): boolean =>
+  !b ? !a?.deploymentName : a?.deploymentName === b.deploymentName && a?.buildId === b.buildId;
+
+/** The limiter's run (task queue, pinned version if any) and where its queue routes unpinned tasks. */
+async function describeRoute(temporalClient: Client, workflowId: string) {
+  const described = await temporalClient.workflow.getHandle(workflowId).describe();
+  const info = described.raw.workflowExecutionInfo?.versioningInfo;
+  const pinned =
+    versionOf(info?.versioningOverride?.pinned?.version) ??
+    (info?.behavior === VersioningBehavior.VERSIONING_BEHAVIOR_PINNED ? versionOf(info.deploymentVersion) : undefined);
+  const queue = await temporalClient.workflowService.describeTaskQueue({
+    namespace: temporalClient.options.namespace,
+    taskQueue: { name: described.taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const target = pinned ?? versionOf(queue.versioningInfo?.currentDeploymentVersion);
+  const lastPolledMs = Math.max(
+    0,
+    ...(queue.pollers ?? [])
+      .filter((p) => sameVersion(p.deploymentOptions, target))
+      .map((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000),
+  );
+  return {
+    status: described.status.name,
+    taskQueue: described.taskQueue,
+    behavior: pinned ? 'PINNED' : info?.deploymentVersion?.deploymentName ? 'AUTO_UPGRADE' : undefined,
+    target,
+    lastPolledMs,
+  };
+}
+
+/** Diagnoses the limiter `workflowId` for a worker that serves the limiter queue `ownQueue`. */
+export async function diagnoseLimiter(
+  temporalClient: Client,
+  workflowId: string,
+  ownQueue: string,
+): Promise<LimiterDiagnosis> {
+  const route = await describeRoute(temporalClient, workflowId);
+  const { taskQueue, target } = route;
+  if (route.status !== 'RUNNING') return { reason: `(task queue "${taskQueue}", status ${route.status})` };
+  const polled = route.lastPolledMs
+    ? `its workers last polled ${Math.round((Date.now() - route.lastPolledMs) / 1000)} s ago`
+    : 'no worker of it polls there';
+  const routed = target
+    ? `task queue "${taskQueue}", whose tasks go only to workers of deployment version ${versionName(target)}` +
+      `${route.behavior === 'PINNED' ? ' (the limiter is pinned to it)' : ''}: ${polled}`
+    : `task queue "${taskQueue}"`;
+  if (taskQueue !== ownQueue) {
+    return {
+      reason: `(it runs on ${routed}; this worker now serves that queue${target ? ` as ${versionName(target)}` : ''} until the limiter moves to "${ownQueue}")`,
+      adopt: { taskQueue, version: target },
+    };
+  }
+  if (!target) return { reason: `(task queue "${taskQueue}", status ${route.status})` };
+  // Our own queue listed in a deployment: a versioned worker of another release polled it. Served as that
+  // version for a while; for good once that deployment routes elsewhere (the command, when it is gone).
+  return {
+    reason:
+      `(it runs on ${routed}; this worker serves it as that version for a while. Once deployment ` +
+      `${target.deploymentName} is gone: temporal worker deployment set-current-version --deployment-name ${target.deploymentName} --unversioned --yes)`,
+    adopt: { taskQueue, version: target },
+  };
+}
