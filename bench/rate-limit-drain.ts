@@ -18,6 +18,7 @@ import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkfl
 import { createDocsAdminWorker, type DocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';
 import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
+import { completionTimes } from './lib/completions';
 
 export interface RateLimitDrainOptions {
   /** Jobs of the bursting project. Default 300. */
@@ -215,21 +216,17 @@ async function runBurst({ env, taskQueue, burstProject, otherProject }: DrainRig
   const otherHandles = await startAll(otherProject, plan.otherJobs);
   plan.log(`rate-limit-drain: started ${plan.jobs} + ${plan.otherJobs} jobs in ${Date.now() - startedAt} ms`);
 
-  let failed = 0;
-  const finish = (handles: typeof burstHandles) =>
-    Promise.all(
-      handles.map((h) =>
-        h.result().then(
-          () => Date.now() - startedAt,
-          () => {
-            failed += 1;
-            return Number.NaN;
-          },
-        ),
-      ),
-    );
-  const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
-  return { startedAt, burstHandles, burstDone, otherDone, failed };
+  const [burst, other] = await Promise.all([
+    completionTimes(burstHandles, startedAt),
+    completionTimes(otherHandles, startedAt),
+  ]);
+  return {
+    startedAt,
+    burstHandles,
+    burstDone: burst.doneMs,
+    otherDone: other.doneMs,
+    failed: burst.failed + other.failed,
+  };
 }
 
 /** DRAIN_DEBUG: the milestones window by window, and the slowest jobs from create to completion (the tail). */
