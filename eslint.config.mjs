@@ -13,17 +13,31 @@ const srcFolders = (...folders) =>
 /** A no-restricted-imports pattern for the layers above a folder of src/. */
 const above = (message, ...layers) => ({ group: srcFolders(...layers), message });
 
-const TEST_DOUBLE = {
-  group: [
-    '../emulator',
-    '../emulator/*',
-    '../../emulator',
-    '../../emulator/*',
-    '../../../emulator',
-    '../../../emulator/*',
-  ],
-  message: 'src/ never uses the emulator: it is a test double and is not in the worker image.',
+/** Relative import patterns of a top-level folder, from up to three folders below the root. */
+const rootFolder = (folder) =>
+  ['../', '../../', '../../../'].flatMap((up) => [`${up}${folder}`, `${up}${folder}/*`, `${up}${folder}/**`]);
+
+// src/ is the product (the worker image): it never loads the emulator, the benchmarks, the scripts or the tests.
+const TOOLING = {
+  group: [...rootFolder('emulator'), ...rootFolder('bench'), ...rootFolder('scripts'), ...rootFolder('test')],
+  message:
+    'src/ never uses the emulator, bench/, scripts/ or test/: they are tooling around the product and not in the worker image.',
 };
+
+/** Nothing imports a test file: what two files share goes to a helper module. */
+const NO_TEST_FILES = {
+  group: ['**/*.test', '**/*.test.ts'],
+  message: 'Import a helper module, never a test file.',
+};
+
+/** Outside src/, the emulator is used through its public entry (emulator/index.ts). */
+const EMULATOR_ENTRY = {
+  group: ['**/emulator/*'],
+  message: 'Import the emulator from its index (emulator/index.ts).',
+};
+
+/** Test files: their test(...) and describe(...) bodies are exempt from the function length. */
+const TEST_FILES = ['test/**/*.test.ts'];
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.tools/', '.data/', 'dist/', 'bench/results/', 'test-artifacts/', '**/*.mjs'] },
@@ -52,9 +66,18 @@ export default tseslint.config(
     },
   },
   {
-    // A function that needs more than 80 lines says why, in an eslint-disable comment with a reason.
-    files: ['src/**/*.ts', 'emulator/**/*.ts'],
+    // Functions stay under 80 lines in every module: the product, the emulator, the benchmarks, the scripts
+    // and the test helpers. Test files are exempt: a test(...) or describe(...) body reads as one scenario.
+    files: ['**/*.ts'],
+    ignores: TEST_FILES,
     rules: { 'max-lines-per-function': ['error', { max: 80, IIFEs: true }] },
+  },
+  {
+    // Temporary: runBurst and runMixed (bench/user-path.ts), workerKill and apiFaults (test/chaos/scenarios.ts)
+    // are over 80 lines today; the cap is the longest of them (125) so none of the four can grow.
+    // TODO: split after the parking/encryption changes land, then delete this block.
+    files: ['bench/user-path.ts', 'test/chaos/scenarios.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 125, IIFEs: true }] },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O libraries. The
@@ -83,7 +106,7 @@ export default tseslint.config(
               'cli',
               'config',
             ),
-            TEST_DOUBLE,
+            TOOLING,
           ],
         },
       ],
@@ -105,7 +128,7 @@ export default tseslint.config(
         {
           patterns: [
             above('A bottom layer imports nothing above it.', 'activities', 'workflows', 'worker', 'client', 'cli'),
-            TEST_DOUBLE,
+            TOOLING,
           ],
         },
       ],
@@ -119,7 +142,7 @@ export default tseslint.config(
         {
           patterns: [
             above('Activities sit below the worker, the client library and the CLI.', 'worker', 'client', 'cli'),
-            TEST_DOUBLE,
+            TOOLING,
           ],
         },
       ],
@@ -134,7 +157,7 @@ export default tseslint.config(
         {
           patterns: [
             above('The client and the CLI know workflows by type name only.', 'workflows', 'activities', 'worker'),
-            TEST_DOUBLE,
+            TOOLING,
           ],
         },
       ],
@@ -152,7 +175,7 @@ export default tseslint.config(
               'client',
               'cli',
             ),
-            TEST_DOUBLE,
+            TOOLING,
           ],
         },
       ],
@@ -160,7 +183,7 @@ export default tseslint.config(
   },
   {
     files: ['src/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [TEST_DOUBLE] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [TOOLING] }] },
   },
   {
     // The emulator stands in for the real API: it shares the API's types and nothing else of src/.
@@ -175,6 +198,10 @@ export default tseslint.config(
               message: 'The emulator depends on nothing of src/ but src/api/types.',
             },
             {
+              group: [...rootFolder('bench'), ...rootFolder('scripts'), ...rootFolder('test')],
+              message: 'The emulator stands alone: the benchmarks, scripts and tests use it, never the reverse.',
+            },
+            {
               group: ['@temporalio/*', 'undici'],
               message: 'The emulator is a plain HTTP server: Node built-ins only.',
             },
@@ -184,15 +211,48 @@ export default tseslint.config(
     },
   },
   {
-    // Tests, benchmarks and scripts use the emulator through its public entry (emulator/index.ts).
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    // Workflow code of the tests (fixture workflows, the rollout's v2, the replay's incompatible build) is
+    // bundled into the same deterministic sandbox as src/workflows: the same bans hold for it.
+    files: ['test/fixtures/workflows.ts', 'test/rollout/v2-workflows/**/*.ts', 'test/replay/fixtures/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ group: ['**/emulator/*'], message: 'Import the emulator from its index (emulator/index.ts).' }],
+          patterns: [
+            { group: NODE_IO, message: 'Workflows must be deterministic: no Node I/O.' },
+            NO_TEST_FILES,
+            EMULATOR_ENTRY,
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' }],
+    },
+  },
+  {
+    // scripts/ (npm start, the cluster, the test runner) sits below the benchmarks and the tests: it may
+    // drive the test harness (test/helpers) but never loads a benchmark or another folder of test/.
+    files: ['scripts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            EMULATOR_ENTRY,
+            NO_TEST_FILES,
+            {
+              group: [...rootFolder('bench'), '../test/*', '!../test/helpers', '../../test/*', '!../../test/helpers'],
+              message: 'scripts/ uses src/, the emulator and the test harness (test/helpers) only.',
+            },
+          ],
         },
       ],
     },
+  },
+  {
+    // The benchmarks and the tests' helper modules use the product, the emulator's entry, the scripts and
+    // each other's helpers; never a test file.
+    files: ['bench/**/*.ts', 'test/**/*.ts'],
+    ignores: ['test/fixtures/workflows.ts', 'test/rollout/v2-workflows/**/*.ts', 'test/replay/fixtures/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [EMULATOR_ENTRY, NO_TEST_FILES] }] },
   },
 );

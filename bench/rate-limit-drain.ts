@@ -8,15 +8,17 @@
 // Standalone: `npx tsx bench/rate-limit-drain.ts [--jobs N] [--other N]` prints the JSON. Uses the
 // server at TEMPORAL_ADDRESS when set, else starts a dev server for the run. DRAIN_DEBUG=1 also prints where the
 // burst jobs' time went before their creates, window by window.
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { AdminApiClient } from '../src/api/client';
-import { startEmulator } from '../emulator';
+import { type EmulatorHandle, startEmulator } from '../emulator';
 import { noopMetrics } from '../src/observability/metrics';
 import { defaultMarginMs, theoreticalDrainMs } from '../src/policies/rate-window';
 import { type AgentJobOptions, SearchAttr, projectFairnessKey, rateLimiterWorkflowId } from '../src/shared';
-import { createDocsAdminWorker } from '../src/worker';
+import { createDocsAdminWorker, type DocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';
 import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
+import { completionTimes } from './lib/completions';
 
 export interface RateLimitDrainOptions {
   /** Jobs of the bursting project. Default 300. */
@@ -82,24 +84,62 @@ export interface RateLimitDrainFigures {
 const KEY = 'mint_bench_rate_limit_drain_key';
 
 export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Promise<RateLimitDrainFigures> {
-  const jobs = options.jobs ?? 300;
-  const otherJobs = options.otherJobs ?? 10;
-  const limit = options.limit ?? 100;
-  const windowMs = options.windowMs ?? 10_000;
-  const agentActiveMs = options.agentActiveMs ?? 1_000;
-  const poll = options.poll ?? { floorMs: 200, fraction: 0.5, capMs: 1_000 };
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const plan = planDrain(options);
+  const rig = await setUp(plan, options.env);
+  try {
+    await warmUp(rig, plan);
+    const burst = await runBurst(rig, plan);
+    if (process.env.DRAIN_DEBUG) await logWhereTimeWent(rig, plan, burst);
+    return measure(rig, plan, burst);
+  } finally {
+    await tearDown(rig);
+  }
+}
 
-  const ownEnv = !options.env;
-  const env = options.env ?? (await createDevEnv());
+/** The options with their defaults. */
+interface DrainPlan {
+  jobs: number;
+  otherJobs: number;
+  limit: number;
+  windowMs: number;
+  agentActiveMs: number;
+  poll: NonNullable<AgentJobOptions['poll']>;
+  log: (line: string) => void;
+}
+
+function planDrain(options: RateLimitDrainOptions): DrainPlan {
+  return {
+    jobs: options.jobs ?? 300,
+    otherJobs: options.otherJobs ?? 10,
+    limit: options.limit ?? 100,
+    windowMs: options.windowMs ?? 10_000,
+    agentActiveMs: options.agentActiveMs ?? 1_000,
+    poll: options.poll ?? { floorMs: 200, fraction: 0.5, capMs: 1_000 },
+    log: options.log ?? ((line: string) => process.stderr.write(`${line}\n`)),
+  };
+}
+
+/** What one run holds: the server, the emulator, the worker on this run's task queue, the projects. */
+interface DrainRig {
+  env: TestWorkflowEnvironment;
+  ownEnv: boolean;
+  emu: EmulatorHandle;
+  api: AdminApiClient;
+  taskQueue: string;
+  burstProject: string;
+  otherProject: string;
+  warmUpProject: string;
+  worker: DocsAdminWorker;
+  running: Promise<void>;
+}
+
+async function setUp(plan: DrainPlan, givenEnv: TestWorkflowEnvironment | undefined): Promise<DrainRig> {
+  const { limit, windowMs, agentActiveMs } = plan;
+  const env = givenEnv ?? (await createDevEnv());
   const emu = await startEmulator({ agentActiveMs, rateLimit: { limit, windowMs } });
   const api = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
   const taskQueue = uniqueTaskQueue('rate-limit-drain');
   const run = taskQueue.slice(-8);
-  const burstProject = `drain-burst-${run}`;
-  const otherProject = `drain-other-${run}`;
-  const warmUpProject = `drain-warm-up-${run}`;
-
   // The worker users run (createDocsAdminWorker: its pollers, slots and interceptors), on this run's task queue.
   const worker = await createDocsAdminWorker(
     {
@@ -120,129 +160,165 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
       metricsListen: false,
     },
   );
-  const running = worker.run();
+  return {
+    env,
+    ownEnv: !givenEnv,
+    emu,
+    api,
+    taskQueue,
+    burstProject: `drain-burst-${run}`,
+    otherProject: `drain-other-${run}`,
+    warmUpProject: `drain-warm-up-${run}`,
+    worker,
+    running: worker.run(),
+  };
+}
 
-  try {
-    // A worker in service has run jobs before: one job of a third project loads both workflow threads,
-    // the connections and the emulator's code paths, so the burst measures admission, not a cold start.
-    await env.client.workflow.execute(agentJob, {
-      taskQueue,
-      workflowId: `drain-${warmUpProject}`,
-      args: [{ projectId: warmUpProject, prompt: 'Warm-up job' }, { poll }],
-    });
-    emu.reset();
+/**
+ * A worker in service has run jobs before: one job of a third project loads both workflow threads,
+ * the connections and the emulator's code paths, so the burst measures admission, not a cold start.
+ */
+async function warmUp({ env, emu, taskQueue, warmUpProject }: DrainRig, { poll }: DrainPlan): Promise<void> {
+  await env.client.workflow.execute(agentJob, {
+    taskQueue,
+    workflowId: `drain-${warmUpProject}`,
+    args: [{ projectId: warmUpProject, prompt: 'Warm-up job' }, { poll }],
+  });
+  emu.reset();
+}
 
-    const startedAt = Date.now();
-    const startAll = (projectId: string, count: number) =>
-      Promise.all(
-        Array.from({ length: count }, (_, i) =>
-          env.client.workflow.start(agentJob, {
-            taskQueue,
-            workflowId: `drain-${projectId}-${i}`,
-            args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }, { poll }],
-            // As src/client.ts starts them: the project as a search attribute, fairness per project.
-            typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
-            priority: { fairnessKey: projectFairnessKey(projectId) },
-          }),
-        ),
-      );
-    const burstHandles = await startAll(burstProject, jobs);
-    const otherHandles = await startAll(otherProject, otherJobs);
-    log(`rate-limit-drain: started ${jobs} + ${otherJobs} jobs in ${Date.now() - startedAt} ms`);
+/** The burst's handles and, per job, ms from the burst's start to its completion (NaN when it failed). */
+interface BurstRun {
+  startedAt: number;
+  burstHandles: WorkflowHandle[];
+  burstDone: number[];
+  otherDone: number[];
+  failed: number;
+}
 
-    let failed = 0;
-    const finish = (handles: typeof burstHandles) =>
-      Promise.all(
-        handles.map((h) =>
-          h.result().then(
-            () => Date.now() - startedAt,
-            () => {
-              failed += 1;
-              return Number.NaN;
-            },
-          ),
-        ),
-      );
-    const [burstDone, otherDone] = await Promise.all([finish(burstHandles), finish(otherHandles)]);
-
-    if (process.env.DRAIN_DEBUG) {
-      log(
-        await milestoneSummary(
-          env,
-          burstHandles.map((h) => h.workflowId),
-          startedAt,
-          limit,
-        ),
-      );
-      // The slowest jobs from create (at the emulator) to completion: what makes the tail.
-      const createdAt = new Map(emu.jobs().map((j) => [j.prompt, Date.parse(j.createdAt) - startedAt]));
-      const slowest = burstHandles
-        .map((h, i) => ({
-          id: h.workflowId,
-          created: createdAt.get(`Burst job ${i} of ${burstProject}`) ?? Number.NaN,
-          done: burstDone[i]!,
-        }))
-        .sort((a, b) => b.done - b.created - (a.done - a.created))
-        .slice(0, 5);
-      log(`slowest create-to-completion: ${slowest.map((j) => `${j.id} ${j.created}->${j.done}`).join(', ')}`);
-    }
-    const counters = emu.counters();
-    const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((a, b) => a + b, 0);
-    const rateLimited = counters.calls.createAgentJob?.['429'] ?? 0;
-    const sinceStart = (iso: string) => Date.parse(iso) - startedAt;
-    const created = (projectId: string) =>
-      emu
-        .jobs()
-        .filter((j) => j.projectId === projectId)
-        .map((j) => sinceStart(j.createdAt))
-        .sort((a, b) => a - b);
-    const drainMs = Math.max(...burstDone.filter(Number.isFinite));
-    const theoreticalMinMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
-    const burstCreates = created(burstProject);
-    const otherCreates = created(otherProject);
-    const otherCompletions = otherDone.filter(Number.isFinite).sort((a, b) => a - b);
-    return {
-      jobs,
-      otherJobs,
-      limit,
-      windowMs,
-      marginMs: defaultMarginMs(windowMs),
-      agentActiveMs,
-      completed: burstDone.filter(Number.isFinite).length + otherCompletions.length,
-      failed,
-      createCalls,
-      rateLimited,
-      rateLimitedShare: createCalls === 0 ? 0 : rateLimited / createCalls,
-      drainMs,
-      theoreticalMinMs,
-      drainRatio: Math.round((drainMs / theoreticalMinMs) * 1000) / 1000,
-      lastCreateMs: Math.max(...burstCreates),
-      secondWindowCreateMs: burstCreates[limit] ?? null,
-      firstWindowCreateMs: [burstCreates[0] ?? Number.NaN, burstCreates[Math.min(limit, jobs) - 1] ?? Number.NaN],
-      burst: { createMs: burstCreates, completionMs: burstDone.filter(Number.isFinite).sort((a, b) => a - b) },
-      other: {
-        createMs: otherCreates,
-        completionMs: otherCompletions,
-        maxCreateMs: Math.max(...otherCreates),
-        maxCompletionMs: Math.max(...otherCompletions),
-      },
-    };
-  } finally {
-    // The limiters would otherwise wait for this (now gone) task queue on a shared server.
-    await Promise.all(
-      [burstProject, otherProject, warmUpProject].map((p) =>
-        env.client.workflow
-          .getHandle(rateLimiterWorkflowId(p))
-          .terminate('rate-limit-drain finished')
-          .catch(() => undefined),
+async function runBurst({ env, taskQueue, burstProject, otherProject }: DrainRig, plan: DrainPlan): Promise<BurstRun> {
+  const { poll } = plan;
+  const startedAt = Date.now();
+  const startAll = (projectId: string, count: number) =>
+    Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        env.client.workflow.start(agentJob, {
+          taskQueue,
+          workflowId: `drain-${projectId}-${i}`,
+          args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }, { poll }],
+          // As src/client.ts starts them: the project as a search attribute, fairness per project.
+          typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
+          priority: { fairnessKey: projectFairnessKey(projectId) },
+        }),
       ),
     );
-    await worker.close();
-    await running;
-    await api.close();
-    await emu.close();
-    if (ownEnv) await env.teardown();
-  }
+  const burstHandles = await startAll(burstProject, plan.jobs);
+  const otherHandles = await startAll(otherProject, plan.otherJobs);
+  plan.log(`rate-limit-drain: started ${plan.jobs} + ${plan.otherJobs} jobs in ${Date.now() - startedAt} ms`);
+
+  const [burst, other] = await Promise.all([
+    completionTimes(burstHandles, startedAt),
+    completionTimes(otherHandles, startedAt),
+  ]);
+  return {
+    startedAt,
+    burstHandles,
+    burstDone: burst.doneMs,
+    otherDone: other.doneMs,
+    failed: burst.failed + other.failed,
+  };
+}
+
+/** DRAIN_DEBUG: the milestones window by window, and the slowest jobs from create to completion (the tail). */
+async function logWhereTimeWent({ env, emu, burstProject }: DrainRig, plan: DrainPlan, burst: BurstRun): Promise<void> {
+  const { startedAt, burstHandles, burstDone } = burst;
+  plan.log(
+    await milestoneSummary(
+      env,
+      burstHandles.map((h) => h.workflowId),
+      startedAt,
+      plan.limit,
+    ),
+  );
+  const createdAt = new Map(emu.jobs().map((j) => [j.prompt, Date.parse(j.createdAt) - startedAt]));
+  const slowest = burstHandles
+    .map((h, i) => ({
+      id: h.workflowId,
+      created: createdAt.get(`Burst job ${i} of ${burstProject}`) ?? Number.NaN,
+      done: burstDone[i]!,
+    }))
+    .sort((a, b) => b.done - b.created - (a.done - a.created))
+    .slice(0, 5);
+  plan.log(`slowest create-to-completion: ${slowest.map((j) => `${j.id} ${j.created}->${j.done}`).join(', ')}`);
+}
+
+/** The figures, from the emulator's counters and jobs and the completion times. */
+function measure(
+  { emu, burstProject, otherProject }: DrainRig,
+  plan: DrainPlan,
+  burst: BurstRun,
+): RateLimitDrainFigures {
+  const { jobs, otherJobs, limit, windowMs, agentActiveMs } = plan;
+  const { startedAt, burstDone, otherDone, failed } = burst;
+  const counters = emu.counters();
+  const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((a, b) => a + b, 0);
+  const rateLimited = counters.calls.createAgentJob?.['429'] ?? 0;
+  const sinceStart = (iso: string) => Date.parse(iso) - startedAt;
+  const created = (projectId: string) =>
+    emu
+      .jobs()
+      .filter((j) => j.projectId === projectId)
+      .map((j) => sinceStart(j.createdAt))
+      .sort((a, b) => a - b);
+  const drainMs = Math.max(...burstDone.filter(Number.isFinite));
+  const theoreticalMinMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
+  const burstCreates = created(burstProject);
+  const otherCreates = created(otherProject);
+  const otherCompletions = otherDone.filter(Number.isFinite).sort((a, b) => a - b);
+  return {
+    jobs,
+    otherJobs,
+    limit,
+    windowMs,
+    marginMs: defaultMarginMs(windowMs),
+    agentActiveMs,
+    completed: burstDone.filter(Number.isFinite).length + otherCompletions.length,
+    failed,
+    createCalls,
+    rateLimited,
+    rateLimitedShare: createCalls === 0 ? 0 : rateLimited / createCalls,
+    drainMs,
+    theoreticalMinMs,
+    drainRatio: Math.round((drainMs / theoreticalMinMs) * 1000) / 1000,
+    lastCreateMs: Math.max(...burstCreates),
+    secondWindowCreateMs: burstCreates[limit] ?? null,
+    firstWindowCreateMs: [burstCreates[0] ?? Number.NaN, burstCreates[Math.min(limit, jobs) - 1] ?? Number.NaN],
+    burst: { createMs: burstCreates, completionMs: burstDone.filter(Number.isFinite).sort((a, b) => a - b) },
+    other: {
+      createMs: otherCreates,
+      completionMs: otherCompletions,
+      maxCreateMs: Math.max(...otherCreates),
+      maxCompletionMs: Math.max(...otherCompletions),
+    },
+  };
+}
+
+async function tearDown(rig: DrainRig): Promise<void> {
+  const { env, burstProject, otherProject, warmUpProject } = rig;
+  // The limiters would otherwise wait for this (now gone) task queue on a shared server.
+  await Promise.all(
+    [burstProject, otherProject, warmUpProject].map((p) =>
+      env.client.workflow
+        .getHandle(rateLimiterWorkflowId(p))
+        .terminate('rate-limit-drain finished')
+        .catch(() => undefined),
+    ),
+  );
+  await rig.worker.close();
+  await rig.running;
+  await rig.api.close();
+  await rig.emu.close();
+  if (rig.ownEnv) await env.teardown();
 }
 
 /**

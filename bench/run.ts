@@ -364,7 +364,20 @@ function argValue(argv: string[], flag: string): string | undefined {
 /** Demotes Markdown headings one level (each report's title becomes a section of the summary). */
 const demote = (markdown: string): string => markdown.replace(/^(#+) /gm, '#$1 ');
 
+/** The header comment's usage, for --help. */
+const USAGE = `npm run bench [-- options]: the three benchmarks, one after another, and their results in bench/results/.
+  --size N        throughput lifecycles (BENCH_SIZE; default 2000)
+  --only LIST     polling,throughput,drain (BENCH_ONLY; default all three)
+  --out DIR       where the results go (BENCH_OUT; default bench/results)
+Environment only: BENCH_PARTITIONS (throughput's task queue partitions, default 1),
+BENCH_DRAIN_WINDOWS (drain windows in ms, default 10000,60000).
+Exit code 1 when a target is missed (the files are written anyway).`;
+
 async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
   const size = Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000);
   const only = new Set(
     (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain').split(',').map((s) => s.trim()),

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../emulator';
 import { WorkflowType } from '../src/shared';
+import { waitFor } from '../scripts/wait';
 import {
   DevServer,
   UsageSampler,
@@ -24,7 +25,6 @@ import {
   secretKey,
   settle,
   startLifecycles,
-  until,
   type ProcessUsage,
   type Settled,
 } from '../test/chaos/helpers';
@@ -146,7 +146,7 @@ async function serverTimes(
 ): Promise<{ start: number; closes: number[] }> {
   const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus != 'Running' AND WorkflowType IN (${types.map((t) => `'${t}'`).join(', ')})`;
   let rows: { start: number; close: number }[] = [];
-  await until(
+  await waitFor(
     async () => {
       rows = [];
       for await (const wf of client.workflow.list({ query })) {
@@ -154,9 +154,7 @@ async function serverTimes(
       }
       return rows.length >= expected;
     },
-    `visibility to list ${expected} closed workflows`,
-    60_000,
-    500,
+    { what: `visibility to list ${expected} closed workflows`, timeoutMs: 60_000, intervalMs: 500 },
   );
   return { start: Math.min(...rows.map((r) => r.start)), closes: rows.map((r) => r.close).sort((a, b) => a - b) };
 }
@@ -248,236 +246,320 @@ const sample = <T>(items: T[], n: number): T[] => {
 
 /** Runs the three phases (baseline, docs-admin, long durations) and returns plain JSON. */
 export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Promise<ThroughputReport> {
-  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const size = Math.max(2, Math.floor(opts.size ?? (Number(process.env.BENCH_SIZE) || 2000)));
-  const exportsN = Math.floor(size / 2);
-  const agentsN = size - exportsN;
-  const agentActiveMs = opts.agentActiveMs ?? 2_000;
-  const exportQueuedMs = opts.exportQueuedMs ?? 0;
-  const exportDurationMs = opts.exportDurationMs ?? 3_000;
-  const longFactor = opts.longFactor ?? 5;
-  const longSize = Math.max(2, opts.longSize ?? Math.min(200, Math.floor(size / 5)));
-  const historySample = opts.historySample ?? 20;
-  const projects = opts.projects ?? 20;
-  const tag = `b${Date.now().toString(36)}`;
-  const partitions = opts.partitions ?? 1;
-
+  const plan = planRun(opts);
   const address = opts.temporalAddress ?? process.env.TEMPORAL_ADDRESS;
-  const server = address ? undefined : await DevServer.start({ dynamicConfig: partitionConfig(partitions) });
+  const server = address ? undefined : await DevServer.start({ dynamicConfig: partitionConfig(plan.partitions) });
   const temporalAddress = address ?? server!.address;
   const { client, close: closeClient } = await connect(temporalAddress);
-  let emulator: EmulatorHandle | undefined;
-  const workers: WorkerProcess[] = [];
+  const bench: Bench = { plan, client, temporalAddress, workers: [] };
   try {
-    log(
-      `throughput: ${size} lifecycles (${exportsN} exports, ${agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`,
+    plan.log(
+      `throughput: ${plan.size} lifecycles (${plan.exportsN} exports, ${plan.agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`,
     );
-
-    // ---- baseline ------------------------------------------------------------------------------------
-    const baselineQueue = `bench-baseline-${tag}`;
-    const baselineWorker = await WorkerProcess.start({
-      script: path.join(ROOT, 'bench', 'throughput.ts'),
-      args: ['--baseline-worker'],
-      env: {
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_TASK_QUEUE: baselineQueue,
-        ...simulationEnv({ agentActiveMs, exportQueuedMs, exportDurationMs, exportTotalPages: EXPORT_TOTAL_PAGES }),
-      },
-      nodeArgs: workerNodeArgs(),
-      readyLine: 'baseline worker started',
-    });
-    workers.push(baselineWorker);
-    let sampler = new UsageSampler(baselineWorker.pid);
-    let started = Date.now();
-    const baselineIds: string[] = [];
-    const baselineKinds = Array.from({ length: size }, (_, i) =>
-      i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent',
-    );
-    await mapLimit(baselineKinds, 50, async (kind, i) => {
-      const workflowId = `baseline-${kind}-${tag}-${i}`;
-      if (kind === 'export') {
-        const input: BaselineExportInput = { domain: `${tag}-${i}.docs.example.com` };
-        await client.workflow.start('baselineExport', { workflowId, taskQueue: baselineQueue, args: [input] });
-      } else {
-        const input: BaselineAgentInput = {
-          projectId: `${tag}-p${i % projects}`,
-          prompt: `Fix the typos on page ${i} (${tag})`,
-        };
-        await client.workflow.start('baselineAgent', { workflowId, taskQueue: baselineQueue, args: [input] });
-      }
-      baselineIds.push(workflowId);
-    });
-    let startSeconds = (Date.now() - started) / 1000;
-    log(`baseline: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
-    const baselineSettled = await settle(client, baselineIds);
-    const baselineUsage = sampler.stop();
-    const baselineTimes = await serverTimes(client, baselineQueue, ['baselineExport', 'baselineAgent'], size);
-    const polls = { export: 0, agent: 0 };
-    for (const s of baselineSettled) {
-      const n = (s.result as BaselineResult | undefined)?.polls ?? 0;
-      if (s.workflowId.startsWith('baseline-export')) polls.export += n / exportsN;
-      else polls.agent += n / agentsN;
-    }
-    const baseline = {
-      ...figures(baselineSettled, baselineTimes, startSeconds, baselineUsage),
-      pollsPerWorkflow: { export: round(polls.export), agent: round(polls.agent) },
-    };
-    log(
-      `baseline: ${baseline.completed}/${size} completed, ${baseline.completedPerSecond}/s, worker peak RSS ${baseline.worker.peakRssMiB} MiB`,
-    );
-    await baselineWorker.kill('SIGTERM');
-
-    // ---- docs-admin ----------------------------------------------------------------------------------
-    emulator = await startEmulator({
-      agentActiveMs,
-      exportQueuedMs,
-      exportDurationMs,
-      exportTotalPages: EXPORT_TOTAL_PAGES,
-      rateLimit: { limit: 100_000, windowMs: 3_600_000 },
-    });
-    const queue = `bench-docs-admin-${tag}`;
-    const worker = await WorkerProcess.start({
-      env: {
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_TASK_QUEUE: queue,
-        ADMIN_API_URL: emulator.url,
-        ADMIN_API_KEY: secretKey('bench'),
-        AGENT_RATE_LIMIT: '100000/1h',
-      },
-      nodeArgs: workerNodeArgs(),
-    });
-    workers.push(worker);
-    sampler = new UsageSampler(worker.pid);
-    let before = emulator.counters();
-    started = Date.now();
-    const main = await startLifecycles(client, queue, { exports: exportsN, agents: agentsN, projects, tag: `${tag}m` });
-    startSeconds = (Date.now() - started) / 1000;
-    log(`docs-admin: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
-    const mainIds = [...main.exportIds, ...main.agents.map((a) => a.workflowId)];
-    const mainSettled = await settle(client, mainIds);
-    const mainUsage = sampler.stop();
-    const mainTimes = await serverTimes(client, queue, [WorkflowType.staticExport, WorkflowType.agentJob], size);
-    const byRoute = callsDelta(before, emulator.counters());
-    const historyShort: HistoryFigures = {
-      export: await meanHistoryEvents(client, sample(main.exportIds, historySample)),
-      agent: await meanHistoryEvents(
-        client,
-        sample(
-          main.agents.map((a) => a.workflowId),
-          historySample,
-        ),
-      ),
-      sampled: Math.min(historySample, exportsN) + Math.min(historySample, agentsN),
-    };
-    const docsAdmin = {
-      ...figures(mainSettled, mainTimes, startSeconds, mainUsage),
-      apiCallsPerJob: { ...perJob(byRoute, exportsN, agentsN), byRoute },
-      historyEvents: historyShort,
-    };
-    log(
-      `docs-admin: ${docsAdmin.completed}/${size} completed, ${docsAdmin.completedPerSecond}/s, worker peak RSS ${docsAdmin.worker.peakRssMiB} MiB`,
-    );
-
-    // ---- long durations: same worker, jobs longFactor times longer --------------------------------------
-    emulator.configure({
-      agentActiveMs: agentActiveMs * longFactor,
-      exportQueuedMs: exportQueuedMs * longFactor,
-      exportDurationMs: exportDurationMs * longFactor,
-    });
-    before = emulator.counters();
-    const longExports = Math.floor(longSize / 2);
-    const longAgents = longSize - longExports;
-    const long = await startLifecycles(client, queue, {
-      exports: longExports,
-      agents: longAgents,
-      projects,
-      tag: `${tag}l`,
-    });
-    log(`long: ${longSize} lifecycles with ${longFactor}x durations`);
-    const longSettled = await settle(client, [...long.exportIds, ...long.agents.map((a) => a.workflowId)]);
-    const longByRoute = callsDelta(before, emulator.counters());
-    const longTally = tally(longSettled);
-    const historyLong: HistoryFigures = {
-      export: await meanHistoryEvents(client, sample(long.exportIds, historySample)),
-      agent: await meanHistoryEvents(
-        client,
-        sample(
-          long.agents.map((a) => a.workflowId),
-          historySample,
-        ),
-      ),
-      sampled: Math.min(historySample, longExports) + Math.min(historySample, longAgents),
-    };
+    const baseline = await runBaseline(bench);
+    bench.emulator = await startBenchEmulator(plan);
+    const worker = await startDocsAdminWorkerProcess(bench, bench.emulator);
+    const docsAdmin = await runDocsAdmin(bench, bench.emulator, worker);
+    const long = await runLongDurations(bench, bench.emulator);
     await worker.kill('SIGTERM');
-
-    // ---- targets ---------------------------------------------------------------------------------------
     const ratio = round(docsAdmin.completedPerSecond / Math.max(0.001, baseline.completedPerSecond));
-    const growth = (kind: 'export' | 'agent'): number => round(historyLong[kind] / Math.max(1, historyShort[kind]));
-    const targets: Target[] = [
-      {
-        name: 'completions/s vs baseline',
-        value: ratio,
-        limit: 0.5,
-        op: '>=',
-        pass: ratio >= 0.5,
-        note: 'docs-admin completions per second / the baseline: the same job shape (activities, local-activity polls, timers) without HTTP or the product extras',
-      },
-      {
-        name: 'worker peak RSS (MiB)',
-        value: docsAdmin.worker.peakRssMiB,
-        limit: 1024,
-        op: '<',
-        pass: docsAdmin.worker.peakRssMiB > 0 && docsAdmin.worker.peakRssMiB < 1024,
-        note: `VmHWM of the worker process with ${size} lifecycles in flight`,
-      },
-      ...(['export', 'agent'] as const).map((kind): Target => ({
-        name: `${kind} history events, ${longFactor}x longer jobs`,
-        value: growth(kind),
-        limit: 1 + (longFactor - 1) / 4,
-        op: '<=',
-        pass: growth(kind) <= 1 + (longFactor - 1) / 4,
-        note: `events per workflow at ${longFactor}x the duration / at 1x (${historyLong[kind]} / ${historyShort[kind]}); a fixed-interval poller grows ${longFactor}x`,
-      })),
-      {
-        name: 'lifecycles lost or failed',
-        value: docsAdmin.failed + longTally.failed,
-        limit: 0,
-        op: '<=',
-        pass: docsAdmin.failed + longTally.failed === 0 && docsAdmin.completed === size,
-        note: 'every workflow of both runs completed with a result',
-      },
-    ];
+    const targets = throughputTargets(plan, ratio, docsAdmin, long);
     return {
       benchmark: 'throughput',
-      size,
-      machine: {
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-        memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-        node: process.version,
-        platform: `${os.platform()} ${os.release()}`,
+      size: plan.size,
+      machine: machine(),
+      durations: {
+        agentActiveMs: plan.agentActiveMs,
+        exportQueuedMs: plan.exportQueuedMs,
+        exportDurationMs: plan.exportDurationMs,
+        longFactor: plan.longFactor,
       },
-      durations: { agentActiveMs, exportQueuedMs, exportDurationMs, longFactor },
-      server: { address: temporalAddress, startedHere: Boolean(server), partitions: server ? partitions : null },
+      server: { address: temporalAddress, startedHere: Boolean(server), partitions: server ? plan.partitions : null },
       baseline,
       docsAdmin,
-      long: {
-        size: longSize,
-        completed: longTally.completed,
-        failed: longTally.failed,
-        historyEvents: historyLong,
-        apiCallsPerJob: perJob(longByRoute, longExports, longAgents),
-      },
+      long,
       ratio,
       targets,
       pass: targets.every((t) => t.pass),
     };
   } finally {
-    for (const w of workers) await w.kill('SIGKILL');
-    await emulator?.close();
+    for (const w of bench.workers) await w.kill('SIGKILL');
+    await bench.emulator?.close();
     await closeClient();
     await server?.stop();
   }
+}
+
+/** The options with their defaults, and the run's tag (unique workflow ids and task queues). */
+interface Plan {
+  log: (line: string) => void;
+  size: number;
+  exportsN: number;
+  agentsN: number;
+  agentActiveMs: number;
+  exportQueuedMs: number;
+  exportDurationMs: number;
+  longFactor: number;
+  longSize: number;
+  historySample: number;
+  projects: number;
+  tag: string;
+  partitions: number;
+}
+
+function planRun(opts: ThroughputOptions): Plan {
+  const size = Math.max(2, Math.floor(opts.size ?? (Number(process.env.BENCH_SIZE) || 2000)));
+  const exportsN = Math.floor(size / 2);
+  return {
+    log: opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`)),
+    size,
+    exportsN,
+    agentsN: size - exportsN,
+    agentActiveMs: opts.agentActiveMs ?? 2_000,
+    exportQueuedMs: opts.exportQueuedMs ?? 0,
+    exportDurationMs: opts.exportDurationMs ?? 3_000,
+    longFactor: opts.longFactor ?? 5,
+    longSize: Math.max(2, opts.longSize ?? Math.min(200, Math.floor(size / 5))),
+    historySample: opts.historySample ?? 20,
+    projects: opts.projects ?? 20,
+    tag: `b${Date.now().toString(36)}`,
+    partitions: opts.partitions ?? 1,
+  };
+}
+
+/** What the phases share: the plan, the client, and what the run must stop at the end. */
+interface Bench {
+  plan: Plan;
+  client: Client;
+  temporalAddress: string;
+  workers: WorkerProcess[];
+  emulator?: EmulatorHandle;
+}
+
+type DocsAdminFigures = ThroughputReport['docsAdmin'];
+type LongFigures = ThroughputReport['long'];
+
+/** The baseline: the same job shape without HTTP, on its own worker process and task queue. */
+async function runBaseline({ plan, client, temporalAddress, workers }: Bench): Promise<ThroughputReport['baseline']> {
+  const { size, exportsN, agentsN, tag, projects } = plan;
+  const baselineQueue = `bench-baseline-${tag}`;
+  const baselineWorker = await WorkerProcess.start({
+    script: path.join(ROOT, 'bench', 'throughput.ts'),
+    args: ['--baseline-worker'],
+    env: {
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_TASK_QUEUE: baselineQueue,
+      ...simulationEnv({
+        agentActiveMs: plan.agentActiveMs,
+        exportQueuedMs: plan.exportQueuedMs,
+        exportDurationMs: plan.exportDurationMs,
+        exportTotalPages: EXPORT_TOTAL_PAGES,
+      }),
+    },
+    nodeArgs: workerNodeArgs(),
+    readyLine: 'baseline worker started',
+  });
+  workers.push(baselineWorker);
+  const sampler = new UsageSampler(baselineWorker.pid);
+  const started = Date.now();
+  const baselineIds: string[] = [];
+  const baselineKinds = Array.from({ length: size }, (_, i) => (i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent'));
+  await mapLimit(baselineKinds, 50, async (kind, i) => {
+    const workflowId = `baseline-${kind}-${tag}-${i}`;
+    if (kind === 'export') {
+      const input: BaselineExportInput = { domain: `${tag}-${i}.docs.example.com` };
+      await client.workflow.start('baselineExport', { workflowId, taskQueue: baselineQueue, args: [input] });
+    } else {
+      const input: BaselineAgentInput = {
+        projectId: `${tag}-p${i % projects}`,
+        prompt: `Fix the typos on page ${i} (${tag})`,
+      };
+      await client.workflow.start('baselineAgent', { workflowId, taskQueue: baselineQueue, args: [input] });
+    }
+    baselineIds.push(workflowId);
+  });
+  const startSeconds = (Date.now() - started) / 1000;
+  plan.log(`baseline: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
+  const baselineSettled = await settle(client, baselineIds);
+  const baselineUsage = sampler.stop();
+  const baselineTimes = await serverTimes(client, baselineQueue, ['baselineExport', 'baselineAgent'], size);
+  const polls = { export: 0, agent: 0 };
+  for (const s of baselineSettled) {
+    const n = (s.result as BaselineResult | undefined)?.polls ?? 0;
+    if (s.workflowId.startsWith('baseline-export')) polls.export += n / exportsN;
+    else polls.agent += n / agentsN;
+  }
+  const baseline = {
+    ...figures(baselineSettled, baselineTimes, startSeconds, baselineUsage),
+    pollsPerWorkflow: { export: round(polls.export), agent: round(polls.agent) },
+  };
+  plan.log(
+    `baseline: ${baseline.completed}/${size} completed, ${baseline.completedPerSecond}/s, worker peak RSS ${baseline.worker.peakRssMiB} MiB`,
+  );
+  await baselineWorker.kill('SIGTERM');
+  return baseline;
+}
+
+function startBenchEmulator(plan: Plan): Promise<EmulatorHandle> {
+  return startEmulator({
+    agentActiveMs: plan.agentActiveMs,
+    exportQueuedMs: plan.exportQueuedMs,
+    exportDurationMs: plan.exportDurationMs,
+    exportTotalPages: EXPORT_TOTAL_PAGES,
+    rateLimit: { limit: 100_000, windowMs: 3_600_000 },
+  });
+}
+
+/** The docs-admin worker in its own process, on this run's task queue, against the emulator. */
+async function startDocsAdminWorkerProcess(bench: Bench, emulator: EmulatorHandle): Promise<WorkerProcess> {
+  const worker = await WorkerProcess.start({
+    env: {
+      TEMPORAL_ADDRESS: bench.temporalAddress,
+      TEMPORAL_TASK_QUEUE: docsAdminQueue(bench.plan),
+      ADMIN_API_URL: emulator.url,
+      ADMIN_API_KEY: secretKey('bench'),
+      AGENT_RATE_LIMIT: '100000/1h',
+    },
+    nodeArgs: workerNodeArgs(),
+  });
+  bench.workers.push(worker);
+  return worker;
+}
+
+const docsAdminQueue = (plan: Plan): string => `bench-docs-admin-${plan.tag}`;
+
+/** Mean history events of a sample of the exports and of the agent jobs. */
+async function historyFigures(
+  client: Client,
+  plan: Plan,
+  run: Awaited<ReturnType<typeof startLifecycles>>,
+  counts: { exports: number; agents: number },
+): Promise<HistoryFigures> {
+  return {
+    export: await meanHistoryEvents(client, sample(run.exportIds, plan.historySample)),
+    agent: await meanHistoryEvents(
+      client,
+      sample(
+        run.agents.map((a) => a.workflowId),
+        plan.historySample,
+      ),
+    ),
+    sampled: Math.min(plan.historySample, counts.exports) + Math.min(plan.historySample, counts.agents),
+  };
+}
+
+/** The main run: `size` lifecycles through the product, its worker process sampled. */
+async function runDocsAdmin(
+  { plan, client }: Bench,
+  emulator: EmulatorHandle,
+  worker: WorkerProcess,
+): Promise<DocsAdminFigures> {
+  const { size, exportsN, agentsN, projects, tag } = plan;
+  const queue = docsAdminQueue(plan);
+  const sampler = new UsageSampler(worker.pid);
+  const before = emulator.counters();
+  const started = Date.now();
+  const main = await startLifecycles(client, queue, { exports: exportsN, agents: agentsN, projects, tag: `${tag}m` });
+  const startSeconds = (Date.now() - started) / 1000;
+  plan.log(`docs-admin: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
+  const mainIds = [...main.exportIds, ...main.agents.map((a) => a.workflowId)];
+  const mainSettled = await settle(client, mainIds);
+  const mainUsage = sampler.stop();
+  const mainTimes = await serverTimes(client, queue, [WorkflowType.staticExport, WorkflowType.agentJob], size);
+  const byRoute = callsDelta(before, emulator.counters());
+  const historyShort = await historyFigures(client, plan, main, { exports: exportsN, agents: agentsN });
+  const docsAdmin = {
+    ...figures(mainSettled, mainTimes, startSeconds, mainUsage),
+    apiCallsPerJob: { ...perJob(byRoute, exportsN, agentsN), byRoute },
+    historyEvents: historyShort,
+  };
+  plan.log(
+    `docs-admin: ${docsAdmin.completed}/${size} completed, ${docsAdmin.completedPerSecond}/s, worker peak RSS ${docsAdmin.worker.peakRssMiB} MiB`,
+  );
+  return docsAdmin;
+}
+
+/** Long durations: the same worker, jobs longFactor times longer. */
+async function runLongDurations({ plan, client }: Bench, emulator: EmulatorHandle): Promise<LongFigures> {
+  const { longFactor, longSize, projects, tag } = plan;
+  emulator.configure({
+    agentActiveMs: plan.agentActiveMs * longFactor,
+    exportQueuedMs: plan.exportQueuedMs * longFactor,
+    exportDurationMs: plan.exportDurationMs * longFactor,
+  });
+  const before = emulator.counters();
+  const longExports = Math.floor(longSize / 2);
+  const longAgents = longSize - longExports;
+  const long = await startLifecycles(client, docsAdminQueue(plan), {
+    exports: longExports,
+    agents: longAgents,
+    projects,
+    tag: `${tag}l`,
+  });
+  plan.log(`long: ${longSize} lifecycles with ${longFactor}x durations`);
+  const longSettled = await settle(client, [...long.exportIds, ...long.agents.map((a) => a.workflowId)]);
+  const longByRoute = callsDelta(before, emulator.counters());
+  const longTally = tally(longSettled);
+  const historyLong = await historyFigures(client, plan, long, { exports: longExports, agents: longAgents });
+  return {
+    size: longSize,
+    completed: longTally.completed,
+    failed: longTally.failed,
+    historyEvents: historyLong,
+    apiCallsPerJob: perJob(longByRoute, longExports, longAgents),
+  };
+}
+
+/** The issue's targets: the ratio to the baseline, the worker's memory, history growth, nothing lost. */
+function throughputTargets(plan: Plan, ratio: number, docsAdmin: DocsAdminFigures, long: LongFigures): Target[] {
+  const { size, longFactor } = plan;
+  const historyShort = docsAdmin.historyEvents;
+  const historyLong = long.historyEvents;
+  const growth = (kind: 'export' | 'agent'): number => round(historyLong[kind] / Math.max(1, historyShort[kind]));
+  return [
+    {
+      name: 'completions/s vs baseline',
+      value: ratio,
+      limit: 0.5,
+      op: '>=',
+      pass: ratio >= 0.5,
+      note: 'docs-admin completions per second / the baseline: the same job shape (activities, local-activity polls, timers) without HTTP or the product extras',
+    },
+    {
+      name: 'worker peak RSS (MiB)',
+      value: docsAdmin.worker.peakRssMiB,
+      limit: 1024,
+      op: '<',
+      pass: docsAdmin.worker.peakRssMiB > 0 && docsAdmin.worker.peakRssMiB < 1024,
+      note: `VmHWM of the worker process with ${size} lifecycles in flight`,
+    },
+    ...(['export', 'agent'] as const).map((kind): Target => ({
+      name: `${kind} history events, ${longFactor}x longer jobs`,
+      value: growth(kind),
+      limit: 1 + (longFactor - 1) / 4,
+      op: '<=',
+      pass: growth(kind) <= 1 + (longFactor - 1) / 4,
+      note: `events per workflow at ${longFactor}x the duration / at 1x (${historyLong[kind]} / ${historyShort[kind]}); a fixed-interval poller grows ${longFactor}x`,
+    })),
+    {
+      name: 'lifecycles lost or failed',
+      value: docsAdmin.failed + long.failed,
+      limit: 0,
+      op: '<=',
+      pass: docsAdmin.failed + long.failed === 0 && docsAdmin.completed === size,
+      note: 'every workflow of both runs completed with a result',
+    },
+  ];
+}
+
+function machine(): ThroughputReport['machine'] {
+  return {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
 }
 
 // ---- the baseline worker (child process) -----------------------------------------------------------------

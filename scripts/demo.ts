@@ -41,6 +41,23 @@ async function shutdown(running: Running): Promise<void> {
 }
 
 async function main(running: Running, interrupted: Promise<void>): Promise<void> {
+  const { client, taskQueue, workerDone } = await startEverything(running);
+  const { both } = await startBoth(client, taskQueue);
+  const outcome = await Promise.race([both, interrupted.then(() => undefined)]);
+  if (!outcome) return;
+  printResults(...outcome);
+
+  const interactive = process.stdout.isTTY && process.stdin.isTTY && !process.env.CI;
+  if (interactive) {
+    say(`\nEverything stays up for browsing: ${UI_URL}   (Ctrl-C to stop)`);
+    await Promise.race([interrupted, workerDone]);
+  }
+}
+
+/** The dev server (reused when one is up), the emulator, a worker and a client; each recorded in `running`. */
+async function startEverything(
+  running: Running,
+): Promise<{ client: Client; taskQueue: string; workerDone: Promise<void> }> {
   const { cli } = await ensureTools();
   if (!cli) throw new Error('no Temporal CLI and no Go to build it: install Go, or set TEMPORAL_CLI');
 
@@ -69,7 +86,11 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
 
   running.connection = await Connection.connect({ address: ADDRESS });
   const client = new Client({ connection: running.connection, namespace: config.namespace });
+  return { client, taskQueue: config.taskQueue, workerDone };
+}
 
+/** Starts one static export and one agent job side by side, their progress printed as it changes. */
+async function startBoth(client: Client, taskQueue: string) {
   say('');
   say(`Static export of ${DOMAIN} and an agent job for ${PROJECT}, side by side:`);
   let lastExportLine = '';
@@ -77,18 +98,14 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
     client,
     { domain: DOMAIN },
     {
-      taskQueue: config.taskQueue,
+      taskQueue,
       onProgress: (s) => {
         const line = `  export  ${s.phase.padEnd(9)} ${String(Math.round(s.progress)).padStart(3)}%  ${s.pageCount} pages  (${s.polls} polls)`;
         if (line !== lastExportLine) say((lastExportLine = line));
       },
     },
   );
-  const agentStarted = await startAgentJob(
-    client,
-    { projectId: PROJECT, prompt: PROMPT },
-    { taskQueue: config.taskQueue },
-  );
+  const agentStarted = await startAgentJob(client, { projectId: PROJECT, prompt: PROMPT }, { taskQueue });
   say(`  agent   job ${agentStarted.jobId} created (workflow ${agentStarted.workflowId})`);
   let lastAgentLine = '';
   const agentDone = awaitAgentJob(client, agentStarted.workflowId, {
@@ -97,12 +114,10 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
       if (line !== lastAgentLine) say((lastAgentLine = line));
     },
   });
+  return { both: Promise.all([exportDone, agentDone]) };
+}
 
-  const both = Promise.all([exportDone, agentDone]);
-  const outcome = await Promise.race([both, interrupted.then(() => undefined)]);
-  if (!outcome) return;
-  const [exported, agent] = outcome;
-
+function printResults(...[exported, agent]: Awaited<Awaited<ReturnType<typeof startBoth>>['both']>): void {
   say('');
   say('Static export:');
   say(`  bundle link  ${exported.bundleUrl}`);
@@ -114,12 +129,6 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
   say(`  Web UI       ${workflowLink(agent.workflowId)}`);
   say('');
   say(JSON.stringify({ export: exported, agent }));
-
-  const interactive = process.stdout.isTTY && process.stdin.isTTY && !process.env.CI;
-  if (interactive) {
-    say(`\nEverything stays up for browsing: ${UI_URL}   (Ctrl-C to stop)`);
-    await Promise.race([interrupted, workerDone]);
-  }
 }
 
 const running: Running = {};

@@ -5,6 +5,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTE_REGISTRATION } from '../src/shared';
 import { DATA_DIR } from './tools';
+import { waitFor } from './wait';
 
 export const HOST = '127.0.0.1';
 export const PORT = Number(process.env.TEMPORAL_PORT || 7233);
@@ -50,12 +51,11 @@ export function isHealthy(temporal: string): boolean {
 }
 
 export async function waitHealthy(temporal: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!isHealthy(temporal)) {
-    if (Date.now() > deadline)
-      throw new Error(`the dev server did not become healthy within ${timeoutMs / 1000}s; see ${LOG_FILE}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+  await waitFor(() => isHealthy(temporal), {
+    timeoutMs,
+    intervalMs: 500,
+    what: `the dev server to become healthy (see ${LOG_FILE})`,
+  });
 }
 
 /** start-dev registers them on a fresh database; this adds any missing on an older one. */

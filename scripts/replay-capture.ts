@@ -45,6 +45,7 @@ import {
   sendMessageUpdate,
 } from '../src/shared';
 import { startLocalDevServer } from '../test/helpers/temporal';
+import { type WaitOptions, waitFor } from './wait';
 
 export const HISTORIES_DIR = path.resolve(__dirname, '../test/replay/histories');
 const WORKFLOWS_PATH = path.resolve(__dirname, '../src/workflows');
@@ -91,19 +92,8 @@ interface Recorded {
   suffix?: string;
 }
 
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`replay capture: timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** How long a capture waits for a workflow to reach a state. */
+const waiting = (what: string): WaitOptions => ({ what, timeoutMs: 30_000, intervalMs: 100 });
 
 let seq = 0;
 const unique = (what: string) => `replay-${what}-${Date.now().toString(36)}-${++seq}`;
@@ -141,10 +131,10 @@ const keeper = (ctx: Ctx, input: Partial<BundleKeeperInput> & { domain: string }
 
 const keeperStatus = (handle: WorkflowHandle) => handle.query(keeperStatusQuery);
 const until = (handle: WorkflowHandle, what: string, ok: (s: KeeperStatus) => boolean) =>
-  waitFor(what, async () => {
+  waitFor(async () => {
     const s = await keeperStatus(handle);
     return ok(s) ? s : null;
-  });
+  }, waiting(what));
 const settled = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -313,10 +303,10 @@ export const SCENARIOS: Scenario[] = [
       });
       const job = await agent(ctx, { projectId, prompt: 'Job of the new fleet' });
       await job.result();
-      const moved = await waitFor('the limiter to move', async () =>
-        (await handle.describe()).taskQueue === ctx.limiterQueue ? true : null,
+      await waitFor(
+        async () => (await handle.describe()).taskQueue === ctx.limiterQueue,
+        waiting('the limiter to move'),
       );
-      if (!moved) throw new Error('unreachable');
       await handle.result();
       return chain(handle);
     },
@@ -357,8 +347,9 @@ export const SCENARIOS: Scenario[] = [
         await handle.executeUpdate(admitPermitsUpdate, { args: [[request]] });
         await handle.signal(permitsUsedSignal, [{ ...request, usedAtMs: Date.now() }]);
       }
-      await waitFor('the quiet limiter to continue as new', async () =>
-        (await handle.describe()).runId !== handle.firstExecutionRunId ? true : null,
+      await waitFor(
+        async () => (await handle.describe()).runId !== handle.firstExecutionRunId,
+        waiting('the quiet limiter to continue as new'),
       );
       return chain(handle);
     },
@@ -506,10 +497,10 @@ export const SCENARIOS: Scenario[] = [
       'continues as new between cycles (continueAsNewAfterCycles), carrying its state; the continued run refreshes',
     async run(ctx) {
       const handle = await keeper(ctx, { domain: 'can.example.com', continueAsNewAfterCycles: 1 });
-      await waitFor('the keeper to continue as new and refresh', async () => {
+      await waitFor(async () => {
         const d = await ctx.client.workflow.getHandle(handle.workflowId).describe();
         return d.runId !== handle.firstExecutionRunId && (await keeperStatus(handle)).refreshesDone >= 1;
-      });
+      }, waiting('the keeper to continue as new and refresh'));
       return chain(handle);
     },
   },

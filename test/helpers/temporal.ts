@@ -2,7 +2,6 @@
 // production-shaped cluster), a unique task queue per test, workflows bundled once per process, and
 // workers that always shut down.
 import { randomUUID } from 'node:crypto';
-import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -16,6 +15,7 @@ import {
 } from '@temporalio/worker';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../emulator';
 import { loadWorkerConfig } from '../../src/config';
+import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
@@ -23,6 +23,9 @@ import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
+
+/** The one wait-until helper (scripts/wait.ts), re-exported for the tests that import the harness. */
+export { waitFor } from '../../scripts/wait';
 
 const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
 
@@ -47,17 +50,6 @@ export interface DevEnvOptions {
 
 /** A dev-server environment; `uiUrl` is set when it was created with `{ ui: true }`. */
 export type DevEnv = TestWorkflowEnvironment & { uiUrl?: string };
-
-async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * A real Temporal dev server: the one at TEMPORAL_ADDRESS when set (reused, left running), else the
@@ -235,20 +227,6 @@ export async function startWorker(env: TestWorkflowEnvironment, options: RunWork
       await running;
     },
   };
-}
-
-/** Polls predicate until it returns a truthy value or the deadline passes. No fixed sleeps. */
-export async function waitFor<T>(
-  predicate: () => T | Promise<T>,
-  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 /**

@@ -2,7 +2,6 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
@@ -23,6 +22,8 @@ import {
 } from '../../src/api/errors';
 import { toApplicationFailure } from '../../src/activities/api-call';
 import { type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../emulator';
+import { freeLoopbackPort } from '../../src/observability/free-port';
+import { waitFor } from '../../scripts/wait';
 
 const KEY = 'mint_contract_test_key_8f3a9c';
 const FREE_KEY = 'mint_free_plan_key_111';
@@ -63,16 +64,6 @@ async function rejectsWith<E extends AdminApiError>(
     return err;
   }
   assert.fail(`expected ${cls.name}, but the call succeeded`);
-}
-
-async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = fn();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const BASE = {
@@ -404,12 +395,7 @@ describe('faults', () => {
   });
 
   test('connection refused is safe: retryable NetworkError even for creates', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freeLoopbackPort();
     const dead = makeClient({ baseUrl: `http://127.0.0.1:${port}` });
     try {
       const err = await rejectsWith(dead.createAgentJob('p', 'x'), NetworkError);
@@ -436,7 +422,11 @@ describe('faults', () => {
       await rejectsWith(quickCreate.createAgentJob('p', 'slow create'), OutcomeUnknownError).finally(() =>
         quickCreate.close(),
       );
-      await waitFor(() => emu.jobs().some((j) => j.prompt === 'slow create'), 'the slow create to commit');
+      await waitFor(() => emu.jobs().some((j) => j.prompt === 'slow create'), {
+        what: 'the slow create to commit',
+        timeoutMs: 5_000,
+        intervalMs: 20,
+      });
       // The overall deadline applies too.
       const total = makeClient({ timeouts: { headersMs: 5_000, totalMs: 300 } });
       try {

@@ -8,6 +8,7 @@ import { AdminApiClient } from '../../src/api/client';
 import type { AgentJob } from '../../src/api/types';
 import { callAdminApi } from '../../src/activities/api-call';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
+import { waitFor } from '../../scripts/wait';
 
 // The mock environment logs every failed activity; keep the output for real problems.
 const mockEnv = (): MockActivityEnvironment =>
@@ -77,11 +78,11 @@ describe('callAdminApi', () => {
     const env = mockEnv();
     const started = Date.now();
     const running = env.run(() => callAdminApi('getExport', (signal) => client.getExport('exp_x', { signal })));
-    const deadline = Date.now() + 2_000;
-    while (!emu.counters().faultsInjected.slow) {
-      assert.ok(Date.now() < deadline, 'the call never reached the emulator');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitFor(() => emu.counters().faultsInjected.slow, {
+      what: 'the call to reach the emulator',
+      timeoutMs: 2_000,
+      intervalMs: 10,
+    });
     env.cancel('CANCELLED');
     await assert.rejects(running, (err) => err instanceof CancelledFailure);
     assert.ok(Date.now() - started < 2_500, 'cancellation did not abort the call');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KeyedBatcher } from '../../src/activities/keyed-batcher';
+import { waitFor } from '../../scripts/wait';
 
 test('a lone item is sent at once; items added during a send go together in the next one, per key', async () => {
   const sends: [string, number[]][] = [];
@@ -73,14 +74,14 @@ test('with maxInFlight, items behind a slow send leave in their own after overla
     [[1]],
     'the lone first item leaves at once, the next ones wait',
   );
-  await until(() => sends.length === 2);
+  await waitFor(() => sends.length === 2, { what: 'the second send', timeoutMs: 2_000, intervalMs: 5 });
   assert.deepEqual(sends[1]!.items, [2, 3]);
   assert.ok(sends[1]!.atMs >= 25, `the overlapping send waited ${sends[1]!.atMs} ms`);
   all.push(batcher.add('k', 4));
   await new Promise((r) => setTimeout(r, 80));
   assert.equal(sends.length, 2, 'two sends in flight: item 4 waits for one of them');
   gates[0]!();
-  await until(() => sends.length === 3);
+  await waitFor(() => sends.length === 3, { what: 'the third send', timeoutMs: 2_000, intervalMs: 5 });
   assert.deepEqual(sends[2]!.items, [4]);
   gates.slice(1).forEach((g) => g());
   await Promise.all(all);
@@ -97,11 +98,3 @@ test('a send that throws synchronously rejects its items and the key keeps worki
   await batcher.add('k', 2);
   assert.equal(calls, 2);
 });
-
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 2_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 2 s');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
