@@ -2,6 +2,7 @@
 // the worker's own client) and the worker's NativeConnection.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { payloadEncryptionFromEnv } from '../codec';
 import { TemporalUnreachableError, probeTcp } from './reach';
 import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
 
@@ -26,13 +27,17 @@ export async function connectClient(
   return connectClientAt(env, address, loadTemporalConfig(env).namespace, timeoutMs);
 }
 
-/** A Client on the environment's connection settings at `address` (no probe). */
+/**
+ * A Client on the environment's connection settings at `address` (no probe), encrypting payloads when
+ * PAYLOAD_ENCRYPTION_KEYS_FILE is set (a bad key file throws KeyFileError before connecting).
+ */
 export async function connectClientAt(
   env: NodeJS.ProcessEnv,
   address: string,
   namespace: string,
   connectTimeoutMs: number,
 ): Promise<Client> {
+  const dataConverter = payloadEncryptionFromEnv(env)?.dataConverter;
   const connection = await Connection.connect({
     ...temporalConnectionOptions(env),
     address,
@@ -40,7 +45,7 @@ export async function connectClientAt(
   }).catch((err: unknown) => {
     throw new TemporalUnreachableError(address, { cause: err });
   });
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, dataConverter });
 }
 
 /** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */

@@ -37,6 +37,7 @@ export class LimiterQueueAdopter {
       own: string;
       versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
       buildId: string;
+      dataConverter?: WorkerOptions['dataConverter'];
     },
   ) {}
 
@@ -54,6 +55,7 @@ export class LimiterQueueAdopter {
         maxCachedWorkflows: 100,
         stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
         ...this.options.versioning,
+        dataConverter: this.options.dataConverter,
       });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', {

@@ -15,6 +15,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../emulator';
+import { FAILURE_CONVERTER_PATH } from '../../src/codec';
 import { loadWorkerConfig } from '../../src/config';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared';
@@ -182,12 +183,23 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 }
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
-/** src/workflows (or another workflows module) bundled once per process: bundling takes seconds. */
-export function workflowBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  let bundle = bundles.get(workflowsPath);
+/**
+ * src/workflows (or another workflows module) bundled once per process: bundling takes seconds.
+ * `encrypted`: with the failure converter of an encrypting worker (src/codec/failure-converter.ts).
+ */
+export function workflowBundle(
+  workflowsPath = WORKFLOWS_PATH,
+  { encrypted = false }: { encrypted?: boolean } = {},
+): Promise<WorkflowBundleWithSourceMap> {
+  const key = `${workflowsPath}${encrypted ? ' encrypted' : ''}`;
+  let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
-    bundles.set(workflowsPath, bundle);
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
+      logger: new DefaultLogger('WARN'),
+    });
+    bundles.set(key, bundle);
   }
   return bundle;
 }
@@ -270,7 +282,7 @@ export async function startDocsAdminWorker(
   const worker = await createDocsAdminWorker(config, {
     connection: env.nativeConnection,
     client: env.client,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle(undefined, { encrypted: Boolean(config.payloadKeysFile) }),
     metrics: noopMetrics,
     metricsListen: false,
     serveLimiter,
