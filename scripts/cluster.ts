@@ -4,7 +4,9 @@
 // (scripts/tools.ts) and creates the database; later runs find what is running and start only what
 // is down. Everything is in the background; logs and data in .data/cluster/.
 //   --tuned   add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one
-//   --stop    stop the UI, the server and PostgreSQL, and wait until they have exited
+//   --stop    stop the UI, the codec server, the server and PostgreSQL, and wait until they have exited
+// The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
+// it for the Web UI.
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
 import { ensureTools } from './tools';
@@ -34,12 +36,14 @@ async function main(argv: string[]): Promise<void> {
       : 'Cluster already running.',
   );
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
-  say(`  Web UI         ${result.uiUrl}`);
+  say(`  Web UI         ${result.uiUrl}    (decodes payloads through the codec server ${result.codecUrl})`);
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
+  say("Workers, the CLI and clients encrypt payloads with the cluster's key file (docs/security.md):");
+  say(`  export PAYLOAD_ENCRYPTION_KEYS_FILE=${result.payloadKeysFile}`);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

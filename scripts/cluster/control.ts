@@ -16,8 +16,10 @@ import {
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
+import { ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
 import {
   CLUSTER_ADDRESS,
+  CLUSTER_CODEC_URL,
   CLUSTER_DATA_DIR,
   CLUSTER_FILES,
   CLUSTER_UI_URL,
@@ -27,6 +29,8 @@ import {
   SERVER_ARGS,
   SETUP_SCRIPT,
   UI_CONFIG_ENV,
+  CODEC_SERVER_ARGS,
+  codecServerEnv,
   namespaceEnv,
   schemaEnv,
   serverEnv,
@@ -59,13 +63,17 @@ export interface ClusterStatus {
   ui: boolean;
   /** The namespace and search attributes were set up for the running server. */
   setup: boolean;
+  codecServer: boolean;
 }
 
 export interface EnsureResult {
   /** What this call started: empty when the cluster was already up. */
-  started: ('postgresql' | 'temporal-server' | 'temporal-ui')[];
+  started: ('postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server')[];
   address: string;
   uiUrl: string;
+  /** PAYLOAD_ENCRYPTION_KEYS_FILE for the cluster's workers and clients (the codec server's keys). */
+  payloadKeysFile: string;
+  codecUrl: string;
 }
 
 /** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
@@ -115,6 +123,7 @@ export async function clusterStatus(): Promise<ClusterStatus> {
     server,
     ui: await isUiHealthy(),
     setup: server && existsSync(CLUSTER_FILES.setupDone),
+    codecServer: await isCodecServerHealthy(),
   };
 }
 
@@ -199,9 +208,20 @@ async function startUi(log: (line: string) => void): Promise<void> {
       env: uiEnv(),
       log: CLUSTER_FILES.uiLog,
       stateFile: CLUSTER_FILES.uiState,
+      extra: { codecEndpoint: CLUSTER_CODEC_URL },
     },
   );
   await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
+}
+
+async function startCodecServer(log: (line: string) => void): Promise<void> {
+  log(`codec server: starting at ${CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
+  const codec = startDetached(process.execPath, CODEC_SERVER_ARGS, {
+    env: codecServerEnv(),
+    log: CLUSTER_FILES.codecServerLog,
+    stateFile: CLUSTER_FILES.codecServerState,
+  });
+  await waitUntil('the codec server', isCodecServerHealthy, codec, CLUSTER_FILES.codecServerLog, 60_000);
 }
 
 /**
@@ -242,11 +262,23 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     started.push('temporal-server');
   }
   if (!status.server || !status.setup) await setupNamespace(cli, log);
+  const payloadKeysFile = ensureClusterPayloadKeys(log);
+  if (!status.codecServer) {
+    await startCodecServer(log);
+    started.push('codec-server');
+  }
+  const ui = runningProcess(CLUSTER_FILES.uiState);
+  if (status.ui && ui && ui.codecEndpoint !== CLUSTER_CODEC_URL) {
+    // A UI from before the codec server (or started elsewhere): restarted once to decode with it.
+    log('Temporal UI: restarting to decode payloads with the codec server');
+    await stopRecorded(CLUSTER_FILES.uiState);
+    status.ui = false;
+  }
   if (!status.ui) {
     await startUi(log);
     started.push('temporal-ui');
   }
-  return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL };
+  return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL, payloadKeysFile, codecUrl: CLUSTER_CODEC_URL };
 }
 
 export type ClusterComponent = EnsureResult['started'][number];
@@ -264,6 +296,10 @@ export async function stopCluster(
   if (wanted('temporal-ui')) {
     const ui = await stopRecorded(CLUSTER_FILES.uiState);
     if (ui) stopped.push(`temporal-ui (pid ${ui.pid})`);
+  }
+  if (wanted('codec-server')) {
+    const codec = await stopRecorded(CLUSTER_FILES.codecServerState);
+    if (codec) stopped.push(`codec-server (pid ${codec.pid})`);
   }
   if (wanted('temporal-server')) {
     const server = await stopRecorded(CLUSTER_FILES.serverState);
