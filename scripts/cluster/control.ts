@@ -263,20 +263,22 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   }
   if (!status.server || !status.setup) await setupNamespace(cli, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
+  // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
+  // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
+  const upgrade = status.server;
   if (!status.codecServer) {
     await startCodecServer(log);
-    started.push('codec-server');
+    if (!upgrade) started.push('codec-server');
   }
   const ui = runningProcess(CLUSTER_FILES.uiState);
-  if (status.ui && ui && ui.codecEndpoint !== CLUSTER_CODEC_URL) {
-    // A UI from before the codec server (or started elsewhere): restarted once to decode with it.
+  const restartUi = status.ui && ui !== undefined && ui.codecEndpoint !== CLUSTER_CODEC_URL;
+  if (restartUi) {
     log('Temporal UI: restarting to decode payloads with the codec server');
     await stopRecorded(CLUSTER_FILES.uiState);
-    status.ui = false;
   }
-  if (!status.ui) {
+  if (!status.ui || restartUi) {
     await startUi(log);
-    started.push('temporal-ui');
+    if (!restartUi) started.push('temporal-ui');
   }
   return { started, address: CLUSTER_ADDRESS, uiUrl: CLUSTER_UI_URL, payloadKeysFile, codecUrl: CLUSTER_CODEC_URL };
 }

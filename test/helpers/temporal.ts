@@ -271,7 +271,7 @@ export async function waitFor<T>(
 export async function startDocsAdminWorker(
   env: TestWorkflowEnvironment,
   vars: Record<string, string>,
-  { serveLimiter = true }: { serveLimiter?: boolean } = {},
+  { serveLimiter = true, limiterTaskQueue }: { serveLimiter?: boolean; limiterTaskQueue?: string } = {},
 ): Promise<DocsAdminWorker> {
   const config = loadWorkerConfig({
     TEMPORAL_ADDRESS: env.address,
@@ -286,6 +286,7 @@ export async function startDocsAdminWorker(
     metrics: noopMetrics,
     metricsListen: false,
     serveLimiter,
+    limiterTaskQueue,
   });
   void worker.run().catch(() => undefined);
   return worker;
