@@ -122,6 +122,7 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
     );
     cliEnv = {
       PATH: process.env.PATH,
+      HOME: process.env.HOME,
       TEMPORAL_ADDRESS: env.address,
       TEMPORAL_TASK_QUEUE: taskQueue,
       PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
@@ -147,7 +148,8 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
       workflowId: string;
       bundleUrl: string;
     };
-    const signature = new URL(exp.bundleUrl).searchParams.get('X-Amz-Signature');
+    // The emulator signs its links with `sig` (S3's presigned links use X-Amz-Signature).
+    const signature = new URL(exp.bundleUrl).searchParams.get('sig');
     assert.ok(signature && signature.length >= 16, `the bundle link is presigned: ${exp.bundleUrl}`);
     const scheduleId = `enc-${randomUUID()}`;
     const scheduled = await docsAdmin([
