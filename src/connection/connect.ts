@@ -21,6 +21,8 @@ export async function connectClient(
 ): Promise<Client> {
   const { address } = temporalConnectionOptions(env);
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  // A bad key file is the first thing to fix: it fails before any connection attempt.
+  payloadEncryptionFromEnv(env);
   // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
   // reason, instead of gRPC's reconnect loop running out the whole connect timeout.
   await probeTcp(address, timeoutMs);
