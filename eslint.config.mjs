@@ -119,6 +119,7 @@ export default tseslint.config(
       'src/shared/**/*.ts',
       'src/api/**/*.ts',
       'src/connection/**/*.ts',
+      'src/codec/**/*.ts',
       'src/config/**/*.ts',
       'src/observability/**/*.ts',
     ],

@@ -10,13 +10,17 @@
 //           second and lag (workflow completion minus the API job's completion), p50/p99.
 //
 // `npx tsx bench/user-path.ts [burst|mixed] --address 127.0.0.1:7633 [--workers 3] [--window 10s] [--warm-up 60]`
-// prints the figures as JSON; `... report [--pairs N]` runs the full matrix (cluster and tuned dev server,
+// prints the figures as JSON; `mixed --encryption both [--exports N --agents N]` runs the mix without and
+// then with payload encryption (a fresh key file) and prints both and their ratio (the codec's cost);
+// `--encryption on` only the encrypted run; `... report [--pairs N]` runs the full matrix (cluster and tuned dev server,
 // the mixed runs N times in turn).
 // BENCH_WORKER_LOGS=DIR keeps the worker processes' output.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { generateKeyLine, payloadEncryption } from '../src/codec';
 import { parseDuration } from '../src/config';
 import { startEmulator, type EmulatorHandle } from '../emulator';
 import { theoreticalDrainMs } from '../src/policies/rate-window';
@@ -57,11 +61,14 @@ async function startFleet(
   workers: number,
   emulatorOptions: Parameters<typeof startEmulator>[0],
   rateLimit: string,
+  payloadKeysFile?: string,
 ): Promise<Fleet> {
   const emu = await startEmulator(emulatorOptions);
   const connection = await Connection.connect({ address: target.address });
-  const client = new Client({ connection, namespace: target.namespace ?? 'default' });
+  const dataConverter = payloadKeysFile ? payloadEncryption(payloadKeysFile).dataConverter : undefined;
+  const client = new Client({ connection, namespace: target.namespace ?? 'default', dataConverter });
   const env = {
+    ...(payloadKeysFile ? { PAYLOAD_ENCRYPTION_KEYS_FILE: payloadKeysFile } : {}),
     TEMPORAL_ADDRESS: target.address,
     TEMPORAL_NAMESPACE: target.namespace ?? 'default',
     TEMPORAL_TASK_QUEUE: DEFAULT_TASK_QUEUE,
@@ -287,11 +294,18 @@ export interface MixedOptions {
    * the run compiling hot code, three of them three times over.
    */
   warmUp?: number;
+  /**
+   * Workers and client encrypt payloads with this key file. The agent jobs then use projects of their
+   * own (bench-mixed-enc-p*), whose rate limiters are terminated at the end: a worker without the key
+   * must never be handed their encrypted histories.
+   */
+  payloadKeysFile?: string;
   log?: (line: string) => void;
 }
 
 export interface MixedFigures {
   server: string;
+  encrypted?: boolean;
   workers: number;
   lifecycles: number;
   completed: number;
@@ -313,6 +327,7 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
   const exportsCount = options.exports ?? 150;
   const agents = options.agents ?? 150;
   const projects = options.projects ?? 10;
+  const projectPrefix = options.payloadKeysFile ? 'bench-mixed-enc-p' : 'bench-mixed-p';
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const fleet = await startFleet(
     target,
@@ -323,6 +338,7 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
       rateLimit: { limit: 10_000, windowMs: 3_600_000 },
     },
     '10000/1h',
+    options.payloadKeysFile,
   );
   try {
     const { client, emu } = fleet;
@@ -346,7 +362,7 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
           : client.workflow.start(WorkflowType.agentJob, {
               taskQueue: DEFAULT_TASK_QUEUE,
               workflowId: `bench-mixed-agent-${run}-${item.i}`,
-              args: [{ projectId: `bench-mixed-p${item.i % projects}`, prompt: `Mixed job ${item.i} (${run})` }],
+              args: [{ projectId: `${projectPrefix}${item.i % projects}`, prompt: `Mixed job ${item.i} (${run})` }],
             }),
       );
     // Untimed lifecycles first on the same worker processes, as a long-running fleet has run before.
@@ -388,6 +404,7 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
     const wallMs = Math.max(...finished) - startedAt;
     return {
       server: target.label,
+      ...(options.payloadKeysFile ? { encrypted: true } : {}),
       workers,
       lifecycles: items.length,
       completed: finished.length,
@@ -399,8 +416,43 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
       medianCompletionS: seconds(percentile(finished, 50) - startedAt),
     };
   } finally {
+    if (options.payloadKeysFile) await terminateLimiters(fleet.client, projectPrefix, projects);
     await fleet.close();
   }
+}
+
+async function terminateLimiters(client: Client, prefix: string, projects: number): Promise<void> {
+  for (let p = 0; p < projects; p++) {
+    await client.workflow
+      .getHandle(rateLimiterWorkflowId(`${prefix}${p}`))
+      .terminate('bench: encrypted limiter, no worker without the key may take it')
+      .catch(() => undefined);
+  }
+}
+
+/** runMixed with payload encryption under a fresh key file (removed afterwards). */
+export async function runMixedEncrypted(
+  target: UserPathTarget,
+  options: Omit<MixedOptions, 'payloadKeysFile'> = {},
+): Promise<MixedFigures> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-keys-'));
+  try {
+    const keys = path.join(dir, 'payload-keys');
+    writeFileSync(keys, `${generateKeyLine()}\n`, { mode: 0o600 });
+    return await runMixed(target, { ...options, payloadKeysFile: keys });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The mix without and then with payload encryption, and the encrypted run's completions/s over the plain one's. */
+export async function runMixedEncryption(
+  target: UserPathTarget,
+  options: Omit<MixedOptions, 'payloadKeysFile'> = {},
+): Promise<{ plain: MixedFigures; encrypted: MixedFigures; encryptedOverPlain: number }> {
+  const plain = await runMixed(target, options);
+  const encrypted = await runMixedEncrypted(target, options);
+  return { plain, encrypted, encryptedOverPlain: round2(encrypted.completedPerSecond / plain.completedPerSecond) };
 }
 
 // ---- the report: cluster against the tuned dev server -------------------------------------------------
@@ -528,10 +580,21 @@ if (require.main === module && process.argv[2] === 'report') {
   const address = flag('address') ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7633';
   const target = { label: flag('label') ?? address, address };
   const workers = Number(flag('workers') ?? 1);
-  const job =
-    kind === 'mixed'
-      ? runMixed(target, { workers, warmUp: Number(flag('warm-up') ?? 0) })
-      : runBurst(target, { workers, windowMs: parseDuration(flag('window') ?? '10s') });
+  const mixed: MixedOptions = {
+    workers,
+    warmUp: Number(flag('warm-up') ?? 0),
+    ...(flag('exports') ? { exports: Number(flag('exports')) } : {}),
+    ...(flag('agents') ? { agents: Number(flag('agents')) } : {}),
+  };
+  const encryption = flag('encryption') ?? 'off';
+  const job: Promise<unknown> =
+    kind !== 'mixed'
+      ? runBurst(target, { workers, windowMs: parseDuration(flag('window') ?? '10s') })
+      : encryption === 'both'
+        ? runMixedEncryption(target, mixed)
+        : encryption === 'on'
+          ? runMixedEncrypted(target, mixed)
+          : runMixed(target, mixed);
   job.then(
     (figures) => process.stdout.write(`${JSON.stringify(figures)}\n`),
     (err: unknown) => {

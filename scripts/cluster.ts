@@ -7,7 +7,9 @@
 //   --tls     the frontend requires mutual TLS (certificates made under .data/cluster/tls/); prints, as
 //             its last lines, the TEMPORAL_TLS_* variables a client needs. A run without --tls returns a
 //             --tls cluster to plain (either switch restarts only the server and the UI server)
-//   --stop    stop the UI, the server and PostgreSQL, and wait until they have exited
+//   --stop    stop the UI, the codec server, the server and PostgreSQL, and wait until they have exited
+// The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
+// it for the Web UI.
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
 import { ensureTools } from './tools';
@@ -38,12 +40,14 @@ async function main(argv: string[]): Promise<void> {
       : 'Cluster already running.',
   );
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
-  say(`  Web UI         ${result.uiUrl}`);
+  say(`  Web UI         ${result.uiUrl}    (decodes payloads through the codec server ${result.codecUrl})`);
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
+  say("Workers, the CLI and clients encrypt payloads with the cluster's key file (docs/security.md):");
+  say(`  export PAYLOAD_ENCRYPTION_KEYS_FILE=${result.payloadKeysFile}`);
   if (result.tls) {
     // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.
     say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);

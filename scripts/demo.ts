@@ -12,6 +12,7 @@ import { DEFAULT_NAMESPACE } from '../src/shared';
 import { createDocsAdminWorker, installRuntime, type DocsAdminWorker } from '../src/worker';
 import { ADDRESS, isHealthy, startDevServer, UI_URL } from './dev-server';
 import { ensureTools } from './tools';
+import { payloadEncryptionFromEnv } from '../src/codec';
 
 const DOMAIN = 'docs.example.com';
 const PROJECT = 'demo-project';
@@ -85,7 +86,9 @@ async function startEverything(
   say(`Worker: task queue ${config.taskQueue}; metrics ${running.worker.metricsUrl ?? 'disabled'}`);
 
   running.connection = await Connection.connect({ address: ADDRESS });
-  const client = new Client({ connection: running.connection, namespace: config.namespace });
+  // Encrypting like the worker when PAYLOAD_ENCRYPTION_KEYS_FILE is set (docs/security.md).
+  const dataConverter = payloadEncryptionFromEnv(process.env)?.dataConverter;
+  const client = new Client({ connection: running.connection, namespace: config.namespace, dataConverter });
   return { client, taskQueue: config.taskQueue, workerDone };
 }
 

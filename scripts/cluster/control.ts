@@ -16,8 +16,10 @@ import {
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
+import { ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
 import {
   CLUSTER_ADDRESS,
+  CLUSTER_CODEC_URL,
   CLUSTER_DATA_DIR,
   CLUSTER_FILES,
   CLUSTER_UI_URL,
@@ -27,6 +29,8 @@ import {
   SERVER_ARGS,
   SETUP_SCRIPT,
   UI_CONFIG_ENV,
+  CODEC_SERVER_ARGS,
+  codecServerEnv,
   namespaceEnv,
   schemaEnv,
   serverEnv,
@@ -65,16 +69,20 @@ export interface ClusterStatus {
   ui: boolean;
   /** The namespace and search attributes were set up for the running server. */
   setup: boolean;
+  codecServer: boolean;
 }
 
 export interface EnsureResult {
   /** What this call started: empty when the cluster was already up. */
-  started: ('postgresql' | 'temporal-server' | 'temporal-ui')[];
+  started: ('postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server')[];
   address: string;
   uiUrl: string;
   /** The frontend requires mutual TLS; clientEnv holds the TEMPORAL_TLS_* a client needs. */
   tls: boolean;
   clientEnv: Record<string, string>;
+  /** PAYLOAD_ENCRYPTION_KEYS_FILE for the cluster's workers and clients (the codec server's keys). */
+  payloadKeysFile: string;
+  codecUrl: string;
 }
 
 /** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
@@ -126,6 +134,7 @@ export async function clusterStatus(): Promise<ClusterStatus> {
     server,
     ui: await isUiHealthy(),
     setup: server && existsSync(CLUSTER_FILES.setupDone),
+    codecServer: await isCodecServerHealthy(),
   };
 }
 
@@ -252,9 +261,20 @@ async function startUi(tls: boolean, log: (line: string) => void): Promise<void>
       env: { ...uiEnv(), ...(tls ? uiTlsEnv() : {}) },
       log: CLUSTER_FILES.uiLog,
       stateFile: CLUSTER_FILES.uiState,
+      extra: { codecEndpoint: CLUSTER_CODEC_URL },
     },
   );
   await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
+}
+
+async function startCodecServer(log: (line: string) => void): Promise<void> {
+  log(`codec server: starting at ${CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
+  const codec = startDetached(process.execPath, CODEC_SERVER_ARGS, {
+    env: codecServerEnv(),
+    log: CLUSTER_FILES.codecServerLog,
+    stateFile: CLUSTER_FILES.codecServerState,
+  });
+  await waitUntil('the codec server', isCodecServerHealthy, codec, CLUSTER_FILES.codecServerLog, 60_000);
 }
 
 /**
@@ -304,9 +324,23 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     started.push('temporal-server');
   }
   if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
-  if (!status.ui) {
+  const payloadKeysFile = ensureClusterPayloadKeys(log);
+  // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
+  // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
+  const upgrade = status.server;
+  if (!status.codecServer) {
+    await startCodecServer(log);
+    if (!upgrade) started.push('codec-server');
+  }
+  const ui = runningProcess(CLUSTER_FILES.uiState);
+  const restartUi = status.ui && ui !== undefined && ui.codecEndpoint !== CLUSTER_CODEC_URL;
+  if (restartUi) {
+    log('Temporal UI: restarting to decode payloads with the codec server');
+    await stopRecorded(CLUSTER_FILES.uiState);
+  }
+  if (!status.ui || restartUi) {
     await startUi(tls, log);
-    started.push('temporal-ui');
+    if (!restartUi) started.push('temporal-ui');
   }
   return {
     started,
@@ -314,6 +348,8 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     uiUrl: CLUSTER_UI_URL,
     tls,
     clientEnv: tls ? clientTlsEnv() : {},
+    payloadKeysFile,
+    codecUrl: CLUSTER_CODEC_URL,
   };
 }
 
@@ -341,6 +377,10 @@ export async function stopCluster(
   if (wanted('temporal-ui')) {
     const ui = await stopRecorded(CLUSTER_FILES.uiState);
     if (ui) stopped.push(`temporal-ui (pid ${ui.pid})`);
+  }
+  if (wanted('codec-server')) {
+    const codec = await stopRecorded(CLUSTER_FILES.codecServerState);
+    if (codec) stopped.push(`codec-server (pid ${codec.pid})`);
   }
   if (wanted('temporal-server')) {
     const server = await stopRecorded(CLUSTER_FILES.serverState);

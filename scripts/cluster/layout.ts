@@ -27,10 +27,13 @@ export const CLUSTER_PORTS = {
   /** The server's Prometheus endpoint (/metrics). */
   metrics: 9633,
   ui: 8633,
+  /** The codec server the UI decodes payloads with (npm run codec-server's default port). */
+  codecServer: 8634,
 } as const;
 
 export const CLUSTER_ADDRESS = `${HOST}:${CLUSTER_PORTS.frontendGrpc}`;
 export const CLUSTER_UI_URL = `http://${HOST}:${CLUSTER_PORTS.ui}`;
+export const CLUSTER_CODEC_URL = `http://${HOST}:${CLUSTER_PORTS.codecServer}`;
 export const CLUSTER_NAMESPACE = DEFAULT_NAMESPACE;
 
 // ---- the files shared with docker-compose.yml ------------------------------------------------------
@@ -66,7 +69,22 @@ export const CLUSTER_FILES = {
   /** Written once the namespace and search attributes are in place for the running server. */
   setupDone: path.join(CLUSTER_DATA_DIR, 'setup.done'),
   tunedDynamicConfig: path.join(CLUSTER_DATA_DIR, 'dynamicconfig-tuned.yaml'),
+  /** PAYLOAD_ENCRYPTION_KEYS_FILE of workers and clients of the cluster: one key, made on first run (mode 0600). */
+  payloadKeys: path.join(CLUSTER_DATA_DIR, 'payload-keys'),
+  codecServerLog: path.join(CLUSTER_DATA_DIR, 'codec-server.log'),
+  codecServerState: path.join(CLUSTER_DATA_DIR, 'codec-server.json'),
 };
+
+/** The codec server's entry module (npm run codec-server), run by node through tsx. */
+export const CODEC_SERVER_ARGS = [
+  '--import',
+  'tsx',
+  path.join(ROOT, 'src', 'codec-server.ts'),
+  '--port',
+  String(CLUSTER_PORTS.codecServer),
+  '--host',
+  HOST,
+];
 
 export const POSTGRES_USER = 'temporal';
 
@@ -138,6 +156,16 @@ export function uiEnv(): NodeJS.ProcessEnv {
     TEMPORAL_UI_HOST: HOST,
     TEMPORAL_UI_PORT: String(CLUSTER_PORTS.ui),
     TEMPORAL_DEFAULT_NAMESPACE: CLUSTER_NAMESPACE,
+    TEMPORAL_CODEC_ENDPOINT: CLUSTER_CODEC_URL,
+  };
+}
+
+/** The codec server's environment: the cluster's key file, browsers from the cluster's UI only. */
+export function codecServerEnv(): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv(),
+    PAYLOAD_ENCRYPTION_KEYS_FILE: CLUSTER_FILES.payloadKeys,
+    CODEC_SERVER_CORS_ORIGINS: CLUSTER_UI_URL,
   };
 }
 

@@ -10,6 +10,7 @@ import { failureReason } from '../shared/failures';
 import { agentCommand } from './commands/agent';
 import { exportCommand } from './commands/export';
 import { keepCommand, publishCommand } from './commands/keeper';
+import { keygenCommand } from './commands/keygen';
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
 import { cliContext, type CliIo } from './context';
@@ -50,7 +51,8 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
     .addCommand(keepCommand(ctx))
     .addCommand(publishCommand(ctx))
     .addCommand(statusCommand(ctx))
-    .addCommand(scheduleCommand(ctx));
+    .addCommand(scheduleCommand(ctx))
+    .addCommand(keygenCommand(ctx));
 }
 
 /**

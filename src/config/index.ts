@@ -35,6 +35,8 @@ export interface WorkerConfig extends TemporalConfig {
   logFormat?: 'text' | 'json';
   /** SHUTDOWN_GRACE_TIME: how long in-flight activities get to finish on SIGTERM before they are cancelled (default 30s). */
   shutdownGraceTimeMs?: number;
+  /** PAYLOAD_ENCRYPTION_KEYS_FILE: payloads are encrypted with its keys (src/codec); unset: plain. */
+  payloadKeysFile?: string;
 }
 
 /** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's usual port). */
@@ -153,5 +155,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     logLevel,
     logFormat: logFormat as 'text' | 'json',
     shutdownGraceTimeMs,
+    ...(env.PAYLOAD_ENCRYPTION_KEYS_FILE ? { payloadKeysFile: env.PAYLOAD_ENCRYPTION_KEYS_FILE } : {}),
   };
 }

@@ -2,6 +2,7 @@
 // the worker's own client) and the worker's NativeConnection.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { payloadEncryptionFromEnv } from '../codec';
 import { TemporalUnreachableError, probeTcp } from './reach';
 import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
 import { probeTls, tlsRefusalReason } from './tls-probe';
@@ -21,19 +22,25 @@ export async function connectClient(
 ): Promise<Client> {
   const { address } = temporalConnectionOptions(env);
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
+  // A bad key file is the first thing to fix: it fails before any connection attempt.
+  payloadEncryptionFromEnv(env);
   // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
   // reason, instead of gRPC's reconnect loop running out the whole connect timeout.
   await probeTcp(address, timeoutMs);
   return connectClientAt(env, address, loadTemporalConfig(env).namespace, timeoutMs);
 }
 
-/** A Client on the environment's connection settings at `address` (no probe). */
+/**
+ * A Client on the environment's connection settings at `address` (no probe), encrypting payloads when
+ * PAYLOAD_ENCRYPTION_KEYS_FILE is set (a bad key file throws KeyFileError before connecting).
+ */
 export async function connectClientAt(
   env: NodeJS.ProcessEnv,
   address: string,
   namespace: string,
   connectTimeoutMs: number,
 ): Promise<Client> {
+  const dataConverter = payloadEncryptionFromEnv(env)?.dataConverter;
   const connection = await Connection.connect({
     ...temporalConnectionOptions(env),
     address,
@@ -41,7 +48,7 @@ export async function connectClientAt(
   }).catch(async (err: unknown) => {
     throw await connectError(env, address, err);
   });
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, dataConverter });
 }
 
 /** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */

@@ -1,5 +1,11 @@
 // Serving a foreign limiter task queue for a while (see LimiterQueueAdopter).
-import { Worker, type Logger, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  Worker,
+  type Logger,
+  type NativeConnection,
+  type WorkerOptions,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import { UNVERSIONED, claimTaskQueue } from './task-queues';
 import { type DeploymentVersion, workerDeploymentOptions } from './versioning';
 
@@ -32,6 +38,7 @@ export class LimiterQueueAdopter {
       workflowBundle: WorkflowBundleOption;
       logger: Logger;
       own: string;
+      dataConverter?: WorkerOptions['dataConverter'];
     },
   ) {}
 
@@ -53,6 +60,7 @@ export class LimiterQueueAdopter {
         stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
         // The limiter declares no behaviour (src/workflows/versioning.ts): as a version, it is AUTO_UPGRADE.
         ...workerDeploymentOptions(version, 'AUTO_UPGRADE'),
+        dataConverter: this.options.dataConverter,
       });
       this.workers.add(worker);
       logger.warn('serving a foreign limiter task queue for a while: a rate limiter there had no worker', {

@@ -37,6 +37,7 @@ import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';
 import { UNVERSIONED, claimTaskQueue } from './task-queues';
+import { workerPayloads, type WorkerPayloads } from './payloads';
 import {
   becomeCurrentIfNone,
   buildIdFromWorkflowCode,
@@ -244,6 +245,7 @@ async function openDependencies(
   options: DocsAdminWorkerOptions,
   metrics: MetricsRecorder,
   logger: Logger,
+  payloads: WorkerPayloads,
   cleanups: Cleanup[],
 ): Promise<{ connection: NativeConnection; client: Client; api: AdminApi }> {
   let connection = options.connection;
@@ -259,6 +261,7 @@ async function openDependencies(
     client = owned;
   }
   await checkNamespace(client, config.namespace, config.address);
+  client = payloads.clientFor(client);
   let api = options.api;
   if (!api) {
     const owned = new AdminApiClient({
@@ -367,7 +370,12 @@ function workerHandle(
 async function createLimiterWorker(
   config: WorkerConfig,
   options: DocsAdminWorkerOptions,
-  parts: { connection: NativeConnection; workflowBundle: WorkflowBundleOption; limiterQueue: string },
+  parts: {
+    connection: NativeConnection;
+    workflowBundle: WorkflowBundleOption;
+    limiterQueue: string;
+    dataConverter?: WorkerOptions['dataConverter'];
+  },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
   const releaseLimiterQueue =
@@ -384,6 +392,7 @@ async function createLimiterWorker(
     ...WORKER_POLLERS,
     stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+    dataConverter: parts.dataConverter,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
@@ -429,6 +438,18 @@ function firstVersionCheck(
   };
 }
 
+/**
+ * The workflow code every worker of this process runs, bundled once, with the failure converter the
+ * payloads need (it runs in the workflow sandbox too). A bundle given in the options must have the same.
+ */
+function bundleWorkflows(payloads: WorkerPayloads, logger: Logger): Promise<WorkflowBundleOption> {
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    failureConverterPath: payloads.failureConverterPath,
+    logger,
+  });
+}
+
 export async function createDocsAdminWorker(
   config: WorkerConfig,
   options: DocsAdminWorkerOptions = {},
@@ -443,15 +464,14 @@ export async function createDocsAdminWorker(
     const logger = options.logger ?? installedRuntime()?.logger ?? Runtime.instance().logger;
     const metrics = options.metrics ?? createPrometheusMetrics();
 
+    const payloads = workerPayloads(config, logger);
     const server = await startMetricsEndpoint(config, options, metrics, logger);
     if (server) cleanups.push(() => server.close());
-    const { connection, client, api } = await openDependencies(config, options, metrics, logger, cleanups);
+    const { connection, client, api } = await openDependencies(config, options, metrics, logger, payloads, cleanups);
 
     const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
     const active = new Set<InFlightActivity>();
-    // Bundled once for every worker of this process.
-    const workflowBundle =
-      options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger }));
+    const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(payloads, logger));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
     const adopter = new LimiterQueueAdopter({
       connection,
@@ -459,6 +479,7 @@ export async function createDocsAdminWorker(
       workflowBundle,
       logger,
       own: limiterQueue,
+      dataConverter: payloads.dataConverter,
     });
     cleanups.push(() => adopter.close());
     const activities = createActivities({
@@ -483,6 +504,7 @@ export async function createDocsAdminWorker(
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentActivityTaskExecutions: JOB_ACTIVITY_SLOTS,
       ...versioning,
+      dataConverter: payloads.dataConverter,
       interceptors: { activity: [activityInterceptor(metrics, active)] },
       ...options.workerOptions,
     });
@@ -491,7 +513,7 @@ export async function createDocsAdminWorker(
     const limiterWorker = await createLimiterWorker(
       config,
       options,
-      { connection, workflowBundle, limiterQueue },
+      { connection, workflowBundle, limiterQueue, dataConverter: payloads.dataConverter },
       cleanups,
     );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);

@@ -14,6 +14,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../../emulator';
+import { FAILURE_CONVERTER_PATH } from '../../src/codec';
 import { loadWorkerConfig } from '../../src/config';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
@@ -174,12 +175,23 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 }
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
-/** src/workflows (or another workflows module) bundled once per process: bundling takes seconds. */
-export function workflowBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  let bundle = bundles.get(workflowsPath);
+/**
+ * src/workflows (or another workflows module) bundled once per process: bundling takes seconds.
+ * `encrypted`: with the failure converter of an encrypting worker (src/codec/failure-converter.ts).
+ */
+export function workflowBundle(
+  workflowsPath = WORKFLOWS_PATH,
+  { encrypted = false }: { encrypted?: boolean } = {},
+): Promise<WorkflowBundleWithSourceMap> {
+  const key = `${workflowsPath}${encrypted ? ' encrypted' : ''}`;
+  let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
-    bundles.set(workflowsPath, bundle);
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
+      logger: new DefaultLogger('WARN'),
+    });
+    bundles.set(key, bundle);
   }
   return bundle;
 }
@@ -237,7 +249,7 @@ export async function startWorker(env: TestWorkflowEnvironment, options: RunWork
 export async function startDocsAdminWorker(
   env: TestWorkflowEnvironment,
   vars: Record<string, string>,
-  { serveLimiter = true }: { serveLimiter?: boolean } = {},
+  { serveLimiter = true, limiterTaskQueue }: { serveLimiter?: boolean; limiterTaskQueue?: string } = {},
 ): Promise<DocsAdminWorker> {
   const config = loadWorkerConfig({
     TEMPORAL_ADDRESS: env.address,
@@ -248,10 +260,11 @@ export async function startDocsAdminWorker(
   const worker = await createDocsAdminWorker(config, {
     connection: env.nativeConnection,
     client: env.client,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle(undefined, { encrypted: Boolean(config.payloadKeysFile) }),
     metrics: noopMetrics,
     metricsListen: false,
     serveLimiter,
+    limiterTaskQueue,
   });
   void worker.run().catch(() => undefined);
   return worker;

@@ -3,6 +3,8 @@
 // errors with nothing started, and the schedule lifecycle.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -191,6 +193,24 @@ describe('docs-admin CLI', () => {
     const result = await cli(['export', '--domain', domain('unreachable')], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     assertOneLineError(result, /^error: cannot reach the Temporal server at 127\.0\.0\.1:1 \(connection refused\)/);
     assert.ok(result.ms < 10_000, `took ${result.ms} ms`);
+  });
+
+  test('keygen prints a key line; a bad key file is one line naming the file and line, before connecting', async () => {
+    const keygen = await cli(['keygen']);
+    assert.equal(keygen.code, 0, keygen.stderr);
+    assert.match(keygen.stdout, /^k\d{8}-[0-9a-f]{8} [A-Za-z0-9+/]{43}=\n$/);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cli-keys-'));
+    try {
+      const file = path.join(dir, 'keys');
+      writeFileSync(file, `${keygen.stdout}k2 c2hvcnQ=\n`);
+      const result = await cli(['status', 'any'], {
+        PAYLOAD_ENCRYPTION_KEYS_FILE: file,
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+      });
+      assertOneLineError(result, new RegExp(`^error: ${file} line 2: the key of "k2" is 5 bytes, expected 32$`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('status of an unknown workflow id: one line, non-zero', async () => {

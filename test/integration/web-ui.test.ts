@@ -8,13 +8,23 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
+import { CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
+import { payloadEncryption } from '../../src/codec';
 import type { AgentJobResult, StaticExportResult } from '../../src/shared';
+import type { DocsAdminWorker } from '../../src/worker';
 import {
+  type ClusterEnv,
   type DevEnv,
   type DocsAdminStack,
+  clusterSkipReason,
+  createClusterEnv,
   createDevEnv,
+  startDocsAdminWorker,
   uniqueTaskQueue,
   waitFor,
   startDocsAdminStack,
@@ -42,6 +52,66 @@ const skip =
     ? `DOCS_ADMIN_SKIP_BROWSER=1 and no Chromium at ${CHROMIUM}`
     : false;
 
+/**
+ * The text a person reads: the main area plus the frames the UI renders markdown in (summary,
+ * details and current details are each an iframe on /render).
+ */
+async function visibleText(page: Page): Promise<string> {
+  const parts = [await page.locator('main').innerText()];
+  for (const frame of page.frames()) {
+    if (frame === page.mainFrame()) continue;
+    parts.push(
+      await frame
+        .locator('body')
+        .innerText({ timeout: 1_000 })
+        .catch(() => ''),
+    );
+  }
+  return parts.join('\n');
+}
+
+/** Waits until the page shows every text (the UI loads its panels asynchronously). */
+async function expectTexts(page: Page, texts: string[], what: string): Promise<string> {
+  let last = '';
+  try {
+    await waitFor(
+      async () => {
+        last = await visibleText(page);
+        return texts.every((t) => last.includes(t));
+      },
+      { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, what },
+    );
+  } catch (err) {
+    const missing = texts.filter((t) => !last.includes(t));
+    throw new Error(`${what}: missing ${JSON.stringify(missing)} in the page text:\n${last.slice(0, 3000)}`, {
+      cause: err,
+    });
+  }
+  return last;
+}
+
+/** Headless Chromium with a profile of its own (removed by close()). */
+async function launchBrowser(): Promise<{ browser: BrowserContext; page: Page; close(): Promise<void> }> {
+  const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-chromium-'));
+  const browser = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: VIEWPORT,
+    timezoneId: 'UTC',
+  });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  page.setDefaultTimeout(UI_TIMEOUT_MS);
+  return {
+    browser,
+    page,
+    async close() {
+      await browser.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 interface Run {
   workflowId: string;
   runId: string;
@@ -50,9 +120,8 @@ interface Run {
 describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   let env: DevEnv;
   let stack: DocsAdminStack;
-  let browser: BrowserContext;
+  let chromiumSession: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
-  let userDataDir: string;
   const taskQueue = uniqueTaskQueue('web-ui');
   const domain = `web-ui-${process.pid}.docs.example.com`;
   const projectId = `web-ui-${process.pid}`;
@@ -70,44 +139,6 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
   }
 
-  /**
-   * The text a person reads: the main area plus the frames the UI renders markdown in (summary,
-   * details and current details are each an iframe on /render).
-   */
-  async function visibleText(): Promise<string> {
-    const parts = [await page.locator('main').innerText()];
-    for (const frame of page.frames()) {
-      if (frame === page.mainFrame()) continue;
-      parts.push(
-        await frame
-          .locator('body')
-          .innerText({ timeout: 1_000 })
-          .catch(() => ''),
-      );
-    }
-    return parts.join('\n');
-  }
-
-  /** Waits until the page shows every text (the UI loads its panels asynchronously). */
-  async function expectTexts(texts: string[], what: string): Promise<string> {
-    let last = '';
-    try {
-      await waitFor(
-        async () => {
-          last = await visibleText();
-          return texts.every((t) => last.includes(t));
-        },
-        { timeoutMs: UI_TIMEOUT_MS, intervalMs: 200, what },
-      );
-    } catch (err) {
-      const missing = texts.filter((t) => !last.includes(t));
-      throw new Error(`${what}: missing ${JSON.stringify(missing)} in the page text:\n${last.slice(0, 3000)}`, {
-        cause: err,
-      });
-    }
-    return last;
-  }
-
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     env = await createDevEnv({ ui: true });
@@ -118,16 +149,8 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
       { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue },
     );
 
-    userDataDir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: VIEWPORT,
-      timezoneId: 'UTC',
-    });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(UI_TIMEOUT_MS);
+    chromiumSession = await launchBrowser();
+    page = chromiumSession.page;
     const uiUrl = env.uiUrl;
     await waitFor(
       () =>
@@ -140,10 +163,9 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   });
 
   after(async () => {
-    await browser?.close();
+    await chromiumSession?.close();
     await stack?.close();
     await env?.teardown();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
   test('the real worker finishes an export and an agent job against the emulator', async () => {
@@ -206,6 +228,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
   test("the export's pages: result, activity summaries, static summary and details, current details, search attributes", async () => {
     await page.goto(workflowUrl(exportRun, 'history'));
     await expectTexts(
+      page,
       [exportResult.jobId, `Start static export of ${domain}`, `Generate bundle link for export ${exportResult.jobId}`],
       'export history: result and activity summaries',
     );
@@ -213,6 +236,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
     await page.goto(workflowUrl(exportRun, 'user-metadata'));
     const metadata = await expectTexts(
+      page,
       [exportSummary({ domain }), 'Current Details', `Static export · ${domain}`, exportResult.jobId, 'done'],
       'export user metadata: summary, details and current details',
     );
@@ -221,6 +245,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
     await page.goto(workflowUrl(exportRun, 'search-attributes'));
     await expectTexts(
+      page,
       ['DocsDomain', domain, 'DocsJobId', exportResult.jobId, 'DocsJobStatus', 'completed'],
       'export search attributes',
     );
@@ -231,6 +256,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     const prLink = agentResult.prLink as string;
     await page.goto(workflowUrl(agentRun, 'history'));
     await expectTexts(
+      page,
       [prLink, `create agent job for project ${projectId}`, `poll agent job ${agentResult.jobId}`],
       'agent history: result and activity summaries',
     );
@@ -238,6 +264,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
     await page.goto(workflowUrl(agentRun, 'user-metadata'));
     await expectTexts(
+      page,
       [
         agentSummary({ projectId, prompt }),
         `project: ${projectId}`,
@@ -252,9 +279,76 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
     await page.goto(workflowUrl(agentRun, 'search-attributes'));
     await expectTexts(
+      page,
       ['DocsPrLink', prLink, 'DocsProjectId', projectId, 'DocsJobStatus', 'completed'],
       'agent search attributes',
     );
     await shot('agent-search-attributes');
   });
 });
+
+// The cluster's Web UI decodes through the cluster's codec server (npm run cluster points it there):
+// a person reads the prompt and the PR link while PostgreSQL holds ciphertext (encryption-cluster.test.ts).
+describe(
+  'Temporal Web UI on the cluster: encrypted payloads shown decoded',
+  { skip: skip || clusterSkipReason() },
+  () => {
+    let env: ClusterEnv;
+    let emu: EmulatorHandle;
+    let worker: DocsAdminWorker;
+    let chromiumSession: Awaited<ReturnType<typeof launchBrowser>>;
+    const taskQueue = uniqueTaskQueue('web-ui-codec');
+    const projectId = `web-ui-codec-${process.pid}`;
+    const marker = `codec-marker-${Date.now()}`;
+    const prompt = `Explain the ${marker} settings page`;
+
+    before(async () => {
+      env = await createClusterEnv();
+      emu = await startEmulator({ agentActiveMs: 300 });
+      worker = await startDocsAdminWorker(
+        env,
+        {
+          ADMIN_API_URL: emu.url,
+          ADMIN_API_KEY: KEY,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          PAYLOAD_ENCRYPTION_KEYS_FILE: env.ensured.payloadKeysFile,
+        },
+        { limiterTaskQueue: uniqueTaskQueue('web-ui-codec-limiter') },
+      );
+      chromiumSession = await launchBrowser();
+    });
+
+    after(async () => {
+      await chromiumSession?.close();
+      await worker?.close();
+      await emu?.close();
+      await env?.teardown();
+    });
+
+    test('history and user metadata show the prompt and the PR link, stored encrypted', async () => {
+      const { dataConverter } = payloadEncryption(env.ensured.payloadKeysFile);
+      const client = new Client({ connection: env.connection, namespace: CLUSTER_NAMESPACE, dataConverter });
+      const agent = await startAgentJob(client, { projectId, prompt }, { taskQueue });
+      const result = await agent.handle.result();
+      const runId = (await agent.handle.describe()).runId;
+      // Stored: ciphertext only (the plain client sees the encoding, not the summary).
+      const raw = await env.client.workflow.getHandle(agent.workflowId).fetchHistory();
+      const bytes = Buffer.from(temporal.api.history.v1.History.encode(raw).finish());
+      assert.ok(bytes.includes(projectId), 'the search finds plain text (the project id, a search attribute)');
+      assert.ok(!bytes.includes(marker), 'the history the server returns has no prompt');
+
+      const { page } = chromiumSession;
+      const base = `${env.ensured.uiUrl}/namespaces/${CLUSTER_NAMESPACE}/workflows/${encodeURIComponent(agent.workflowId)}/${runId}`;
+      await page.goto(`${base}/history`);
+      await expectTexts(
+        page,
+        [result.prLink as string, `create agent job for project ${projectId}`],
+        'decoded history',
+      );
+      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-codec-history.png'), fullPage: true });
+      await page.goto(`${base}/user-metadata`);
+      await expectTexts(page, [agentSummary({ projectId, prompt }), marker], 'decoded summary with the prompt');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-codec-metadata.png'), fullPage: true });
+    });
+  },
+);

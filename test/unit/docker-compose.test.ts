@@ -11,6 +11,9 @@ import { parse } from 'yaml';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import {
+  CLUSTER_CODEC_URL,
+  CLUSTER_PORTS,
+  CLUSTER_UI_URL,
   CONFIG_DIR,
   DEPLOY_DIR,
   PRODUCTION_DYNAMIC_CONFIG,
@@ -21,7 +24,9 @@ import {
   namespaceEnv,
   schemaEnv,
   serverEnv,
+  codecServerEnv,
   tunedDynamicConfig,
+  uiEnv,
 } from '../../scripts/cluster/layout';
 import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
 
@@ -308,12 +313,43 @@ describe('docker-compose.yml', () => {
     assert.match(dockerignore, /^\.env$/m, '.env stays out of the build context');
   });
 
+  test('payload encryption: worker, CLI and codec server read one key file from a read-only folder mount', () => {
+    const file = env('worker').PAYLOAD_ENCRYPTION_KEYS_FILE;
+    assert.ok(file, 'the worker encrypts payloads');
+    for (const name of ['worker', 'cli', 'codec-server']) {
+      assert.equal(env(name).PAYLOAD_ENCRYPTION_KEYS_FILE, file, `${name} has the same key file`);
+      const mount: RegExpExecArray | null | undefined = (service(name).volumes ?? [])
+        .map((spec) => /^(\$\{[A-Z_]+:-[^}]+\}|[^:]+):([^:]+):ro$/.exec(spec))
+        .find((m): m is RegExpExecArray => m !== null && file.startsWith(`${m[2]}/`));
+      assert.ok(mount, `${name} mounts the folder of ${file} read-only (a folder: a replaced file shows up)`);
+      assert.equal(defaultOf(mount[1] as string), './secrets');
+    }
+    assert.match(readFileSync(path.join(ROOT, '.gitignore'), 'utf8'), /^secrets\/$/m, 'key files stay out of git');
+    assert.match(dockerignore, /^secrets$/m, 'and out of the build context');
+    assert.doesNotMatch(composeText, /PAYLOAD_ENCRYPTION_KEYS_FILE: [^*/]/, 'no key material in the file');
+  });
+
+  test('the codec server: the module of `npm run codec-server`, published for the browser, CORS for the UI only', () => {
+    const codec = service('codec-server');
+    assert.deepEqual(codec.entrypoint, ['node', compiled(scriptModule('codec-server'))]);
+    const command = [codec.command ?? []].flat();
+    assert.equal(command[command.indexOf('--host') + 1], '0.0.0.0');
+    const port = Number(command[command.indexOf('--port') + 1]);
+    assert.deepEqual(ports('codec-server'), [{ host: port, container: port, ip: '127.0.0.1' }]);
+    assert.match(JSON.stringify(codec.healthcheck?.test), new RegExp(`127\\.0\\.0\\.1:${port}/health`));
+    const ui = ports('temporal-ui')[0];
+    assert.equal(defaultOf(env('codec-server').CODEC_SERVER_CORS_ORIGINS as string), `http://127.0.0.1:${ui?.host}`);
+    assert.equal(defaultOf(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT as string), `http://127.0.0.1:${port}`);
+    assert.equal(env('codec-server').CODEC_SERVER_TOKEN, undefined, 'the Web UI cannot send a static token');
+  });
+
   test('the emulator and the CLI exist only under their profiles', () => {
     const defaults = Object.entries(services)
       .filter(([, s]) => !s.profiles || s.profiles.length === 0)
       .map(([name]) => name)
       .sort();
     assert.deepEqual(defaults, [
+      'codec-server',
       'postgresql',
       'temporal',
       'temporal-schema',
@@ -469,6 +505,7 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
     const variables = [...template.matchAll(expression)].map((m) => m[1]);
     assert.deepEqual(variables.sort(), [
       'TEMPORAL_ADDRESS',
+      'TEMPORAL_CODEC_ENDPOINT',
       'TEMPORAL_DEFAULT_NAMESPACE',
       'TEMPORAL_TLS_CA',
       'TEMPORAL_TLS_CERT',
@@ -488,8 +525,9 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
         host: rendered.host,
         port: rendered.port,
         namespace: rendered.defaultNamespace,
+        codec: rendered.codec,
       },
-      { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default' },
+      { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default', codec: { endpoint: null } },
     );
     // Unset, the TLS values are empty: the UI server connects without TLS.
     assert.deepEqual(rendered.tls, {
@@ -499,6 +537,14 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
       serverName: null,
       enableHostVerification: false,
     });
+    // As the cluster renders it: the UI decodes through the cluster's codec server.
+    const cluster = uiEnv();
+    const clusterRendered = parse(
+      template.replace(expression, (_, name: string, fallback: string) => cluster[name] ?? fallback),
+    ) as { codec: { endpoint: string } };
+    assert.equal(clusterRendered.codec.endpoint, CLUSTER_CODEC_URL);
+    assert.equal(CLUSTER_CODEC_URL, `http://127.0.0.1:${CLUSTER_PORTS.codecServer}`);
+    assert.equal(codecServerEnv().CODEC_SERVER_CORS_ORIGINS, CLUSTER_UI_URL, 'the codec server lets the UI in');
   });
 });
 

@@ -1,0 +1,164 @@
+// The codec server for people: the Temporal Web UI (its `codec.endpoint`) and `temporal
+// --codec-endpoint` POST payloads to /decode (and /encode) as `{"payloads":[{"metadata":{k: base64},
+// "data": base64}]}` and show what comes back, so a person reads decoded inputs and results while
+// Temporal stores ciphertext. Browsers are let in from the configured UI origins only (CORS, with the
+// preflight the UI sends); with a token, every request but the preflight must carry it.
+import { timingSafeEqual } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { isEncrypted } from './encryption-codec';
+
+export const DEFAULT_CODEC_SERVER_PORT = 8634;
+/** Temporal caps a payload at 2 MB; the UI decodes a page of history at once. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization';
+
+export interface CodecServerOptions {
+  codec: PayloadCodec;
+  /** Origins a browser may call from, e.g. http://127.0.0.1:8633 (exact match). */
+  corsOrigins: readonly string[];
+  /** When set, every request but the CORS preflight needs `Authorization: Bearer <token>`. */
+  token?: string;
+  host?: string;
+  /** 0: any free port. */
+  port?: number;
+  /** One line per payload that cannot be decoded (it is returned as it came). */
+  log?: (line: string) => void;
+}
+
+export interface CodecServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function fromJson(p: JsonPayload): Payload {
+  const metadata = Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]),
+  );
+  return { metadata, data: new Uint8Array(Buffer.from(p.data ?? '', 'base64')) };
+}
+
+function toJson(p: Payload): JsonPayload {
+  const metadata = Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
+  );
+  return { metadata, data: Buffer.from(p.data ?? []).toString('base64') };
+}
+
+async function readPayloads(req: IncomingMessage): Promise<Payload[]> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'request body is not JSON');
+  }
+  const payloads = (body as { payloads?: unknown })?.payloads;
+  if (!Array.isArray(payloads)) throw new HttpError(400, 'expected {"payloads": [...]}');
+  return (payloads as JsonPayload[]).map(fromJson);
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer (.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/** Decodes one payload at a time: one that cannot be decoded goes back as it came, and is logged. */
+async function decodeEach(codec: PayloadCodec, payloads: Payload[], log: (line: string) => void): Promise<Payload[]> {
+  return Promise.all(
+    payloads.map(async (payload) => {
+      if (!isEncrypted(payload)) return payload;
+      try {
+        const [decoded] = await codec.decode([payload]);
+        return decoded ?? payload;
+      } catch (err) {
+        log(`cannot decode a payload: ${(err as Error).message}`);
+        return payload;
+      }
+    }),
+  );
+}
+
+export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
+  const log = options.log ?? (() => undefined);
+  const origins = new Set(options.corsOrigins);
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      // A browser on another origin gets no CORS headers and a refusal.
+      if (!origins.has(origin)) throw new HttpError(403, `origin ${origin} is not allowed`);
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      res.setHeader('Vary', 'Origin');
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, {
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+        'Access-Control-Max-Age': '600',
+      });
+      res.end();
+      return;
+    }
+    if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
+    if (options.token !== undefined && !tokenMatches(req.headers.authorization, options.token))
+      throw new HttpError(401, 'missing or wrong bearer token');
+    if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))
+      throw new HttpError(404, 'POST /encode or /decode');
+    const payloads = await readPayloads(req);
+    const result =
+      path === '/encode' ? await options.codec.encode(payloads) : await decodeEach(options.codec, payloads, log);
+    send(res, 200, { payloads: result.map(toJson) });
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      if (status === 500) log(`codec server error: ${(err as Error).message}`);
+      send(res, status, { error: err instanceof HttpError ? err.message : 'internal error' });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host ?? '127.0.0.1', resolve);
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

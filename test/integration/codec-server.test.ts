@@ -1,0 +1,176 @@
+// The codec server as `npm run codec-server` runs it (a process), called with plain fetch as the Web
+// UI and `temporal --codec-endpoint` call it: decode and encode, the browser's preflight, origins
+// that are refused, the bearer token.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { generateKeyLine, payloadEncryption } from '../../src/codec';
+import { freeLoopbackPort } from '../../src/observability/free-port';
+import { waitFor } from '../helpers/temporal';
+
+const ROOT = path.resolve(__dirname, '../..');
+const UI_ORIGIN = 'http://127.0.0.1:8633';
+const TOKEN = 'codec-test-token-0123456789';
+
+const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
+const toJson = (p: Payload) => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])),
+  data: b64(p.data),
+});
+const fromJson = (p: { metadata: Record<string, string>; data: string }): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data, 'base64'),
+});
+
+describe('codec server (npm run codec-server)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'codec-server-'));
+  const keysFile = path.join(dir, 'keys');
+  let server: ChildProcess;
+  let url: string;
+  let output = '';
+
+  const post = (route: string, payloads: Payload[], headers: Record<string, string> = {}) =>
+    fetch(`${url}${route}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}`, ...headers },
+      body: JSON.stringify({ payloads: payloads.map(toJson) }),
+    });
+  const decoded = async (res: Response): Promise<unknown[]> => {
+    assert.equal(res.status, 200, await res.clone().text());
+    const body = (await res.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    return body.payloads.map((p) => {
+      const payload = fromJson(p);
+      return Buffer.from(payload.metadata?.encoding ?? []).toString() === 'binary/encrypted'
+        ? 'still encrypted'
+        : defaultPayloadConverter.fromPayload(payload);
+    });
+  };
+
+  before(async () => {
+    writeFileSync(keysFile, `${generateKeyLine()}\n`);
+    const port = await freeLoopbackPort();
+    url = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/codec-server.ts', '--port', String(port)], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
+        CODEC_SERVER_CORS_ORIGINS: `${UI_ORIGIN},http://localhost:8633`,
+        CODEC_SERVER_TOKEN: TOKEN,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await waitFor(() => output.includes('codec server on'), { timeoutMs: 30_000, what: 'the codec server to listen' });
+  });
+
+  after(() => {
+    server?.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('decodes what the workers and clients encrypt, and encodes', async () => {
+    const { codec } = payloadEncryption(keysFile);
+    const encrypted = await codec.encode([defaultPayloadConverter.toPayload({ prompt: 'marker-123' })]);
+    const plain = defaultPayloadConverter.toPayload('plain from another caller');
+    assert.deepEqual(await decoded(await post('/decode', [...encrypted, plain])), [
+      { prompt: 'marker-123' },
+      'plain from another caller',
+    ]);
+    const encodeRes = await post('/encode', [defaultPayloadConverter.toPayload('to encrypt')]);
+    const body = (await encodeRes.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    const [reEncrypted] = body.payloads.map(fromJson);
+    assert.equal(Buffer.from(reEncrypted?.metadata?.encoding ?? []).toString(), 'binary/encrypted');
+    assert.deepEqual(
+      await codec.decode([reEncrypted as Payload]).then((p) => p.map((x) => defaultPayloadConverter.fromPayload(x))),
+      ['to encrypt'],
+    );
+  });
+
+  test('a payload of an unknown key comes back as it came, and the server says why in one line', async () => {
+    const otherFile = path.join(dir, 'other');
+    writeFileSync(otherFile, `other-key ${Buffer.alloc(32, 7).toString('base64')}\n`);
+    const foreign = await payloadEncryption(otherFile).codec.encode([defaultPayloadConverter.toPayload('x')]);
+    assert.deepEqual(await decoded(await post('/decode', foreign)), ['still encrypted']);
+    await waitFor(() => output.includes('payload encrypted with key "other-key", which is not in'), {
+      what: 'the one-line reason in the server output',
+    });
+  });
+
+  test("the Web UI's preflight and request from an allowed origin get CORS headers", async () => {
+    const preflight = await fetch(`${url}/decode`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: UI_ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,x-namespace',
+      },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), UI_ORIGIN);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Namespace/);
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const res = await post('/decode', [], { Origin: UI_ORIGIN, 'X-Namespace': 'default' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('access-control-allow-origin'), UI_ORIGIN);
+  });
+
+  test('another origin is refused, preflight and request alike', async () => {
+    const evil = 'http://evil.example.com';
+    const preflight = await fetch(`${url}/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: evil, 'Access-Control-Request-Method': 'POST' },
+    });
+    assert.equal(preflight.status, 403);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+    const res = await post('/decode', [], { Origin: evil });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('a request without the token, or with another, is refused', async () => {
+    const { codec } = payloadEncryption(keysFile);
+    const encrypted = await codec.encode([defaultPayloadConverter.toPayload('secret')]);
+    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${TOKEN}`]) {
+      const res = await fetch(`${url}/decode`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(authorization ? { Authorization: authorization } : {}) },
+        body: JSON.stringify({ payloads: encrypted.map(toJson) }),
+      });
+      assert.equal(res.status, 401, `Authorization: ${authorization}`);
+      assert.ok(!(await res.text()).includes('secret'));
+    }
+  });
+
+  test('bad requests get 4xx with a reason', async () => {
+    const bad = await fetch(`${url}/decode`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+      body: '{',
+    });
+    assert.equal(bad.status, 400);
+    const wrongPath = await fetch(`${url}/other`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
+    assert.equal(wrongPath.status, 404);
+  });
+
+  test('without PAYLOAD_ENCRYPTION_KEYS_FILE it does not start, with one line', async () => {
+    const result = await new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'src/codec-server.ts', '--port', '0'],
+        { cwd: ROOT, env: { PATH: process.env.PATH }, timeout: 30_000 },
+        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stderr }),
+      ),
+    );
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      'codec-server: PAYLOAD_ENCRYPTION_KEYS_FILE is not set: the codec server needs the payload keys\n',
+    );
+  });
+});
