@@ -30,6 +30,7 @@ import {
   getExternalWorkflowHandle,
   log,
   makeContinueAsNewFunc,
+  metricMeter,
   patched,
   setHandler,
   workflowInfo,
@@ -65,6 +66,14 @@ import {
   rateLimiterStatusQuery,
   requestPermitSignal,
 } from '../shared';
+
+/** Requests waiting for a permit, per project (a workflow metric: Core's exporter, temporal_ prefix). */
+const permitsQueued = metricMeter.createGauge(
+  'docs_admin_permits_queued',
+  'int',
+  'requests',
+  'Agent permit requests queued at the project limiter.',
+);
 
 /**
  * A limiter of a busy project runs for as long as its window keeps filling, and outlives worker
@@ -322,6 +331,8 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     for (const grant of regrants.splice(0)) notify(grant);
 
     const plan = grantWhatFits(now);
+    // For the dashboard and alerts (dropped on replay; no command, so running histories are unaffected).
+    permitsQueued.set(state.queue.length, { project: input.projectId });
 
     if (workflowInfo().continueAsNewSuggested || historyIsLong()) {
       await Promise.all([...inFlight]);

@@ -134,6 +134,7 @@ function assertOutcome(
   assert.equal(outcome.duplicates, 0);
   assert.equal(outcome.exportsCompleted, lifecycles.exportIds.length);
   assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
+  assert.equal(outcome.agentsUnaccounted, 0);
   assert.ok(
     outcome.agentsOutcomeUnknown <= maxUnknown,
     `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown (at most ${maxUnknown})`,
@@ -202,6 +203,8 @@ export interface WorkerKillFigures extends LoadFigures {
   createsAtKill: number;
   exportsAtKill: number;
   outcomeUnknown: number;
+  parked: OutcomeReport['agentsParked'];
+  unaccounted: number;
 }
 
 /**
@@ -291,7 +294,9 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
     if (o.killAt === 'mid-burst')
       assert.ok(atKill.creates < agents, `killed mid-burst (${atKill.creates} of ${agents} creates made)`);
 
-    const settled = await settle(conn.client, allIds(lifecycles));
+    const settled = await settle(conn.client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
     const figures: WorkerKillFigures = {
@@ -302,6 +307,8 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       exportsAtKill: atKill.exports,
       ...loadFigures(outcome, emulator, o.rate, completeS),
       outcomeUnknown: outcome.agentsOutcomeUnknown,
+      parked: outcome.agentsParked,
+      unaccounted: outcome.agentsUnaccounted,
     };
     console.log(`worker kill: ${JSON.stringify(figures)}`);
     assert.ok(
@@ -384,7 +391,9 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
     );
 
     conn = await connect(server.address);
-    const settled = await settle(conn.client, allIds(lifecycles));
+    const settled = await settle(conn.client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs());
     const logs = Object.values(workerLogs(workers));
@@ -439,6 +448,8 @@ export interface ApiFaultsFigures {
   exportsCompleted: number;
   agentsCompleted: number;
   outcomeUnknown: number;
+  parked: OutcomeReport['agentsParked'];
+  unaccounted: number;
   duplicates: number;
   keeperApplied: number;
   keeperBroken: number;
@@ -511,7 +522,9 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
     });
     await until(() => applied.length >= 1, 'the keeper to apply a first bundle', 120_000);
     await publish(client, domain);
-    const settled = await settle(client, allIds(lifecycles));
+    const settled = await settle(client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     await publish(client, domain);
     await until(() => applied.length >= 4, 'the keeper to apply four bundles (exports and refreshes)', 120_000);
@@ -530,6 +543,8 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
       exportsCompleted: outcome.exportsCompleted,
       agentsCompleted: outcome.agentsCompleted,
       outcomeUnknown: outcome.agentsOutcomeUnknown,
+      parked: outcome.agentsParked,
+      unaccounted: outcome.agentsUnaccounted,
       duplicates: outcome.duplicates,
       keeperApplied: applied.length,
       keeperBroken: applied.filter((a) => !a.downloads).length,
@@ -547,6 +562,7 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
     assert.equal(outcome.duplicates, 0);
     assert.equal(outcome.exportsCompleted, half);
     assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
+    assert.equal(outcome.agentsUnaccounted, 0);
     assert.ok(outcome.agentsCompleted > 0, 'most agent jobs complete');
     assert.deepEqual(
       applied.filter((a) => !a.downloads),
