@@ -5,20 +5,23 @@
 // is down. Everything is in the background; logs and data in .data/cluster/.
 //   --tuned   add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one
 //   --stop    stop the UI, the server and PostgreSQL, and wait until they have exited
+//   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
+import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
 import { ensureTools } from './tools';
 
-const USAGE = 'usage: npm run cluster [-- --tuned | --stop]';
+const USAGE = 'usage: npm run cluster [-- --tuned | --monitoring | --stop]';
 const say = (line: string) => console.log(line);
 
 async function main(argv: string[]): Promise<void> {
-  const unknown = argv.filter((a) => a !== '--tuned' && a !== '--stop');
+  const unknown = argv.filter((a) => a !== '--tuned' && a !== '--stop' && a !== '--monitoring');
   if (unknown.length > 0 || (argv.includes('--tuned') && argv.includes('--stop'))) {
     console.error(USAGE);
     process.exit(2);
   }
   if (argv.includes('--stop')) {
+    if (await stopMonitoring()) say('stopped Prometheus');
     const stopped = await stopCluster(say);
     if (stopped.length === 0) say('no cluster started from this checkout is running');
     return;
@@ -38,6 +41,7 @@ async function main(argv: string[]): Promise<void> {
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
+  if (argv.includes('--monitoring')) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
 }

@@ -67,7 +67,7 @@ import {
   requestPermitSignal,
 } from '../shared';
 
-/** Requests waiting for a permit, per project (a workflow metric: Core's exporter, temporal_ prefix). */
+/** Requests waiting for a permit, per project (a workflow metric, served by Core's exporter under this name). */
 const permitsQueued = metricMeter.createGauge(
   'docs_admin_permits_queued',
   'int',
