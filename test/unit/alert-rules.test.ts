@@ -36,6 +36,8 @@ async function promtool(...args: string[]): Promise<string> {
 
 test('promtool accepts the rules and their unit tests pass', async () => {
   assert.match(await promtool('check', 'rules', RULES), /SUCCESS/);
+  // docker-compose.yml's Prometheus config, and the rule files it names.
+  assert.match(await promtool('check', 'config', path.join(ROOT, 'deploy/prometheus/prometheus.yml')), /SUCCESS/);
   assert.match(await promtool('test', 'rules', RULE_TESTS), /SUCCESS/);
 });
 
