@@ -90,6 +90,11 @@ export async function ensureMonitoring(log: (line: string) => void): Promise<str
   return url;
 }
 
+/** Whether the cluster's Prometheus runs (harnesses then give their workers a metrics port and register it). */
+export function monitoringRunning(): boolean {
+  return runningProcess(STATE_FILE) !== undefined;
+}
+
 /** Stops the cluster's Prometheus if it runs (its data stays). */
 export async function stopMonitoring(): Promise<boolean> {
   return (await stopRecorded(STATE_FILE)) !== undefined;

@@ -4,7 +4,7 @@
 // its logs captured), starting and settling many lifecycles, and the secrets scan.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -22,7 +22,7 @@ import {
 } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
-import { WORKER_TARGETS_DIR, registerWorkerTarget } from '../../scripts/cluster/monitoring';
+import { monitoringRunning, registerWorkerTarget } from '../../scripts/cluster/monitoring';
 
 const run = promisify(execFile);
 
@@ -293,8 +293,7 @@ export class WorkerProcess {
   static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
     const script = options.script ?? path.join(ROOT, 'src', 'worker.ts');
     // With `npm run cluster -- --monitoring` on, a metrics port of its own that Prometheus scrapes (file_sd, below).
-    const metricsPort =
-      options.env.METRICS_PORT ?? (existsSync(WORKER_TARGETS_DIR) ? String(await freeLoopbackPort()) : '0');
+    const metricsPort = options.env.METRICS_PORT ?? (monitoringRunning() ? String(await freeLoopbackPort()) : '0');
     const child = spawn(
       process.execPath,
       [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
