@@ -168,7 +168,8 @@ export async function abandonAgentJob(client: Client, workflowId: string, reason
     .executeUpdate(abandonUpdate, { args: [reason !== undefined ? { reason } : {}] });
 }
 
-function checkWorkflowId(workflowId: string): string[] {
+/** Problems with a workflow id an operator typed (empty, absurdly long). */
+export function checkWorkflowId(workflowId: string): string[] {
   if (typeof workflowId !== 'string' || workflowId.trim() === '') return ['workflow id must not be empty'];
   return workflowId.length > 2 * MAX_REQUEST_ID_LENGTH + 100 ? ['workflow id is too long'] : [];
 }

@@ -96,6 +96,17 @@ describe('agentJob parks an unknown outcome until an operator settles it', () =>
       { timeoutMs: 10_000, what: 'the parked job in the visibility list' },
     );
     await waitFor(() => told.length === 1, { what: 'the caller to be told once' });
+    const out: string[] = [];
+    const io = { stdout: { write: (t: string) => out.push(t) > 0 }, stderr: { write: () => true }, env: {} };
+    assert.equal(await runCli(['status', workflowId], io, async () => client), 0);
+    assert.match(out.join(''), /NEEDS AN OPERATOR: the outcome of the create call made between .* is unknown/);
+    assert.match(out.join(''), /DocsJobStatus: needs-operator/);
+    // The parked state adds no prompt (the start's summary, set by the client, has its preview already).
+    const parkedText = out
+      .join('')
+      .split('\n')
+      .filter((line) => !line.includes('summary:'));
+    assert.doesNotMatch(parkedText.join('\n'), /quickstart/, 'no prompt in the parked state');
 
     // Validated before anything changes: a job that does not exist in this project, then the real one.
     const [created] = jobsFor(projectId);

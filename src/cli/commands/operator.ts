@@ -2,7 +2,8 @@
 // or message outcome was unknown; list them with `temporal workflow list --query
 // "DocsJobStatus='needs-operator'"`). Each is an update on the job, validated before anything changes.
 import { Command } from 'commander';
-import { abandonAgentJob, resendAgentJob, resolveAgentJob } from '../../client';
+import { abandonAgentJob, checkInput, checkWorkflowId, resendAgentJob, resolveAgentJob } from '../../client';
+import { validateJobId } from '../../policies/validation/agent';
 import type { CliContext } from '../context';
 import { jsonLine } from '../format';
 
@@ -13,6 +14,7 @@ export function resolveCommand({ io, client, wire }: CliContext): Command {
     .requiredOption('--job-id <id>', 'the job found in the platform dashboard')
     .option('--json', 'print one JSON object')
     .action(async (workflowId: string, opts: { jobId: string; json?: boolean }) => {
+      checkInput([...checkWorkflowId(workflowId), ...validateJobId(opts.jobId)]); // before connecting
       const job = await resolveAgentJob(await client(), workflowId, opts.jobId);
       io.stdout.write(
         opts.json
@@ -27,6 +29,7 @@ export function resendCommand({ io, client, wire }: CliContext): Command {
     .description('The parked call did not take effect (checked in the platform dashboard): make it again.')
     .argument('<workflowId>', 'the parked agent job workflow id')
     .action(async (workflowId: string) => {
+      checkInput(checkWorkflowId(workflowId));
       await resendAgentJob(await client(), workflowId);
       io.stdout.write(`resending ${workflowId}\n`);
     });
@@ -38,6 +41,7 @@ export function abandonCommand({ io, client, wire }: CliContext): Command {
     .argument('<workflowId>', 'the parked agent job workflow id')
     .option('--reason <text>', 'why (kept in the failure message)')
     .action(async (workflowId: string, opts: { reason?: string }) => {
+      checkInput(checkWorkflowId(workflowId));
       await abandonAgentJob(await client(), workflowId, opts.reason);
       io.stdout.write(`abandoned ${workflowId}\n`);
     });
