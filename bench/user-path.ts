@@ -26,6 +26,7 @@ import { startEmulator, type EmulatorHandle } from '../emulator';
 import { theoreticalDrainMs } from '../src/policies/rate-window';
 import { DEFAULT_TASK_QUEUE, WorkflowType, rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared';
 import { WorkerProcess, mapLimit, until } from '../test/chaos/helpers';
+import { completionTimes } from './lib/completions';
 
 const KEY = 'mint_bench_user_path_key';
 
@@ -172,6 +173,35 @@ export interface BurstFigures {
   otherLastCompletionS: number;
 }
 
+/** When the API created each job of a project (epoch ms). */
+function createdAt(emu: EmulatorHandle, projectId: string): number[] {
+  return emu
+    .jobs()
+    .filter((j) => j.projectId === projectId)
+    .map((j) => Date.parse(j.createdAt));
+}
+
+/**
+ * Where a drain's time goes: how long each window's creates took to go out, and when the API finished
+ * the last job (the rest, to its workflow's completion, is the agent polling floor and a task).
+ */
+function describeDrain(emu: EmulatorHandle, projectId: string, startedAt: number, limit: number): string {
+  const creates = createdAt(emu, projectId)
+    .map((t) => t - startedAt)
+    .sort((x, y) => x - y);
+  const spans = Array.from({ length: Math.ceil(creates.length / limit) }, (_, w) => {
+    const inWindow = creates.slice(w * limit, (w + 1) * limit);
+    return `${seconds(inWindow[0]!)}-${seconds(inWindow[inWindow.length - 1]!)} s`;
+  });
+  const lastApiDone = Math.max(
+    ...emu
+      .jobs()
+      .filter((j) => j.projectId === projectId)
+      .map((j) => Date.parse(j.activeUntil) - startedAt),
+  );
+  return `  project A creates by window: ${spans.join(', ')}; last job done in the API at ${seconds(lastApiDone)} s`;
+}
+
 export async function runBurst(target: UserPathTarget, options: BurstOptions = {}): Promise<BurstFigures> {
   const workers = options.workers ?? 1;
   const windowMs = options.windowMs ?? 10_000;
@@ -213,45 +243,17 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
     log(
       `burst on ${target.label}, ${workers} worker(s), ${windowMs / 1000} s window: started ${jobs} + ${otherJobs} in ${Date.now() - startedAt} ms`,
     );
-    let failed = 0;
-    const done = (handles: typeof a) =>
-      Promise.all(
-        handles.map((h) =>
-          h.result().then(
-            () => Date.now() - startedAt,
-            (err: unknown) => {
-              failed += 1;
-              log(`  ${h.workflowId} failed: ${(err as Error).message}`);
-              return Number.NaN;
-            },
-          ),
-        ),
-      );
-    const [aDone, bDone] = await Promise.all([done(a), done(b)]);
+    const onFailure = (id: string, err: unknown) => log(`  ${id} failed: ${(err as Error).message}`);
+    const [aRun, bRun] = await Promise.all([
+      completionTimes(a, startedAt, onFailure),
+      completionTimes(b, startedAt, onFailure),
+    ]);
+    const [aDone, bDone, failed] = [aRun.doneMs, bRun.doneMs, aRun.failed + bRun.failed];
     const counters = emu.counters();
     const createCalls = Object.values(counters.calls.createAgentJob ?? {}).reduce((x, y) => x + y, 0);
-    const created = (projectId: string) =>
-      emu
-        .jobs()
-        .filter((j) => j.projectId === projectId)
-        .map((j) => Date.parse(j.createdAt));
+    const created = (projectId: string) => createdAt(emu, projectId);
     const drainMs = Math.max(...aDone.filter(Number.isFinite));
-    // Where a drain's time goes: how long each window's creates took to go out, and the lag from
-    // the API finishing the last job to its workflow completing (the agent polling floor, then a task).
-    const aCreates = created(projectA)
-      .map((t) => t - startedAt)
-      .sort((x, y) => x - y);
-    const spans = Array.from({ length: Math.ceil(aCreates.length / limit) }, (_, w) => {
-      const inWindow = aCreates.slice(w * limit, (w + 1) * limit);
-      return `${seconds(inWindow[0]!)}-${seconds(inWindow[inWindow.length - 1]!)} s`;
-    });
-    const lastApiDone = Math.max(
-      ...emu
-        .jobs()
-        .filter((j) => j.projectId === projectA)
-        .map((j) => Date.parse(j.activeUntil) - startedAt),
-    );
-    log(`  project A creates by window: ${spans.join(', ')}; last job done in the API at ${seconds(lastApiDone)} s`);
+    log(describeDrain(emu, projectA, startedAt, limit));
     const minMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
     const ratio = drainMs / minMs;
     return {
@@ -322,6 +324,51 @@ export function durationOf(key: string): number {
   return 2_000 + (createHash('sha256').update(key).digest().readUInt32BE(0) % 6_001);
 }
 
+type MixItem = { kind: 'export' | 'agent'; i: number };
+
+/** Exports and agent jobs alternating, as a busy namespace receives them. */
+function interleave(exportsCount: number, agents: number): MixItem[] {
+  const items: MixItem[] = [];
+  for (let i = 0; i < Math.max(exportsCount, agents); i++) {
+    if (i < exportsCount) items.push({ kind: 'export', i });
+    if (i < agents) items.push({ kind: 'agent', i });
+  }
+  return items;
+}
+
+const mixKey = (item: MixItem, run: string) =>
+  item.kind === 'export' ? `m${item.i}-${run}.docs.example.com` : `Mixed job ${item.i} (${run})`;
+
+/** Starts the mix by type name with plain JSON, 50 starts in flight. */
+function startMix(client: Client, items: MixItem[], run: string, projectPrefix: string, projects: number) {
+  return mapLimit(items, 50, (item) =>
+    item.kind === 'export'
+      ? client.workflow.start(WorkflowType.staticExport, {
+          taskQueue: DEFAULT_TASK_QUEUE,
+          workflowId: `bench-mixed-export-${run}-${item.i}`,
+          args: [{ domain: mixKey(item, run) }],
+        })
+      : client.workflow.start(WorkflowType.agentJob, {
+          taskQueue: DEFAULT_TASK_QUEUE,
+          workflowId: `bench-mixed-agent-${run}-${item.i}`,
+          args: [{ projectId: `${projectPrefix}${item.i % projects}`, prompt: mixKey(item, run) }],
+        }),
+  );
+}
+
+/** Each completion minus the API job's own end (from the emulator's records), sorted; failures left out. */
+function completionLags(emu: EmulatorHandle, items: MixItem[], run: string, closedAt: number[]): number[] {
+  const apiDone = new Map<string, number>();
+  for (const e of emu.exports()) apiDone.set(e.domain, Date.parse(e.finishesAt));
+  for (const j of emu.jobs()) apiDone.set(j.prompt, Date.parse(j.activeUntil));
+  const lags: number[] = [];
+  items.forEach((item, k) => {
+    const api = apiDone.get(mixKey(item, run));
+    if (api !== undefined && Number.isFinite(closedAt[k])) lags.push(closedAt[k]! - api);
+  });
+  return lags.sort((x, y) => x - y);
+}
+
 export async function runMixed(target: UserPathTarget, options: MixedOptions = {}): Promise<MixedFigures> {
   const workers = options.workers ?? 1;
   const exportsCount = options.exports ?? 150;
@@ -342,64 +389,25 @@ export async function runMixed(target: UserPathTarget, options: MixedOptions = {
   );
   try {
     const { client, emu } = fleet;
-    type Item = { kind: 'export' | 'agent'; i: number };
-    const mix = (exportsCount: number, agents: number): Item[] => {
-      const items: Item[] = [];
-      for (let i = 0; i < Math.max(exportsCount, agents); i++) {
-        if (i < exportsCount) items.push({ kind: 'export', i });
-        if (i < agents) items.push({ kind: 'agent', i });
-      }
-      return items;
-    };
-    const startAll = (items: Item[], run: string) =>
-      mapLimit(items, 50, (item) =>
-        item.kind === 'export'
-          ? client.workflow.start(WorkflowType.staticExport, {
-              taskQueue: DEFAULT_TASK_QUEUE,
-              workflowId: `bench-mixed-export-${run}-${item.i}`,
-              args: [{ domain: `m${item.i}-${run}.docs.example.com` }],
-            })
-          : client.workflow.start(WorkflowType.agentJob, {
-              taskQueue: DEFAULT_TASK_QUEUE,
-              workflowId: `bench-mixed-agent-${run}-${item.i}`,
-              args: [{ projectId: `${projectPrefix}${item.i % projects}`, prompt: `Mixed job ${item.i} (${run})` }],
-            }),
-      );
+    const startAll = (items: MixItem[], run: string) => startMix(client, items, run, projectPrefix, projects);
     // Untimed lifecycles first on the same worker processes, as a long-running fleet has run before.
     const warmUp = options.warmUp ?? 0;
     if (warmUp > 0) {
-      const warm = await startAll(mix(Math.ceil(warmUp / 2), Math.floor(warmUp / 2)), `w${Date.now().toString(36)}`);
+      const warm = await startAll(
+        interleave(Math.ceil(warmUp / 2), Math.floor(warmUp / 2)),
+        `w${Date.now().toString(36)}`,
+      );
       await Promise.all(warm.map((h) => h.result()));
     }
     const run = Date.now().toString(36);
-    const items = mix(exportsCount, agents);
+    const items = interleave(exportsCount, agents);
     const startedAt = Date.now();
     const handles = await startAll(items, run);
     log(`mixed on ${target.label}, ${workers} worker(s): started ${items.length} in ${Date.now() - startedAt} ms`);
-    let failed = 0;
-    const closedAt = await Promise.all(
-      handles.map((h) =>
-        h.result().then(
-          () => Date.now(),
-          (err: unknown) => {
-            failed += 1;
-            log(`  ${h.workflowId} failed: ${(err as Error).message}`);
-            return Number.NaN;
-          },
-        ),
-      ),
-    );
-    // Lag: the workflow's completion minus the API job's own (from the emulator's records).
-    const apiDone = new Map<string, number>();
-    for (const e of emu.exports()) apiDone.set(e.domain, Date.parse(e.finishesAt));
-    for (const j of emu.jobs()) apiDone.set(j.prompt, Date.parse(j.activeUntil));
-    const lags: number[] = [];
-    items.forEach((item, k) => {
-      const key = item.kind === 'export' ? `m${item.i}-${run}.docs.example.com` : `Mixed job ${item.i} (${run})`;
-      const api = apiDone.get(key);
-      if (api !== undefined && Number.isFinite(closedAt[k])) lags.push(closedAt[k]! - api);
-    });
-    lags.sort((x, y) => x - y);
+    const onFailure = (id: string, err: unknown) => log(`  ${id} failed: ${(err as Error).message}`);
+    const { doneMs, failed } = await completionTimes(handles, startedAt, onFailure);
+    const closedAt = doneMs.map((ms) => startedAt + ms);
+    const lags = completionLags(emu, items, run, closedAt);
     const finished = closedAt.filter(Number.isFinite).sort((x, y) => x - y);
     const wallMs = Math.max(...finished) - startedAt;
     return {

@@ -7,24 +7,27 @@
 //   --tls     the frontend requires mutual TLS (certificates made under .data/cluster/tls/); prints, as
 //             its last lines, the TEMPORAL_TLS_* variables a client needs. A run without --tls returns a
 //             --tls cluster to plain (either switch restarts only the server and the UI server)
-//   --stop    stop the UI, the codec server, the server and PostgreSQL, and wait until they have exited
+//   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
+//   --stop    stop the UI, the codec server, Prometheus, the server and PostgreSQL, and wait until they have exited
 // The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
 // it for the Web UI.
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
+import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
 import { ensureTools } from './tools';
 
-const USAGE = 'usage: npm run cluster [-- [--tuned] [--tls] | --stop]';
+const USAGE = 'usage: npm run cluster [-- [--tuned] [--tls] [--monitoring] | --stop]';
 const say = (line: string) => console.log(line);
 
 async function main(argv: string[]): Promise<void> {
-  const unknown = argv.filter((a) => a !== '--tuned' && a !== '--stop' && a !== '--tls');
+  const unknown = argv.filter((a) => !['--tuned', '--stop', '--tls', '--monitoring'].includes(a));
   const stop = argv.includes('--stop');
   if (unknown.length > 0 || (stop && (argv.includes('--tuned') || argv.includes('--tls')))) {
     console.error(USAGE);
     process.exit(2);
   }
   if (argv.includes('--stop')) {
+    if (await stopMonitoring()) say('stopped Prometheus');
     const stopped = await stopCluster(say);
     if (stopped.length === 0) say('no cluster started from this checkout is running');
     return;
@@ -44,6 +47,7 @@ async function main(argv: string[]): Promise<void> {
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
+  if (argv.includes('--monitoring')) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  stop with: npm run cluster -- --stop');
   say("Workers, the CLI and clients encrypt payloads with the cluster's key file (docs/security.md):");

@@ -43,6 +43,9 @@ import {
   rateLimiterWorkflowId,
   resumeSignal,
   sendMessageUpdate,
+  NEEDS_OPERATOR,
+  agentStatusQuery,
+  resolveUpdate,
 } from '../src/shared';
 import { startLocalDevServer } from '../test/helpers/temporal';
 import { type WaitOptions, waitFor } from './wait';
@@ -229,6 +232,30 @@ export const SCENARIOS: Scenario[] = [
           requestId: 'req-1',
         });
         await settled(handle.result());
+        return [{ handle }];
+      } finally {
+        ctx.emu.setFaults([]);
+      }
+    },
+  },
+  {
+    type: 'agentJob',
+    path: 'parked-then-resolved',
+    covers:
+      'create fails after the API committed (500): parked (needs-operator), resolved with the created job, polled to the end',
+    async run(ctx) {
+      ctx.emu.setFaults([{ route: 'createAgentJob', kind: '500-after-commit', count: 1 }]);
+      try {
+        const projectId = unique('parked');
+        const handle = await agent(ctx, { projectId, prompt: 'Rewrite the auth guide', requestId: 'req-1' });
+        await waitFor(
+          async () => (await handle.query(agentStatusQuery)).phase === NEEDS_OPERATOR,
+          waiting('the job to park'),
+        );
+        const job = ctx.emu.jobs().find((j) => j.projectId === projectId);
+        if (!job) throw new Error('the API did not create the job');
+        await handle.executeUpdate(resolveUpdate, { args: [{ jobId: job.id }] });
+        await handle.result();
         return [{ handle }];
       } finally {
         ctx.emu.setFaults([]);

@@ -29,11 +29,18 @@ function onPath(command: string): boolean {
  */
 export function missingPrerequisites(
   env: NodeJS.ProcessEnv = process.env,
-  probe: { postgres: () => boolean; chromium: () => boolean; go: () => boolean; clusterBuilt: () => boolean } = {
+  probe: {
+    postgres: () => boolean;
+    chromium: () => boolean;
+    go: () => boolean;
+    clusterBuilt: () => boolean;
+    prometheus: () => boolean;
+  } = {
     postgres: () => postgresBinDir() !== undefined,
     chromium: () => existsSync(CHROMIUM_PATH),
     go: () => onPath('go'),
     clusterBuilt: hasClusterBinaries,
+    prometheus: () => existsSync('/usr/bin/promtool') && existsSync('/usr/bin/prometheus'),
   },
 ): MissingPrerequisite[] {
   const missing: MissingPrerequisite[] = [];
@@ -49,6 +56,12 @@ export function missingPrerequisites(
       what: 'Go (Debian package golang, or https://go.dev/dl)',
       why: 'it builds the Temporal server of the cluster tests once; DOCS_ADMIN_SKIP_CLUSTER=1 runs them on a dev server',
       install: 'apt-get install -y golang',
+    });
+  if (!probe.prometheus())
+    missing.push({
+      what: 'Prometheus (Debian package prometheus: promtool and prometheus)',
+      why: 'the alert rules are unit-tested with promtool and the monitoring test runs Prometheus',
+      install: 'apt-get install -y prometheus',
     });
   if (env.DOCS_ADMIN_SKIP_BROWSER !== '1' && !probe.chromium())
     missing.push({

@@ -82,6 +82,7 @@ export function createExportActivities(deps: ActivityDeps) {
       try {
         const result = await applyToSink(request, { signal, onProgress: heartbeat });
         deps.metrics.bundleApplied(request.sink.type);
+        deps.metrics.linkApplied(request.domain, result.appliedExpiresAt);
         return result;
       } catch (err) {
         throw toFailure(err);

@@ -2,7 +2,7 @@
 // the lines with their final newline.
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
-import type { AgentJobResult, StaticExportResult } from '../shared';
+import type { AgentJobResult, AgentStatus, StaticExportResult } from '../shared';
 
 /** One JSON object on one line (what --json prints). */
 export function jsonLine(value: unknown): string {
@@ -41,10 +41,23 @@ export function statusText(report: WorkflowStatusReport): string {
     `  started:  ${report.startTime}${report.closeTime ? `, closed ${report.closeTime}` : ''}`,
     ...Object.entries(report.searchAttributes).map(([k, v]) => `  ${k}: ${v}`),
     ...(report.details ? [`  details:  ${JSON.stringify(report.details)}`] : []),
+    ...parkedLines(report.workflowId, report.details),
     ...(report.result !== undefined ? [`  result:   ${JSON.stringify(report.result)}`] : []),
     ...(report.failure ? [`  failure:  ${report.failure}`] : []),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** A parked agent job: what to check and the three ways out, spelled out for the operator. */
+function parkedLines(workflowId: string, details: WorkflowStatusReport['details']): string[] {
+  const parked = (details as AgentStatus | null)?.parked;
+  if (!parked) return [];
+  return [
+    `  NEEDS AN OPERATOR: the outcome of the ${parked.operation} call made between ${parked.from} and ${parked.to} is unknown`,
+    `  check:    ${parked.check}`,
+    `  then:     docs-admin resolve ${workflowId} --job-id <id> | resend ${workflowId} | abandon ${workflowId} [--reason <text>]`,
+    `  deadline: ${parked.deadline} (then it ends OutcomeUnknown)`,
+  ];
 }
 
 export function scheduleText(view: ScheduleView): string {

@@ -11,6 +11,7 @@ import { agentCommand } from './commands/agent';
 import { exportCommand } from './commands/export';
 import { keepCommand, publishCommand } from './commands/keeper';
 import { keygenCommand } from './commands/keygen';
+import { abandonCommand, resendCommand, resolveCommand } from './commands/operator';
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
 import { cliContext, type CliIo } from './context';
@@ -51,6 +52,9 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
     .addCommand(keepCommand(ctx))
     .addCommand(publishCommand(ctx))
     .addCommand(statusCommand(ctx))
+    .addCommand(resolveCommand(ctx))
+    .addCommand(resendCommand(ctx))
+    .addCommand(abandonCommand(ctx))
     .addCommand(scheduleCommand(ctx))
     .addCommand(keygenCommand(ctx));
 }

@@ -4,14 +4,24 @@ import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@t
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
 import { taskQueueOf } from '../connection/settings';
-import { promptPreview, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
 import {
+  MAX_REQUEST_ID_LENGTH,
+  promptPreview,
+  validateAgentJobInput,
+  validateJobId,
+  validatePrompt,
+} from '../policies/validation/agent';
+import {
+  NEEDS_OPERATOR,
   SearchAttr,
+  abandonUpdate,
   WorkflowType,
   agentStatusQuery,
   agentWorkflowId,
   jobIdUpdate,
   projectFairnessKey,
+  resendUpdate,
+  resolveUpdate,
   sendMessageUpdate,
   type AgentJobInput,
   type AgentJobResult,
@@ -39,10 +49,15 @@ export interface StartedAgentJob {
 export async function startAgentJob(
   client: Client,
   input: AgentJobInput,
-  options: Omit<StartOptions, 'requestId'> = {},
+  options: Omit<StartOptions, 'requestId'> & NeedsOperatorOptions = {},
 ): Promise<StartedAgentJob> {
   const requestId = input.requestId ?? randomUUID();
-  const withId: AgentJobInput = { projectId: input.projectId, prompt: input.prompt, requestId };
+  const withId: AgentJobInput = {
+    projectId: input.projectId,
+    prompt: input.prompt,
+    requestId,
+    ...(input.parkedTimeoutMs !== undefined ? { parkedTimeoutMs: input.parkedTimeoutMs } : {}),
+  };
   checkInput(validateAgentJobInput(withId));
   const workflowId = agentWorkflowId(withId.projectId, requestId);
   const startWorkflowOperation = new WithStartWorkflowOperation<AgentJobWorkflow>(WorkflowType.agentJob, {
@@ -62,6 +77,8 @@ export async function startAgentJob(
     priority: { fairnessKey: projectFairnessKey(withId.projectId) },
   });
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
+  // A create whose outcome is unknown parks the job: the jobId update waits for an operator meanwhile.
+  const watch = options.onNeedsOperator ? watchNeedsOperator(handle, options.onNeedsOperator) : undefined;
   try {
     const jobId = await client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation });
     return { workflowId, jobId, handle };
@@ -76,15 +93,85 @@ export async function startAgentJob(
       return { workflowId, jobId, handle };
     }
     throw err;
+  } finally {
+    await watch?.stop();
   }
+}
+
+export interface NeedsOperatorOptions {
+  /** Called once each time the job parks (its create or message outcome is unknown); waiting goes on. */
+  onNeedsOperator?: (status: AgentStatus) => void;
+}
+
+/** Calls onNeedsOperator once per parking, from the status query, until stopped. */
+function watchNeedsOperator(handle: WorkflowHandle, onNeedsOperator: (status: AgentStatus) => void) {
+  let done = false;
+  let parked = false;
+  const loop = (async () => {
+    while (!done) {
+      const status = await handle.client
+        .withDeadline(Date.now() + 5_000, () => handle.query(agentStatusQuery))
+        .catch(() => undefined);
+      if (status && !done) {
+        if (status.phase === NEEDS_OPERATOR && !parked) onNeedsOperator(status);
+        parked = status.phase === NEEDS_OPERATOR;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  })();
+  return {
+    async stop() {
+      done = true;
+      await loop;
+    },
+  };
 }
 
 export async function awaitAgentJob(
   client: Client,
   workflowId: string,
-  options: ProgressOptions<AgentStatus> = {},
+  options: ProgressOptions<AgentStatus> & NeedsOperatorOptions = {},
 ): Promise<AgentJobResult & { workflowId: string }> {
-  return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, options);
+  const { onNeedsOperator, ...progress } = options;
+  if (!onNeedsOperator)
+    return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, progress);
+  let parked = false;
+  return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, {
+    ...progress,
+    onProgress: (status) => {
+      if (status.phase === NEEDS_OPERATOR && !parked) onNeedsOperator(status);
+      parked = status.phase === NEEDS_OPERATOR;
+      progress.onProgress?.(status);
+    },
+  });
+}
+
+// ---- an operator settles a parked job (SPEC 3: resolve, resend, abandon) ---------------------------
+
+/** The parked call did take effect: the job adopts `jobId` (checked to exist in its project) and goes on. */
+export async function resolveAgentJob(client: Client, workflowId: string, jobId: string): Promise<AgentJob> {
+  checkInput([...checkWorkflowId(workflowId), ...validateJobId(jobId)]);
+  return client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ jobId }] });
+}
+
+/** The parked call did not take effect: the job makes it again, under a new permit. */
+export async function resendAgentJob(client: Client, workflowId: string): Promise<void> {
+  checkInput(checkWorkflowId(workflowId));
+  await client.workflow.getHandle(workflowId).executeUpdate(resendUpdate);
+}
+
+/** Give the parked job up: it ends with OutcomeUnknown (with the reason, when given). */
+export async function abandonAgentJob(client: Client, workflowId: string, reason?: string): Promise<void> {
+  checkInput(checkWorkflowId(workflowId));
+  await client.workflow
+    .getHandle(workflowId)
+    .executeUpdate(abandonUpdate, { args: [reason !== undefined ? { reason } : {}] });
+}
+
+/** Problems with a workflow id an operator typed (empty, absurdly long). */
+export function checkWorkflowId(workflowId: string): string[] {
+  if (typeof workflowId !== 'string' || workflowId.trim() === '') return ['workflow id must not be empty'];
+  return workflowId.length > 2 * MAX_REQUEST_ID_LENGTH + 100 ? ['workflow id is too long'] : [];
 }
 
 /** Sends a follow-up prompt to a running agent job; resolves with the refreshed job. */

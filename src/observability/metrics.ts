@@ -12,6 +12,8 @@ export interface MetricsRecorder {
   bundleRefresh(): void;
   /** A bundle applied to a deployment through a sink. */
   bundleApplied(sink: string): void;
+  /** The link a keeper applied for `domain` and when it expires (null: it does not, e.g. the mirror). */
+  linkApplied(domain: string, expiresAt: string | null): void;
 }
 
 export const noopMetrics: MetricsRecorder = {
@@ -20,4 +22,5 @@ export const noopMetrics: MetricsRecorder = {
   activityRetry: () => undefined,
   bundleRefresh: () => undefined,
   bundleApplied: () => undefined,
+  linkApplied: () => undefined,
 };

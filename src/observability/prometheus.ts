@@ -14,7 +14,15 @@ export const METRIC_PREFIX = 'docs_admin_';
 
 export interface PrometheusMetrics extends MetricsRecorder {
   readonly registry: Registry;
+  /**
+   * Reports the agent jobs waiting for an operator (namespace-wide, from visibility) in every scrape;
+   * `count` is called at most once per PARKED_COUNT_TTL_MS. Every worker reports the same number.
+   */
+  watchParkedJobs(count: () => Promise<number>): void;
 }
+
+/** A scrape reuses the last count of parked jobs for this long (a visibility query per scrape is plenty). */
+export const PARKED_COUNT_TTL_MS = 10_000;
 
 export interface PrometheusMetricsOptions {
   /** Default: a fresh Registry (several workers in one test process never collide). */
@@ -74,6 +82,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
 
   return {
     registry,
+    ...operationsGauges(registers),
     apiCall(operation, status, durationMs) {
       apiCalls.inc({ operation, status });
       apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
@@ -90,6 +99,43 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     },
     bundleApplied(sink) {
       bundlesApplied.inc({ sink });
+    },
+  };
+}
+
+/** What the alert rules need beyond the counters: parked jobs and each keeper's link expiry. */
+function operationsGauges(registers: Registry[]): Pick<PrometheusMetrics, 'watchParkedJobs' | 'linkApplied'> {
+  const linkExpiry = new Gauge({
+    name: `${METRIC_PREFIX}keeper_link_expiry_timestamp_seconds`,
+    help: 'When the bundle link a keeper last applied (through this worker) expires, by domain (Unix seconds).',
+    labelNames: ['domain'] as const,
+    registers,
+  });
+  let countParked: (() => Promise<number>) | undefined;
+  let lastCount = { atMs: -Infinity, value: 0 };
+  new Gauge({
+    name: `${METRIC_PREFIX}agent_jobs_needs_operator`,
+    help: 'Agent jobs waiting for an operator (DocsJobStatus needs-operator) in the namespace; -1 when visibility did not answer.',
+    registers,
+    async collect() {
+      if (!countParked) return;
+      if (Date.now() - lastCount.atMs >= PARKED_COUNT_TTL_MS) {
+        const value = await countParked().catch(() => -1);
+        lastCount = { atMs: Date.now(), value };
+      }
+      this.set(lastCount.value);
+    },
+  });
+
+  return {
+    watchParkedJobs(count) {
+      countParked = count;
+      lastCount = { atMs: -Infinity, value: 0 };
+    },
+    linkApplied(domain, expiresAt) {
+      const ms = expiresAt === null ? Number.NaN : Date.parse(expiresAt);
+      if (Number.isFinite(ms)) linkExpiry.set({ domain }, ms / 1000);
+      else linkExpiry.remove({ domain });
     },
   };
 }

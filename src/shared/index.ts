@@ -246,7 +246,17 @@ export interface AgentJobInput {
   projectId: string;
   prompt: string;
   requestId?: string;
+  /**
+   * How long a job whose create or message outcome is unknown waits for an operator (`resolve`,
+   * `resend`, `abandon`) before it ends with OutcomeUnknown. Default DEFAULT_PARKED_TIMEOUT_MS (7 days).
+   */
+  parkedTimeoutMs?: number;
 }
+
+/** A parked job waits this long for an operator by default. */
+export const DEFAULT_PARKED_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
+/** `DocsJobStatus` of a job that waits for an operator (SPEC 3: list them with DocsJobStatus='needs-operator'). */
+export const NEEDS_OPERATOR = 'needs-operator';
 
 export interface AgentJobResult {
   jobId: string;
@@ -258,7 +268,7 @@ export interface AgentJobResult {
 }
 
 export interface AgentStatus {
-  phase: 'waiting-for-permit' | 'creating' | 'polling' | 'messaging' | 'done' | 'failed';
+  phase: 'waiting-for-permit' | 'creating' | 'polling' | 'messaging' | typeof NEEDS_OPERATOR | 'done' | 'failed';
   jobId: string | null;
   status: string | null;
   prLink: string | null;
@@ -267,6 +277,25 @@ export interface AgentStatus {
   nextPollAt: string | null;
   /** What the job is waiting for before it can go on (a permit, a limiter that does not answer), or null. */
   waitingFor?: string | null;
+  /** Set while the job waits for an operator: what happened and what to check. */
+  parked?: ParkedCall | null;
+}
+
+/** A create or message whose outcome is unknown: what a person needs to settle it. Plain JSON, no prompt. */
+export interface ParkedCall {
+  operation: 'create' | 'message';
+  projectId: string;
+  /** The job the message was for (message only). */
+  jobId: string | null;
+  /** The caller's request id, if any (it is part of the workflow id). */
+  requestId?: string;
+  /** The call was made within [from, to]: the job, if any, was created (or messaged) then. */
+  from: string;
+  to: string;
+  /** What to look up in the platform's dashboard before choosing resolve, resend or abandon. */
+  check: string;
+  /** When the job ends with OutcomeUnknown if nobody settles it. */
+  deadline: string;
 }
 
 export const agentStatusQuery = defineQuery<AgentStatus>('status');
@@ -274,6 +303,12 @@ export const agentStatusQuery = defineQuery<AgentStatus>('status');
 export const jobIdUpdate = defineUpdate<string>('jobId');
 /** Sends a follow-up prompt to the agent and returns the refreshed job. */
 export const sendMessageUpdate = defineUpdate<AgentJob, [prompt: string]>('sendMessage');
+/** Operator: the parked call did reach the API; `jobId` is the job it created (or the job messaged). */
+export const resolveUpdate = defineUpdate<AgentJob, [{ jobId: string }]>('resolve');
+/** Operator: the parked call did not reach the API; make it again (under a new permit). */
+export const resendUpdate = defineUpdate<void>('resend');
+/** Operator: give up; the job ends with OutcomeUnknown. */
+export const abandonUpdate = defineUpdate<void, [{ reason?: string }]>('abandon');
 
 // ---- agentRateLimiter ---------------------------------------------------------------------------------
 

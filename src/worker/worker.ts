@@ -32,7 +32,7 @@ import {
   type PrometheusMetrics,
 } from '../observability/prometheus';
 import { connectClientAt, connectNative } from '../connection';
-import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE } from '../shared';
+import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE, NEEDS_OPERATOR, SearchAttr, WorkflowType } from '../shared';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';
@@ -203,6 +203,12 @@ async function startMetricsEndpoint(
     );
     return server;
   }
+}
+
+/** Agent jobs waiting for an operator in the client's namespace (a visibility count). */
+async function countParkedJobs(client: Client): Promise<number> {
+  const query = `WorkflowType='${WorkflowType.agentJob}' AND ${SearchAttr.jobStatus.name}='${NEEDS_OPERATOR}' AND ExecutionStatus='Running'`;
+  return (await client.workflow.count(query)).count;
 }
 
 const GRPC_NOT_FOUND = 5;
@@ -468,6 +474,7 @@ export async function createDocsAdminWorker(
     const server = await startMetricsEndpoint(config, options, metrics, logger);
     if (server) cleanups.push(() => server.close());
     const { connection, client, api } = await openDependencies(config, options, metrics, logger, payloads, cleanups);
+    if (isPrometheus(metrics)) metrics.watchParkedJobs(() => countParkedJobs(client));
 
     const limiterQueue = options.limiterTaskQueue ?? LIMITER_TASK_QUEUE;
     const active = new Set<InFlightActivity>();

@@ -4,14 +4,16 @@
 // `jobId` update, the `status` query, the Web UI's current details, and search attributes.
 //
 // Follow-up messages arrive as the `sendMessage` update (validated, serialized, rate-limited) and
-// resume polling. A create or message whose outcome is unknown is never retried: the workflow (or
-// the update) fails with OutcomeUnknown naming what to check, rather than risk a second pull request.
+// resume polling. A create or message whose outcome is unknown is never retried on its own, to avoid a
+// second pull request: the job parks (DocsJobStatus needs-operator, src/workflows/parking.ts) until a
+// person resolves, resends or abandons it, or its time limit ends it with OutcomeUnknown.
 import {
   ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -25,6 +27,8 @@ import type { PermitUse } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import {
   ACTIVITY_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_PARKED_TIMEOUT_MS,
+  NEEDS_OPERATOR,
   type AgentJobCarry,
   type AgentJobInput,
   type AgentJobOptions,
@@ -41,6 +45,10 @@ import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { ProjectPermits } from './permits';
 import { agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
+import { Parking, parkedDetails, parkedFailure } from './parking';
+
+/** Histories from before parking failed an unknown outcome at once; they replay that path. */
+const PARKING_PATCH = 'agent-job-parks-unknown-outcomes';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
@@ -110,6 +118,10 @@ class AgentRun {
   readonly permits: ProjectPermits;
   private shownStatus: string | null = null;
   private shownPrLink: string | null = null;
+  /** A create or message whose outcome is unknown waits here for an operator. */
+  readonly parking: Parking;
+  /** A parked message that was abandoned (or ran out of time): the workflow ends with it. */
+  abandoned: ApplicationFailure | null = null;
 
   constructor(
     readonly input: AgentJobInput,
@@ -127,6 +139,7 @@ class AgentRun {
         this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
       this.publish();
     });
+    this.parking = new Parking(input.parkedTimeoutMs ?? DEFAULT_PARKED_TIMEOUT_MS, () => this.setPhase(NEEDS_OPERATOR));
   }
 
   /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
@@ -151,6 +164,7 @@ class AgentRun {
       lastPollAt: this.lastPollAt,
       nextPollAt: this.nextPollAt,
       waitingFor: this.permits.waitingFor,
+      parked: this.parking.parked,
     };
   }
 
@@ -174,17 +188,20 @@ class AgentRun {
     );
     if (this.messagesSent > 0) lines.push(`- Follow-up messages: ${this.messagesSent}`);
     if (this.permits.waitingFor) lines.push(`- Waiting for ${this.permits.waitingFor}`);
+    if (this.parking.parked) lines.push(...parkedDetails(this.parking.parked, this.info.workflowId));
     setCurrentDetails(lines.join('\n'));
 
-    if (job && (job.status !== this.shownStatus || job.prLink !== this.shownPrLink)) {
-      const updates: Parameters<typeof upsertSearchAttributes>[0] = [
-        { key: SearchAttr.jobId, value: job.id },
-        { key: SearchAttr.jobStatus, value: job.status },
-      ];
-      if (job.prLink) updates.push({ key: SearchAttr.prLink, value: job.prLink });
+    // DocsJobStatus: the job's status, or needs-operator while parked (before or after the job exists).
+    const status = this.parking.parked ? NEEDS_OPERATOR : (job?.status ?? null);
+    const prLink = job?.prLink ?? null;
+    if (status !== null && (status !== this.shownStatus || prLink !== this.shownPrLink)) {
+      const updates: Parameters<typeof upsertSearchAttributes>[0] = [];
+      if (job) updates.push({ key: SearchAttr.jobId, value: job.id });
+      updates.push({ key: SearchAttr.jobStatus, value: status });
+      if (prLink) updates.push({ key: SearchAttr.prLink, value: prLink });
       upsertSearchAttributes(updates);
-      this.shownStatus = job.status;
-      this.shownPrLink = job.prLink;
+      this.shownStatus = status;
+      this.shownPrLink = prLink;
     }
   }
 
@@ -210,12 +227,22 @@ class AgentRun {
         const problems = validatePrompt(prompt);
         if (problems.length > 0) throw invalidInput(problems);
         if (this.finishing || this.startFailure) throw new Error('the agent job has already finished');
+        if (this.parking.parked) throw new Error('the agent job waits for an operator (resolve, resend or abandon)');
       },
     });
+    this.parking.register((jobId) =>
+      api.getAgentJob.executeWithOptions(
+        {
+          ...API_OPTIONS,
+          retry: { ...API_OPTIONS.retry, maximumAttempts: 5 },
+          summary: `check agent job ${jobId} (resolve)`,
+        },
+        [{ projectId: this.input.projectId, jobId }],
+      ),
+    );
   }
 
   private async sendMessage(prompt: string): Promise<AgentJob> {
-    const { input } = this;
     await condition(() => (this.job !== null && !this.messaging) || this.startFailure !== null);
     if (!this.job) throw this.startFailure!;
     if (this.finishing)
@@ -228,33 +255,8 @@ class AgentRun {
     const previousPhase = this.phase;
     try {
       const jobId = this.job.id;
-      const attemptedAt = new Date().toISOString();
       this.messagesSent += 1;
-      let refreshed: AgentJob;
-      try {
-        refreshed = await this.permits.run(`${this.info.runId}:message:${this.messagesSent}`, (permit) => {
-          this.setPhase('messaging');
-          return callOnceSafely(() =>
-            api.sendAgentMessage.executeWithOptions(
-              { ...this.nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
-              [{ projectId: input.projectId, jobId, prompt, permit }],
-            ),
-          );
-        });
-      } catch (err) {
-        if (failureType(err) === ApiFailure.outcomeUnknown) {
-          throw ApplicationFailure.create({
-            type: ApiFailure.outcomeUnknown,
-            nonRetryable: true,
-            message:
-              `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
-              `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
-              `running the instruction twice: check the job and its pull request before sending it again`,
-            cause: err as Error,
-          });
-        }
-        throw err;
-      }
+      const refreshed = await this.messageOnce(jobId, prompt);
       this.generation += 1;
       this.observe(refreshed, true);
       this.wake = true;
@@ -267,6 +269,41 @@ class AgentRun {
     }
   }
 
+  /** One message (sent again when an operator says the first did not arrive); parks when its outcome is unknown. */
+  private async messageOnce(jobId: string, prompt: string): Promise<AgentJob> {
+    const { input } = this;
+    for (let resends = 0; ; resends++) {
+      const attemptedAt = new Date().toISOString();
+      const key = `${this.info.runId}:message:${this.messagesSent}${resends > 0 ? `:resend-${resends}` : ''}`;
+      try {
+        return await this.permits.run(key, (permit) => {
+          this.setPhase('messaging');
+          return callOnceSafely(() =>
+            api.sendAgentMessage.executeWithOptions(
+              { ...this.nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
+              [{ projectId: input.projectId, jobId, prompt, permit }],
+            ),
+          );
+        });
+      } catch (err) {
+        if (failureType(err) !== ApiFailure.outcomeUnknown) throw err;
+        if (!patched(PARKING_PATCH)) throw messageFailure(input, jobId, prompt, attemptedAt, err);
+        const to = new Date().toISOString();
+        const { settlement, parked } = await this.parking.park({
+          operation: 'message',
+          projectId: input.projectId,
+          jobId,
+          from: attemptedAt,
+          to,
+        });
+        if (settlement.kind === 'resend') continue;
+        if (settlement.kind === 'resolved') return settlement.job;
+        this.abandoned = parkedFailure(parked, settlement, err as Error);
+        throw this.abandoned;
+      }
+    }
+  }
+
   async fail(failure: ApplicationFailure): Promise<never> {
     this.startFailure = this.startFailure ?? failure;
     this.setPhase('failed');
@@ -276,31 +313,62 @@ class AgentRun {
   }
 
   // ---- start --------------------------------------------------------------------------------------
-  /** Creates the job under a permit; a failure fails the workflow (OutcomeUnknown when it may have been created). */
+  /**
+   * Creates the job under a permit. A failure fails the workflow; an unknown outcome parks the job until
+   * an operator resolves it (the job exists), resends it (it does not) or abandons it.
+   */
   async create(): Promise<void> {
     const { input } = this;
     this.publish();
-    let attemptedAt = new Date().toISOString();
-    let answeredAtMs: number | undefined;
-    try {
-      const created = await this.permits.run(`${this.info.runId}:create`, async (permit) => {
-        this.setPhase('creating');
-        attemptedAt = new Date().toISOString();
-        const settled = await callOnceSafely(() =>
-          api.createAgentJob.executeWithOptions(
-            { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
-            [{ projectId: input.projectId, prompt: input.prompt, permit }],
-          ),
-        );
-        if (settled.admitted) answeredAtMs = settled.answeredAtMs;
-        return settled;
-      });
-      this.observe(created, true, answeredAtMs);
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      return this.fail(createFailure(input, err, attemptedAt));
+    for (let resends = 0; ; resends++) {
+      const attempt = { at: new Date().toISOString() };
+      try {
+        const key = `${this.info.runId}:create${resends > 0 ? `:resend-${resends}` : ''}`;
+        const { job, answeredAtMs } = await this.createOnce(key, attempt);
+        this.observe(job, true, answeredAtMs);
+        break;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (failureType(err) !== ApiFailure.outcomeUnknown || !patched(PARKING_PATCH))
+          return this.fail(createFailure(input, err, attempt.at));
+        const to = new Date().toISOString();
+        const parking = {
+          operation: 'create' as const,
+          projectId: input.projectId,
+          jobId: null,
+          ...(input.requestId ? { requestId: input.requestId } : {}),
+          from: attempt.at,
+          to,
+        };
+        const { settlement, parked } = await this.parking.park(parking);
+        if (settlement.kind === 'resend') continue;
+        if (settlement.kind === 'resolved') {
+          this.observe(settlement.job, true);
+          break;
+        }
+        return this.fail(parkedFailure(parked, settlement, err as Error));
+      }
     }
     this.setPhase('polling');
+  }
+
+  /** One create under a permit (`attempt.at`: when the call was made, once the permit came). */
+  private async createOnce(key: string, attempt: { at: string }): Promise<{ job: AgentJob; answeredAtMs?: number }> {
+    const { input } = this;
+    let answeredAtMs: number | undefined;
+    const job = await this.permits.run(key, async (permit) => {
+      this.setPhase('creating');
+      attempt.at = new Date().toISOString();
+      const settled = await callOnceSafely(() =>
+        api.createAgentJob.executeWithOptions(
+          { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
+          [{ projectId: input.projectId, prompt: input.prompt, permit }],
+        ),
+      );
+      if (settled.admitted) answeredAtMs = settled.answeredAtMs;
+      return settled;
+    });
+    return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };
   }
 
   // ---- poll until terminal ------------------------------------------------------------------------
@@ -308,7 +376,7 @@ class AgentRun {
     const { input, options } = this;
     for (;;) {
       if (this.messaging) await condition(() => !this.messaging);
-      if (isTerminal(this.job!.status)) return;
+      if (this.abandoned || isTerminal(this.job!.status)) return;
 
       const maxPolls = options.maxPollsPerRun;
       if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && this.pollsThisRun >= maxPolls)) {
@@ -380,6 +448,19 @@ class AgentRun {
   }
 }
 
+/** A follow-up message whose outcome is unknown, in histories from before parking. */
+function messageFailure(input: AgentJobInput, jobId: string, prompt: string, attemptedAt: string, err: unknown) {
+  return ApplicationFailure.create({
+    type: ApiFailure.outcomeUnknown,
+    nonRetryable: true,
+    message:
+      `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
+      `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
+      `running the instruction twice: check the job and its pull request before sending it again`,
+    cause: err as Error,
+  });
+}
+
 /** Why creating the job failed: OutcomeUnknown (it may exist: check before starting again) or the API's reason. */
 function createFailure(input: AgentJobInput, err: unknown, attemptedAt: string): ApplicationFailure {
   if (failureType(err) === ApiFailure.outcomeUnknown) {
@@ -418,6 +499,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
 
   for (;;) {
     await run.pollUntilTerminal();
+    if (run.abandoned) return run.fail(run.abandoned);
     run.finishing = true;
     await condition(allHandlersFinished);
     // A message accepted just before `finishing` may have restarted the job.

@@ -30,6 +30,7 @@ import {
   getExternalWorkflowHandle,
   log,
   makeContinueAsNewFunc,
+  metricMeter,
   patched,
   setHandler,
   workflowInfo,
@@ -88,12 +89,23 @@ const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
 
+/** Requests waiting for a permit, per project (a workflow metric, served by Core's exporter under this name). */
+function permitsQueuedGauge() {
+  return metricMeter.createGauge(
+    'docs_admin_permits_queued',
+    'int',
+    'requests',
+    'Agent permit requests queued at the project limiter.',
+  );
+}
+
 // Longer than 80 lines on purpose: the limiter's state, the handlers registered over it and its loop
 // in one closure. Moving them into a class, as agentJob and bundleKeeper did, is a change of
 // deterministic code that the replay corpus cannot prove safe for this type yet: SDK 1.24's replayer
 // cannot replay its runs started by update-with-start (test/replay/corpus.ts), the common case.
 // eslint-disable-next-line max-lines-per-function -- see the comment above
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
+  const permitsQueued = permitsQueuedGauge();
   const started = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
   const maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
   const historyIsLong = (): boolean => workflowInfo().historyLength > maxHistoryEvents && patched(SHORT_HISTORY_PATCH);
@@ -322,6 +334,8 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     for (const grant of regrants.splice(0)) notify(grant);
 
     const plan = grantWhatFits(now);
+    // For the dashboard and alerts (dropped on replay; no command, so running histories are unaffected).
+    permitsQueued.set(state.queue.length, { project: input.projectId });
 
     if (workflowInfo().continueAsNewSuggested || historyIsLong()) {
       await Promise.all([...inFlight]);

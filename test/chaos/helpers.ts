@@ -10,11 +10,19 @@ import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { firstApplicationFailure } from '../../src/shared/failures';
 import { findTemporalCli, ROOT } from '../../scripts/tools';
-import { startExport } from '../../src/client';
+import { resendAgentJob, resolveAgentJob, startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
-import { SEARCH_ATTRIBUTE_REGISTRATION, WorkflowType, agentWorkflowId, type AgentJobInput } from '../../src/shared';
+import {
+  NEEDS_OPERATOR,
+  SEARCH_ATTRIBUTE_REGISTRATION,
+  WorkflowType,
+  agentStatusQuery,
+  agentWorkflowId,
+  type AgentJobInput,
+} from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
+import { monitoringRunning, registerWorkerTarget } from '../../scripts/cluster/monitoring';
 
 const run = promisify(execFile);
 
@@ -284,16 +292,24 @@ export class WorkerProcess {
 
   static async start(options: WorkerProcessOptions): Promise<WorkerProcess> {
     const script = options.script ?? path.join(ROOT, 'src', 'worker.ts');
+    // With `npm run cluster -- --monitoring` on, a metrics port of its own that Prometheus scrapes (file_sd, below).
+    const metricsPort = options.env.METRICS_PORT ?? (monitoringRunning() ? String(await freeLoopbackPort()) : '0');
     const child = spawn(
       process.execPath,
       [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env, METRICS_PORT: metricsPort },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
     const worker = new WorkerProcess(child);
+    if (Number(metricsPort) > 0) {
+      const unregister = registerWorkerTarget(`worker-${child.pid}`, Number(metricsPort), {
+        task_queue: options.env.TEMPORAL_TASK_QUEUE ?? '',
+      });
+      void worker.exited.finally(unregister);
+    }
     const readyLine = options.readyLine ?? 'docs-admin worker started';
     try {
       await until(
@@ -422,6 +438,55 @@ export interface Settled {
   message?: string;
   /** When the result arrived (ms since epoch). */
   atMs: number;
+  /** How an operator (the settle loop below) settled each parking of this agent job, if it parked. */
+  operator?: ('resolved' | 'resent')[];
+}
+
+/** What settle needs to play the operator for parked agent jobs: the lifecycles' agents and the emulator's jobs. */
+export interface OperatorView {
+  agents: Lifecycles['agents'];
+  jobs: () => readonly EmulatedAgentJob[];
+}
+
+/**
+ * Plays the on-call operator until `done()`: every parked agent job (DocsJobStatus needs-operator) is
+ * resolved with the job the emulator holds for its prompt, or resent when there is none. A parking is
+ * settled only once its call window ended a few seconds ago, so a slow request still on its way to the
+ * emulator has landed (an operator looks at the dashboard after the fact, too).
+ */
+async function playOperator(
+  client: Client,
+  view: OperatorView,
+  done: () => boolean,
+): Promise<Map<string, ('resolved' | 'resent')[]>> {
+  const byId = new Map(view.agents.map((a) => [a.workflowId, a]));
+  const settledBy = new Map<string, ('resolved' | 'resent')[]>();
+  while (!done()) {
+    const parked: string[] = [];
+    for await (const wf of client.workflow.list({
+      query: `DocsJobStatus='${NEEDS_OPERATOR}' AND ExecutionStatus='Running'`,
+    }))
+      if (byId.has(wf.workflowId)) parked.push(wf.workflowId);
+    for (const workflowId of parked) {
+      const agent = byId.get(workflowId)!;
+      const status = await client.workflow
+        .getHandle(workflowId)
+        .query(agentStatusQuery)
+        .catch(() => undefined);
+      if (status?.phase !== NEEDS_OPERATOR || !status.parked || Date.now() - Date.parse(status.parked.to) < 5_000)
+        continue;
+      const job = view.jobs().find((j) => j.prompt === agent.prompt && j.projectId === agent.projectId);
+      try {
+        if (job) await resolveAgentJob(client, workflowId, job.id);
+        else await resendAgentJob(client, workflowId);
+        settledBy.set(workflowId, [...(settledBy.get(workflowId) ?? []), job ? 'resolved' : 'resent']);
+      } catch {
+        // Settled meanwhile (or no longer parked): the next round looks again.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return settledBy;
 }
 
 /** The first ApplicationFailure type in an error's cause chain. */
@@ -429,8 +494,29 @@ export function failureTypeOf(err: unknown): string | undefined {
   return firstApplicationFailure(err)?.type ?? undefined;
 }
 
-/** Awaits every workflow's result (following continue-as-new); never throws for a failed workflow. */
-export async function settle(client: Client, workflowIds: readonly string[], concurrency = 200): Promise<Settled[]> {
+/**
+ * Awaits every workflow's result (following continue-as-new); never throws for a failed workflow. With
+ * `operator`, parked agent jobs are settled meanwhile as an on-call engineer would (playOperator).
+ */
+export async function settle(
+  client: Client,
+  workflowIds: readonly string[],
+  { concurrency = 200, operator }: { concurrency?: number; operator?: OperatorView } = {},
+): Promise<Settled[]> {
+  let done = false;
+  const operating = operator ? playOperator(client, operator, () => done) : undefined;
+  try {
+    const settled = await awaitAll(client, workflowIds, concurrency);
+    done = true;
+    const settledBy = (await operating) ?? new Map();
+    return settled.map((s) => (settledBy.has(s.workflowId) ? { ...s, operator: settledBy.get(s.workflowId) } : s));
+  } finally {
+    done = true;
+    await operating?.catch(() => undefined);
+  }
+}
+
+async function awaitAll(client: Client, workflowIds: readonly string[], concurrency: number): Promise<Settled[]> {
   return mapLimit(workflowIds, concurrency, async (workflowId) => {
     const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
     try {
@@ -502,6 +588,10 @@ export interface OutcomeReport {
   agentsCompleted: number;
   /** Agent workflows that failed with OutcomeUnknown (allowed only under create faults). */
   agentsOutcomeUnknown: number;
+  /** Agent workflows that parked (outcome unknown) and an operator settled: by resolve, by resend. */
+  agentsParked: { resolved: number; resent: number };
+  /** Agent workflows neither completed nor ended OutcomeUnknown (must be 0). */
+  agentsUnaccounted: number;
   /** Prompts with more than one agent job at the emulator (must be 0). */
   duplicates: number;
   /** Every broken expectation, one line each (must be empty). */
@@ -526,6 +616,8 @@ export function checkOutcomes(
     exportsCompleted: 0,
     agentsCompleted: 0,
     agentsOutcomeUnknown: 0,
+    agentsParked: { resolved: 0, resent: 0 },
+    agentsUnaccounted: 0,
     duplicates: 0,
     problems: [],
   };
@@ -540,6 +632,7 @@ export function checkOutcomes(
   });
   for (const agent of lifecycles.agents) {
     const s = byId.get(agent.workflowId);
+    for (const way of s?.operator ?? []) report.agentsParked[way]++;
     const count = perPrompt.get(agent.prompt) ?? 0;
     if (count > 1) {
       report.duplicates++;
@@ -559,6 +652,7 @@ export function checkOutcomes(
     } else if (allowOutcomeUnknown && s?.failureType === 'OutcomeUnknown') {
       report.agentsOutcomeUnknown++;
     } else {
+      report.agentsUnaccounted++;
       report.problems.push(`agent ${agent.workflowId} failed: ${s?.failureType} ${s?.message ?? 'not settled'}`);
     }
   }

@@ -134,6 +134,7 @@ function assertOutcome(
   assert.equal(outcome.duplicates, 0);
   assert.equal(outcome.exportsCompleted, lifecycles.exportIds.length);
   assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
+  assert.equal(outcome.agentsUnaccounted, 0);
   assert.ok(
     outcome.agentsOutcomeUnknown <= maxUnknown,
     `${outcome.agentsOutcomeUnknown} agent workflows ended OutcomeUnknown (at most ${maxUnknown})`,
@@ -202,6 +203,8 @@ export interface WorkerKillFigures extends LoadFigures {
   createsAtKill: number;
   exportsAtKill: number;
   outcomeUnknown: number;
+  parked: OutcomeReport['agentsParked'];
+  unaccounted: number;
 }
 
 /**
@@ -241,6 +244,40 @@ async function startFleet(
   return { half, agents, startedAt, lifecycles };
 }
 
+/**
+ * Waits for the moment of the kill: mid-burst, a quarter of the agent creates and exports made; or, when
+ * every job must exist first, all of them made and the API quiet for 300 ms (no create on the wire).
+ */
+async function untilKillMoment(
+  emulator: EmulatorHandle,
+  killAt: WorkerKillOptions['killAt'],
+  agents: number,
+  exports: number,
+): Promise<void> {
+  const creates = () => sum(emulator.counters().agentJobsCreated);
+  if (killAt === 'mid-burst') {
+    await until(
+      () => creates() >= agents / 4 && emulator.counters().exportsStarted >= exports / 4,
+      'lifecycles in flight',
+      120_000,
+    );
+    return;
+  }
+  let last = '';
+  let quietSince = Date.now();
+  await until(
+    () => {
+      const c = emulator.counters();
+      const now = JSON.stringify(c.calls);
+      if (now !== last) [last, quietSince] = [now, Date.now()];
+      return sum(c.agentJobsCreated) >= agents && c.exportsStarted >= exports && Date.now() - quietSince >= 300;
+    },
+    'every job to exist',
+    120_000,
+    50,
+  );
+}
+
 export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Promise<WorkerKillFigures> {
   const key = secretKey('chaoskill');
   const emulator = await startEmulator({
@@ -263,27 +300,7 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       workers,
     );
     const creates = () => sum(emulator.counters().agentJobsCreated);
-    if (o.killAt === 'mid-burst') {
-      await until(
-        () => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4,
-        'lifecycles in flight',
-        120_000,
-      );
-    } else {
-      let last = '';
-      let quietSince = Date.now();
-      await until(
-        () => {
-          const c = emulator.counters();
-          const now = JSON.stringify(c.calls);
-          if (now !== last) [last, quietSince] = [now, Date.now()];
-          return sum(c.agentJobsCreated) >= agents && c.exportsStarted >= half && Date.now() - quietSince >= 300;
-        },
-        'every job to exist',
-        120_000,
-        50,
-      );
-    }
+    await untilKillMoment(emulator, o.killAt, agents, half);
     const atKill = { creates: creates(), exports: emulator.counters().exportsStarted };
     const victim = workers[0]!;
     await victim.kill('SIGKILL');
@@ -291,7 +308,9 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
     if (o.killAt === 'mid-burst')
       assert.ok(atKill.creates < agents, `killed mid-burst (${atKill.creates} of ${agents} creates made)`);
 
-    const settled = await settle(conn.client, allIds(lifecycles));
+    const settled = await settle(conn.client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
     const figures: WorkerKillFigures = {
@@ -302,6 +321,8 @@ export async function workerKill(server: ChaosServer, o: WorkerKillOptions): Pro
       exportsAtKill: atKill.exports,
       ...loadFigures(outcome, emulator, o.rate, completeS),
       outcomeUnknown: outcome.agentsOutcomeUnknown,
+      parked: outcome.agentsParked,
+      unaccounted: outcome.agentsUnaccounted,
     };
     console.log(`worker kill: ${JSON.stringify(figures)}`);
     assert.ok(
@@ -344,6 +365,19 @@ export interface ServerRestartFigures extends LoadFigures {
   expiredPermits: number;
 }
 
+/** Restarts the server and checks what must hold across it: a new process, the same config, the workers up. */
+async function restartChecked(server: ChaosServer, workers: WorkerProcess[]) {
+  const restart = await server.restart();
+  assert.notEqual(restart.pidAfter, restart.pidBefore, 'a new server process');
+  if (restart.config)
+    assert.equal(restart.config.after, restart.config.before, 'the server runs with the dynamic config it had');
+  assert.ok(
+    workers.every((w) => w.running),
+    'the workers survived the restart',
+  );
+  return restart;
+}
+
 export async function serverRestart(server: ChaosServer, o: ServerRestartOptions): Promise<ServerRestartFigures> {
   const key = secretKey('chaosrestart');
   const emulator = await startEmulator({
@@ -366,25 +400,17 @@ export async function serverRestart(server: ChaosServer, o: ServerRestartOptions
       workers,
     );
     await conn.close();
-    const creates = () => sum(emulator.counters().agentJobsCreated);
-    await until(
-      () => creates() >= agents / 4 && emulator.counters().exportsStarted >= half / 4,
-      'lifecycles in flight',
-      120_000,
-    );
-    const atRestart = { creates: creates(), exports: emulator.counters().exportsStarted };
-
-    const restart = await server.restart();
-    assert.notEqual(restart.pidAfter, restart.pidBefore, 'a new server process');
-    if (restart.config)
-      assert.equal(restart.config.after, restart.config.before, 'the server runs with the dynamic config it had');
-    assert.ok(
-      workers.every((w) => w.running),
-      'the workers survived the restart',
-    );
+    await untilKillMoment(emulator, 'mid-burst', agents, half);
+    const atRestart = {
+      creates: sum(emulator.counters().agentJobsCreated),
+      exports: emulator.counters().exportsStarted,
+    };
+    const restart = await restartChecked(server, workers);
 
     conn = await connect(server.address);
-    const settled = await settle(conn.client, allIds(lifecycles));
+    const settled = await settle(conn.client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs());
     const logs = Object.values(workerLogs(workers));
@@ -439,9 +465,114 @@ export interface ApiFaultsFigures {
   exportsCompleted: number;
   agentsCompleted: number;
   outcomeUnknown: number;
+  parked: OutcomeReport['agentsParked'];
+  unaccounted: number;
   duplicates: number;
   keeperApplied: number;
   keeperBroken: number;
+}
+
+/** The fault mix's keeper: a file sink, links of 12 s refreshed at half their lifetime; every applied link watched. */
+async function startWatchedKeeper(client: Client, taskQueue: string, dir: string) {
+  const domain = `${runTag('keeper-faults')}.docs.example.com`;
+  const configFile = path.join(dir, 'deployment.json');
+  const keeper = await ensureKeeper(
+    client,
+    { domain, sink: { type: 'file', path: configFile }, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
+    { taskQueue },
+  );
+  return { keeper, domain, applied: watchAppliedLinks(configFile) };
+}
+
+interface AppliedLinks extends Array<{ url: string; downloads: boolean }> {
+  stop(): Promise<void>;
+}
+
+/** Every link the keeper writes to the deployment's config file, and whether it downloads, until stop(). */
+function watchAppliedLinks(configFile: string): AppliedLinks {
+  let watching = true;
+  const applied = [] as unknown as AppliedLinks;
+  const watcher = (async () => {
+    let last: string | undefined;
+    while (watching) {
+      const url = await appliedUrl(configFile);
+      if (url && url !== last) {
+        last = url;
+        applied.push({ url, downloads: await linkDownloads(url) });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  applied.stop = async () => {
+    watching = false;
+    await watcher;
+  };
+  return applied;
+}
+
+function assertApiFaultOutcome(
+  outcome: OutcomeReport,
+  applied: AppliedLinks,
+  expected: { faults: number; lifecycles: number; exports: number; agents: number },
+): void {
+  const { faults, lifecycles } = expected;
+  assert.ok(faults >= Math.min(20, Math.floor(lifecycles / 6)), `faults were injected (${faults})`);
+  assert.deepEqual(
+    outcome.problems,
+    [],
+    'every export completes; agent workflows complete or fail only with OutcomeUnknown',
+  );
+  assert.equal(outcome.duplicates, 0);
+  assert.equal(outcome.exportsCompleted, expected.exports);
+  assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, expected.agents);
+  assert.equal(outcome.agentsUnaccounted, 0);
+  assert.ok(outcome.agentsCompleted > 0, 'most agent jobs complete');
+  assert.deepEqual(
+    applied.filter((a) => !a.downloads),
+    [],
+    'every applied link downloads',
+  );
+}
+
+/** The fault mix's in-process worker, on a task queue cleared of what an interrupted run left there. */
+async function startFaultWorker(
+  server: ChaosServer,
+  o: ApiFaultsOptions,
+  emulator: EmulatorHandle,
+  key: string,
+): Promise<InProcessWorker> {
+  const cleaner = await connect(server.address);
+  await terminateLeftovers(cleaner.client, [o.taskQueue]).finally(() => cleaner.close());
+  return startInProcessWorker({
+    address: server.address,
+    taskQueue: o.taskQueue,
+    emulator,
+    key,
+    agentRateLimit: agentRateLimit(o.rate),
+  });
+}
+
+function apiFaultFigures(
+  server: ChaosServer,
+  o: ApiFaultsOptions,
+  outcome: OutcomeReport,
+  applied: AppliedLinks,
+  measured: { faults: number; completeS: number },
+): ApiFaultsFigures {
+  return {
+    server: server.label,
+    lifecycles: o.lifecycles,
+    faults: measured.faults,
+    completeS: Number(measured.completeS.toFixed(1)),
+    exportsCompleted: outcome.exportsCompleted,
+    agentsCompleted: outcome.agentsCompleted,
+    outcomeUnknown: outcome.agentsOutcomeUnknown,
+    parked: outcome.agentsParked,
+    unaccounted: outcome.agentsUnaccounted,
+    duplicates: outcome.duplicates,
+    keeperApplied: applied.length,
+    keeperBroken: applied.filter((a) => !a.downloads).length,
+  };
 }
 
 /**
@@ -464,41 +595,12 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
   let worker: InProcessWorker | undefined;
   let keeperId: string | undefined;
   try {
-    const cleaner = await connect(server.address);
-    await terminateLeftovers(cleaner.client, [o.taskQueue]).finally(() => cleaner.close());
-    worker = await startInProcessWorker({
-      address: server.address,
-      taskQueue: o.taskQueue,
-      emulator,
-      key,
-      agentRateLimit: agentRateLimit(o.rate),
-    });
+    worker = await startFaultWorker(server, o, emulator, key);
     const { client } = worker;
     emulator.setFaults(faultMix(), 7);
 
-    // The keeper: file sink, links of 12 s refreshed at half their lifetime, two publishes on the way.
-    const domain = `${runTag('keeper-faults')}.docs.example.com`;
-    const configFile = path.join(dir, 'deployment.json');
-    const keeper = await ensureKeeper(
-      client,
-      { domain, sink: { type: 'file', path: configFile }, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
-      { taskQueue: o.taskQueue },
-    );
+    const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, dir);
     keeperId = keeper.workflowId;
-    const applied: { url: string; downloads: boolean }[] = [];
-    let watching = true;
-    const watcher = (async () => {
-      let last: string | undefined;
-      while (watching) {
-        const url = await appliedUrl(configFile);
-        if (url && url !== last) {
-          last = url;
-          applied.push({ url, downloads: await linkDownloads(url) });
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    })();
-
     const half = Math.floor(o.lifecycles / 2);
     const agents = o.lifecycles - half;
     const startedAt = Date.now();
@@ -511,48 +613,24 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
     });
     await until(() => applied.length >= 1, 'the keeper to apply a first bundle', 120_000);
     await publish(client, domain);
-    const settled = await settle(client, allIds(lifecycles));
+    const settled = await settle(client, allIds(lifecycles), {
+      operator: { agents: lifecycles.agents, jobs: () => emulator.jobs() },
+    });
     const completeS = (Math.max(...settled.map((s) => s.atMs)) - startedAt) / 1000;
     await publish(client, domain);
     await until(() => applied.length >= 4, 'the keeper to apply four bundles (exports and refreshes)', 120_000);
-    watching = false;
-    await watcher;
+    await applied.stop();
     const status = await keeper.query(keeperStatusQuery);
 
     const outcome = checkOutcomes(lifecycles, settled, emulator.jobs(), { allowOutcomeUnknown: true });
     const counters = emulator.counters();
     const faults = sum(counters.faultsInjected);
-    const figures: ApiFaultsFigures = {
-      server: server.label,
-      lifecycles: o.lifecycles,
-      faults,
-      completeS: Number(completeS.toFixed(1)),
-      exportsCompleted: outcome.exportsCompleted,
-      agentsCompleted: outcome.agentsCompleted,
-      outcomeUnknown: outcome.agentsOutcomeUnknown,
-      duplicates: outcome.duplicates,
-      keeperApplied: applied.length,
-      keeperBroken: applied.filter((a) => !a.downloads).length,
-    };
+    const figures = apiFaultFigures(server, o, outcome, applied, { faults, completeS });
     console.log(
       `api faults: ${JSON.stringify(figures)}; injected ${JSON.stringify(counters.faultsInjected)}; ` +
         `keeper ${status.exportsDone} exports, ${status.refreshesDone} refreshes; downloads ok ${counters.downloadsOk}, denied ${counters.downloadsDenied}`,
     );
-    assert.ok(faults >= Math.min(20, Math.floor(o.lifecycles / 6)), `faults were injected (${faults})`);
-    assert.deepEqual(
-      outcome.problems,
-      [],
-      'every export completes; agent workflows complete or fail only with OutcomeUnknown',
-    );
-    assert.equal(outcome.duplicates, 0);
-    assert.equal(outcome.exportsCompleted, half);
-    assert.equal(outcome.agentsCompleted + outcome.agentsOutcomeUnknown, agents);
-    assert.ok(outcome.agentsCompleted > 0, 'most agent jobs complete');
-    assert.deepEqual(
-      applied.filter((a) => !a.downloads),
-      [],
-      'every applied link downloads',
-    );
+    assertApiFaultOutcome(outcome, applied, { faults, lifecycles: o.lifecycles, exports: half, agents });
 
     emulator.setFaults([]);
     await keeper.terminate('chaos test done');

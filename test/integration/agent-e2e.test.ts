@@ -306,16 +306,17 @@ describe('agentJob against the emulator', () => {
   });
 
   for (const kind of ['500-after-commit', 'reset-after-commit', '500-before-commit'] as const) {
-    test(`a create that fails with ${kind} ends in a clear OutcomeUnknown failure, never a duplicate`, async () => {
+    test(`a create that fails with ${kind} parks, then ends in a clear OutcomeUnknown failure, never a duplicate`, async () => {
       const projectId = uniqueProject(kind);
       const prompt = `Rewrite the authentication guide (${kind})`;
       emu.setFaults([{ route: 'createAgentJob', kind, count: 1 }]);
       try {
-        const handle = await start({ projectId, prompt, requestId: `req-${kind}` });
+        // Parked until its time limit (test/integration/agent-parking.test.ts settles parked jobs).
+        const handle = await start({ projectId, prompt, requestId: `req-${kind}`, parkedTimeoutMs: 1_000 });
         const failure = await failureOf(handle.result());
         assert.equal(failure.type, 'OutcomeUnknown');
         assert.equal(failure.nonRetryable, true);
-        for (const part of [projectId, `req-${kind}`, 'Rewrite the authentication guide', 'unknown']) {
+        for (const part of [projectId, `req-${kind}`, 'unknown', 'nobody settled it']) {
           assert.ok(failure.message.includes(part), `message names "${part}": ${failure.message}`);
         }
         assert.match(failure.message, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
@@ -337,7 +338,10 @@ describe('agentJob against the emulator', () => {
     const createdBefore = calls('createAgentJob', '201');
     emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: 5_000 }]);
     try {
-      const handle = await start({ projectId, prompt }, { ...FAST, nonIdempotentCallTimeoutMs: 1_500 });
+      const handle = await start(
+        { projectId, prompt, parkedTimeoutMs: 1_000 },
+        { ...FAST, nonIdempotentCallTimeoutMs: 1_500 },
+      );
       const failure = await failureOf(handle.result());
       assert.equal(failure.type, 'OutcomeUnknown');
       assert.ok(failure.message.includes(projectId), failure.message);

@@ -171,6 +171,10 @@ describe('docs-admin CLI', () => {
       [['schedule', 'describe'], /give a schedule id/],
       [['export'], /required option '--domain <domain>'/],
       [['status'], /missing required argument 'workflowId'/],
+      [['resolve', 'agent-job:p:r'], /required option '--job-id <id>'/],
+      [['resolve', 'agent-job:p:r', '--job-id', 'a b'], /jobId may contain only/],
+      [['resend', ' '], /workflow id must not be empty/],
+      [['abandon'], /missing required argument 'workflowId'/],
       [['frobnicate'], /unknown command 'frobnicate'/],
     ];
     for (const [args, pattern] of cases) {
@@ -232,6 +236,9 @@ describe('docs-admin CLI', () => {
         'schedule',
         c,
       ]),
+      ['resolve'],
+      ['resend'],
+      ['abandon'],
     ];
     const results = await Promise.all(commands.map((c) => cliInProcess([...c, '--help'])));
     results.forEach((r, i) => {

@@ -29,6 +29,7 @@ import {
   uiEnv,
 } from '../../scripts/cluster/layout';
 import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
+import { RULES_FILE, WORKER_JOB } from '../../scripts/cluster/monitoring';
 
 const ROOT = path.resolve(__dirname, '../..');
 const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -351,6 +352,7 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(defaults, [
       'codec-server',
       'postgresql',
+      'prometheus',
       'temporal',
       'temporal-schema',
       'temporal-setup',
@@ -578,5 +580,32 @@ describe('Dockerfile', () => {
     for (const entry of ['node_modules', '.tools', '.data', '.env', '.git']) {
       assert.match(dockerignore, new RegExp(`^${entry.replace('.', '\\.')}$`, 'm'), `.dockerignore lists ${entry}`);
     }
+  });
+});
+
+describe('docker-compose.yml: Prometheus with the shipped rules', () => {
+  const promConfig = parse(readFileSync(path.join(ROOT, 'deploy/prometheus/prometheus.yml'), 'utf8')) as {
+    rule_files: string[];
+    scrape_configs: { job_name: string; dns_sd_configs?: { names: string[]; port: number }[] }[];
+  };
+
+  test('mounts deploy/prometheus (the rules and their config) read-only and binds its UI to 127.0.0.1', () => {
+    const prometheus = service('prometheus');
+    assert.ok(prometheus.volumes?.includes('./deploy/prometheus:/etc/prometheus:ro'));
+    assert.ok(
+      (prometheus.command as string[]).includes('--config.file=/etc/prometheus/prometheus.yml'),
+      'reads the shipped config',
+    );
+    assert.deepEqual(prometheus.ports, ['127.0.0.1:9090:9090']);
+    assert.deepEqual(promConfig.rule_files, ['alerts.yml']);
+  });
+
+  test('scrapes every worker replica on its METRICS_PORT, as the job the alert rules watch', () => {
+    const job = promConfig.scrape_configs.find((c) => c.job_name === WORKER_JOB);
+    assert.ok(job, `a scrape job named ${WORKER_JOB}`);
+    assert.deepEqual(job.dns_sd_configs?.[0]?.names, ['worker']);
+    assert.equal(String(job.dns_sd_configs?.[0]?.port), env('worker').METRICS_PORT);
+    assert.equal(env('worker').METRICS_HOST, '0.0.0.0', 'the worker listens beyond its container');
+    assert.match(readFileSync(RULES_FILE, 'utf8'), new RegExp(`up\\{job="${WORKER_JOB}"\\}`));
   });
 });

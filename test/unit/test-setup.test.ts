@@ -4,11 +4,18 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeMissing, missingPrerequisites } from '../../scripts/test-setup';
 
-const machine = (has: { postgres?: boolean; chromium?: boolean; go?: boolean; clusterBuilt?: boolean }) => ({
+const machine = (has: {
+  postgres?: boolean;
+  chromium?: boolean;
+  go?: boolean;
+  clusterBuilt?: boolean;
+  prometheus?: boolean;
+}) => ({
   postgres: () => has.postgres ?? true,
   chromium: () => has.chromium ?? true,
   go: () => has.go ?? true,
   clusterBuilt: () => has.clusterBuilt ?? false,
+  prometheus: () => has.prometheus ?? true,
 });
 
 test('a complete machine lacks nothing', () => {
@@ -34,4 +41,10 @@ test('DOCS_ADMIN_SKIP_CLUSTER=1 needs neither PostgreSQL nor Go; DOCS_ADMIN_SKIP
   assert.deepEqual(withoutCluster.length, 1);
   assert.match(withoutCluster[0] ?? '', /^Chromium/);
   assert.deepEqual(missingPrerequisites({ DOCS_ADMIN_SKIP_CLUSTER: '1', DOCS_ADMIN_SKIP_BROWSER: '1' }, bare), []);
+});
+
+test('without Prometheus: one line naming promtool and the install command', () => {
+  const lines = describeMissing(missingPrerequisites({ DOCS_ADMIN_SKIP_CLUSTER: '1' }, machine({ prometheus: false })));
+  assert.equal(lines.length, 1);
+  assert.match(lines[0] ?? '', /^npm test: missing Prometheus .*promtool.*`apt-get install -y prometheus`/);
 });

@@ -6,10 +6,23 @@ import {
   validateAgentJobInput,
   validateProjectId,
   validatePrompt,
+  validateJobId,
+  validateParkedTimeout,
   validateRequestId,
 } from '../../src/policies/validation/agent';
 
 describe('agent input validation', () => {
+  test('parkedTimeoutMs is optional, whole milliseconds, at least a second; a resolve job id is a path-safe id', () => {
+    assert.deepEqual(validateParkedTimeout(undefined), []);
+    assert.deepEqual(validateParkedTimeout(60_000), []);
+    for (const bad of [999, 1.5, -1, '7d', null])
+      assert.match(validateParkedTimeout(bad).join(), /parkedTimeoutMs must be a whole number/);
+    assert.deepEqual(validateAgentJobInput({ projectId: 'p', prompt: 'x', parkedTimeoutMs: 10 }).length, 1);
+    assert.deepEqual(validateJobId('aj_123'), []);
+    assert.match(validateJobId('').join(), /jobId must not be empty/);
+    assert.match(validateJobId('a/b').join(), /jobId may contain only/);
+  });
+
   test('a well-formed input has no problems', () => {
     assert.deepEqual(validateAgentJobInput({ projectId: 'proj_123', prompt: 'Fix the typo' }), []);
     assert.deepEqual(validateAgentJobInput({ projectId: 'p', prompt: 'x', requestId: 'ticket-42' }), []);

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { awaitAgentJob, checkInput, startAgentJob } from '../../client';
 import { validateAgentJobInput } from '../../policies/validation/agent';
+import type { AgentStatus } from '../../shared';
 import type { CliContext, StartCommandOpts } from '../context';
 import { agentResultText, jsonLine, type AgentOutput } from '../format';
 import { agentReporter } from '../progress';
@@ -31,7 +32,12 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
   };
   checkInput(validateAgentJobInput(input));
   const c = await client();
-  const started = await startAgentJob(c, input);
+  const needsOperator = (status: AgentStatus) =>
+    void io.stderr.write(
+      `the job needs an operator: ${status.parked?.check ?? 'its outcome is unknown'}; waiting for ` +
+        `\`docs-admin resolve|resend|abandon\` (see \`docs-admin status\`)\n`,
+    );
+  const started = await startAgentJob(c, input, { onNeedsOperator: needsOperator });
   if (!opts.wait) {
     io.stdout.write(
       opts.json
@@ -51,6 +57,7 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
         reporter.update(s);
       },
       progressIntervalMs: 1_000,
+      onNeedsOperator: needsOperator,
     });
     reporter.update({
       phase: 'done',

@@ -56,6 +56,7 @@ export function validateAgentJobInput(input: unknown, options: AgentValidationOp
     ...validateProjectId(record.projectId),
     ...validatePrompt(record.prompt, options),
     ...validateRequestId(record.requestId),
+    ...validateParkedTimeout(record.parkedTimeoutMs),
   ];
 }
 
@@ -66,4 +67,17 @@ export function promptPreview(prompt: string, maxChars = 60): string {
   const cut = flat.slice(0, maxChars);
   const lastSpace = cut.lastIndexOf(' ');
   return `${lastSpace > maxChars / 2 ? cut.slice(0, lastSpace) : cut}…`;
+}
+
+/** A parked job's time limit: whole milliseconds, at least a second (undefined: the 7-day default). */
+export function validateParkedTimeout(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1_000)
+    return ['parkedTimeoutMs must be a whole number of milliseconds, at least 1000'];
+  return [];
+}
+
+/** The job id an operator hands to `resolve`. */
+export function validateJobId(jobId: unknown): string[] {
+  return checkId('jobId', jobId, MAX_REQUEST_ID_LENGTH, true);
 }
