@@ -16,7 +16,8 @@ import { describeMissing, finishTestRun, missingPrerequisites, type Prepared, pr
 const ROOT = path.resolve(__dirname, '..');
 /** 20 minutes: the slowest file (a full-size chaos file on the cluster) takes well under 10. */
 const DEFAULT_TIMEOUT_MS = 20 * 60 * 1000;
-const TIMINGS_FILE = path.join(ROOT, 'test-artifacts', 'test-file-timings.tsv');
+// One file per run: a test that runs the runner itself (test/unit/run-tests.test.ts) has its own.
+const TIMINGS_FILE = path.join(ROOT, 'test-artifacts', `test-file-timings-${process.pid}.tsv`);
 const SLOWEST = 10;
 
 function testsIn(dir: string): string[] {
@@ -88,6 +89,7 @@ export function fileTimes(lines: string[], runStartedAt: number): { file: string
 function printSlowest(runStartedAt: number): void {
   if (!existsSync(TIMINGS_FILE)) return;
   const rows = fileTimes(readFileSync(TIMINGS_FILE, 'utf8').split('\n'), runStartedAt);
+  rmSync(TIMINGS_FILE, { force: true });
   if (rows.length < 2) return;
   const total = rows.reduce((sum, r) => sum + r.ms, 0);
   console.log(`\nslowest test files (of ${rows.length}, ${(total / 60_000).toFixed(1)} min in all):`);
