@@ -22,6 +22,7 @@ import {
 } from '../../src/shared';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
+import { waitFor } from '../../scripts/wait';
 import { monitoringRunning, registerWorkerTarget } from '../../scripts/cluster/monitoring';
 
 const run = promisify(execFile);
@@ -29,20 +30,14 @@ const run = promisify(execFile);
 /** A free 127.0.0.1 port (re-exported for the chaos tests). */
 export const freePort = freeLoopbackPort;
 
-/** Polls predicate until truthy or the deadline passes (no fixed sleeps to wait for state). */
-export async function until<T>(
+/** scripts/wait.ts's waitFor with the chaos suite's defaults (30 s, every 100 ms) and its argument order. */
+export function until<T>(
   predicate: () => T | Promise<T>,
   what: string,
   timeoutMs = 30_000,
   intervalMs = 100,
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await predicate();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  return waitFor(predicate, { what, timeoutMs, intervalMs });
 }
 
 /** Keeps the last `max` characters of a stream. */
