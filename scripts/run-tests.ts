@@ -3,7 +3,8 @@
 //   tsx scripts/run-tests.ts --chaos    the fault-injection suite (`npm run chaos`)
 //   tsx scripts/run-tests.ts FILE...    just those files (each file's harness starts what it needs)
 // A whole run first checks the system packages and prepares the machine (scripts/test-setup.ts), and
-// stops what it started when it ends, pass, fail or Ctrl-C; then it prints the ten slowest files.
+// stops what it started when it ends, pass or fail; then it prints the ten slowest files. (A Ctrl-C of
+// `npm test` was seen to end this process before its clean-up: the cluster then stays up.)
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
 // worker or timer left open would otherwise keep it alive after its tests failed), and --test-timeout
 // fails a test that does not finish. On Node 20 that timeout also bounds each file as a whole, so it
