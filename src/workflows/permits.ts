@@ -16,9 +16,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Admitted, PermitUse } from '../activities/agent';
+import type { Admitted, CallPermit } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
-import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared';
+import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
 import type { Settled } from './send-once';
 
 /** Ask again when no grant arrives this long after it was expected (a limiter that ended or was reset). */
@@ -85,12 +85,12 @@ export class ProjectPermits {
    * The activity reports the permit's use to the limiter; only when no activity finished (a timed-out
    * or cancelled attempt, whose report may be missing) does the workflow report, with its time now.
    */
-  async run<T>(firstKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+  async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
     // A permit that expired unused is asked for again under a new key: the limiter answers a known key
     // from its records, and that grant's slot stays counted until its lease ends.
     let renewals = 0;
     let requestKey = firstKey;
-    let permit: PermitUse = { requestKey };
+    let permit: CallPermit = { requestKey };
     let recheckMs = RECHECK_MIN_MS;
     for (let unanswered = 0; ;) {
       let refused: NotAdmitted | undefined;
@@ -162,7 +162,7 @@ export class ProjectPermits {
    * Tells the limiter when the permit was used, when no activity could: now, or its use-by time if that
    * is later (a timed-out attempt may still be running and call until then). Delivered before the run ends.
    */
-  reportUse(permit: PermitUse): void {
+  reportUse(permit: CallPermit): void {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
       .signal(permitUsedSignal, {
@@ -192,7 +192,7 @@ export class ProjectPermits {
     }
   }
 
-  private async waitForSlot(permit: PermitUse): Promise<void> {
+  private async waitForSlot(permit: CallPermit): Promise<void> {
     if (permit.notBeforeMs === undefined) return;
     const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
     const aheadMs = permit.notBeforeMs - lead - Date.now();

@@ -56,7 +56,7 @@ import {
   type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
-  type RateLimiterState,
+  type RateLimiterCarry,
   permitGrantedSignal,
   type PermitUse,
   admitPermitsUpdate,
@@ -65,7 +65,7 @@ import {
   permitsUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
-} from '../shared';
+} from '../shared/rate-limiter';
 
 /**
  * A limiter of a busy project runs for as long as its window keeps filling, and outlives worker
@@ -113,7 +113,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     workflowInfo().historyLength > maxHistoryEvents / 5 && patched(COMPACT_WHEN_QUIET_PATCH);
   /** When a request, report or release last arrived (quiet since then). */
   let lastHeardAtMs = Date.now();
-  const state: RateLimiterState = {
+  const state: RateLimiterCarry = {
     grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
     queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
     seenLimits: input.carried?.seenLimits?.map((l) => ({ ...l })) ?? [],
