@@ -10,13 +10,9 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startEmulator, type EmulatorHandle } from '../emulator';
 import { AdminApiClient } from '../src/api/client';
-import {
-  WorkflowType,
-  keeperStatusQuery,
-  type KeeperStatus,
-  publishSignal,
-  rateLimiterWorkflowId,
-} from '../src/shared';
+import { keeperStatusQuery, publishSignal, type KeeperStatus } from '../src/shared/bundle-keeper';
+import { rateLimiterWorkflowId } from '../src/shared/rate-limiter';
+import { WorkflowType } from '../src/shared/workflow-types';
 import { WorkerProcess, mapLimit, readUsage } from '../test/chaos/helpers';
 import {
   CAPACITY_NAMESPACE,

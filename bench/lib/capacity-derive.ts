@@ -238,7 +238,9 @@ function ceilings(scaling: ScalingRun[], limiter: ScalingRun, shards: number): C
     shardEventsPerSecond: best.events / s(best) / shards,
     jobsPerSecond: best.jobs / s(best),
     tupleWritesPerSecond: best.tupleWrites / s(best),
-    limiterGrantsPerSecond: limiter.jobs / Math.max(0.001, limiter.createSpanMs / 1000),
+    // A lower bound: the one-project run's own rate (when it matches the 15-project runs, the machine
+    // bound it, not the limiter).
+    limiterGrantsPerSecond: limiter.jobs / s(limiter),
   };
 }
 

@@ -3,7 +3,7 @@
 // alone while other work shares the cluster), the product's worker and the naive one.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
 import { findTemporalCli } from '../../scripts/tools';
 import type { WorkerProcessOptions } from '../../test/chaos/helpers';
 

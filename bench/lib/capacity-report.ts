@@ -11,7 +11,7 @@ const kib = (bytes: number): string => f(bytes / 1024, 1);
 
 function lifecycleTable(rows: readonly Lifecycle[]): string[] {
   return [
-    '| lifecycle | implementation | how | polls / checks | history events | actions (histories) | + heartbeats, queries (server) | history_node rows / KiB | PostgreSQL tuple writes | WAL KiB | worker CPU ms |',
+    '| lifecycle | implementation | how | polls / checks | history events | actions (histories) | + server-counted (heartbeats, queries) | history_node rows / KiB | PostgreSQL tuple writes | WAL KiB | worker CPU ms |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (l) =>
@@ -71,7 +71,7 @@ export function renderCapacityMarkdown(r: CapacityReport): string {
     '',
     ...lifecycleTable(r.lifecycles),
     '',
-    `Measured ceilings on this machine (${r.historyShards} history shards, one server node): ${f(c.jobsPerSecond, 1)} short agent jobs/s, ${f(c.nodeEventsPerSecond)} history events/s (${f(c.shardEventsPerSecond)} per shard), ${f(c.tupleWritesPerSecond)} PostgreSQL tuple writes/s, ${f(c.workerCpuMsPerSecond)} worker CPU ms/s per process, ${f(c.limiterGrantsPerSecond, 1)} grants/s through one limiter workflow.`,
+    `Measured ceilings on this machine (${r.historyShards} history shards, one server node): ${f(c.jobsPerSecond, 1)} short agent jobs/s, ${f(c.nodeEventsPerSecond)} history events/s (${f(c.shardEventsPerSecond)} per shard), ${f(c.tupleWritesPerSecond)} PostgreSQL tuple writes/s, ${f(c.workerCpuMsPerSecond)} worker CPU ms/s per process, at least ${f(c.limiterGrantsPerSecond, 1)} grants/s through one limiter workflow (the one-project run's own rate).`,
     '',
     ...scalingTable(r),
     '',
