@@ -1,11 +1,13 @@
-// `npm run bench`: the three benchmarks, one after another, and their results in bench/results/:
+// `npm run bench`: the four benchmarks, one after another, and their results in bench/results/:
 //   (1) polling efficiency (bench/polling-sim.ts: deterministic simulation; polling.{json,md,svg}),
 //   (2) end-to-end throughput (bench/throughput.ts: dev server + emulator + worker process; throughput.svg),
 //   (3) rate-limit drain (bench/rate-limit-drain.ts),
+//   (4) the capacity model (bench/capacity.ts: per-lifecycle costs on the cluster at 127.0.0.1:7633,
+//       `npm run cluster` first; capacity.{json,md}),
 // then summary.json (every report), summary.md (every table) and the tables on stdout.
 //
 // Options (arguments or environment): --size N / BENCH_SIZE (throughput lifecycles, default 2000),
-// --only polling,throughput,drain / BENCH_ONLY, --out DIR / BENCH_OUT (default bench/results).
+// --only polling,throughput,drain,capacity / BENCH_ONLY, --out DIR / BENCH_OUT (default bench/results).
 // Exit code 1 when a target is missed (the files are written anyway).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +17,8 @@ import {
   renderSvg as renderPollingSvg,
   renderText as renderPollingText,
 } from './lib/report';
+import { writeCapacityReport } from './capacity';
+import type { CapacityReport } from './lib/capacity-derive';
 import { runRateLimitDrain, type RateLimitDrainFigures } from './rate-limit-drain';
 import { runThroughputBenchmark, type RunFigures, type Target, type ThroughputReport, verdict } from './throughput';
 
@@ -353,6 +357,7 @@ export interface BenchSummary {
   polling?: PollingReport;
   throughput?: ThroughputReport;
   drain?: RateLimitDrainFigures[];
+  capacity?: CapacityReport;
   pass: boolean;
 }
 
@@ -365,9 +370,10 @@ function argValue(argv: string[], flag: string): string | undefined {
 const demote = (markdown: string): string => markdown.replace(/^(#+) /gm, '#$1 ');
 
 /** The header comment's usage, for --help. */
-const USAGE = `npm run bench [-- options]: the three benchmarks, one after another, and their results in bench/results/.
+const USAGE = `npm run bench [-- options]: the four benchmarks, one after another, and their results in bench/results/.
   --size N        throughput lifecycles (BENCH_SIZE; default 2000)
-  --only LIST     polling,throughput,drain (BENCH_ONLY; default all three)
+  --only LIST     polling,throughput,drain,capacity (BENCH_ONLY; default all four;
+                  capacity needs the cluster: npm run cluster)
   --out DIR       where the results go (BENCH_OUT; default bench/results)
 Environment only: BENCH_PARTITIONS (throughput's task queue partitions, default 1),
 BENCH_DRAIN_WINDOWS (drain windows in ms, default 10000,60000).
@@ -380,7 +386,9 @@ async function main(argv: string[]): Promise<void> {
   }
   const size = Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000);
   const only = new Set(
-    (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain').split(',').map((s) => s.trim()),
+    (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain,capacity')
+      .split(',')
+      .map((s) => s.trim()),
   );
   const out = path.resolve(argValue(argv, '--out') ?? process.env.BENCH_OUT ?? path.join(__dirname, 'results'));
   await mkdir(out, { recursive: true });
@@ -427,6 +435,14 @@ async function main(argv: string[]): Promise<void> {
     summary.drain = runs;
     sections.push(demote(markdown), '![Rate-limit drain](drain.svg)', '');
     passes.push(drainRunTargets(runs).every((t) => t.pass || t.gated === false));
+  }
+
+  if (only.has('capacity')) {
+    console.log('== (4) capacity model, on the cluster at 127.0.0.1:7633 ==');
+    const { report, markdown } = await writeCapacityReport(out);
+    console.log(markdown, '\n');
+    summary.capacity = report;
+    sections.push(demote(markdown), '');
   }
 
   summary.pass = passes.every(Boolean);
