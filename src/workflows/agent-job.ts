@@ -51,6 +51,8 @@ import { Mutex } from './mutex';
 
 /** Histories from before parking failed an unknown outcome at once; they replay that path. */
 const PARKING_PATCH = 'agent-job-parks-unknown-outcomes';
+/** Messages queued behind a running one go one at a time; runs from before released them all at once. */
+const MESSAGES_IN_TURN_PATCH = 'agent-job-messages-in-turn';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
@@ -272,7 +274,8 @@ class AgentRun {
   /** The sendMessage update: once the job exists, one message at a time (the mutex), in arrival order. */
   private async sendMessage(prompt: string): Promise<AgentJob> {
     await condition(() => this.stage.name !== 'starting');
-    return this.messages.runExclusive(async () => {
+    const inTurn = patched(MESSAGES_IN_TURN_PATCH);
+    const send = async (): Promise<AgentJob> => {
       const { stage } = this;
       if (!('job' in stage)) throw stage.name === 'not-created' ? stage.failure : new Error('no agent job yet');
       if (stage.name === 'finishing')
@@ -282,7 +285,8 @@ class AgentRun {
           nonRetryable: true,
         });
       return this.message(stage.job.id, prompt);
-    });
+    };
+    return inTurn ? this.messages.runExclusive(send) : this.messages.runWhenFree(send);
   }
 
   /** Sends one message (holding the mutex) and restarts the polling from its answer. */

@@ -23,6 +23,20 @@ export class Mutex {
     }
   }
 
+  /**
+   * The lock as runs recorded before it had it: every waiter enters, together, once the lock is free.
+   * Kept for those runs only (agentJob's MESSAGES_IN_TURN_PATCH), so they replay the same commands.
+   */
+  async runWhenFree<T>(fn: () => Promise<T>): Promise<T> {
+    await condition(() => !this.locked);
+    this.issued += 1;
+    try {
+      return await fn();
+    } finally {
+      this.served += 1;
+    }
+  }
+
   /** Resolves once nobody holds the lock. */
   released(): Promise<void> {
     return condition(() => !this.locked);
