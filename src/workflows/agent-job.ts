@@ -3,10 +3,12 @@
 // completed, archived or failed, and surfaces the job id and the PR link as early as they exist: the
 // `jobId` update, the `status` query, the Web UI's current details, and search attributes.
 //
-// Follow-up messages arrive as the `sendMessage` update (validated, serialized, rate-limited) and
-// resume polling. A create or message whose outcome is unknown is never retried on its own, to avoid a
-// second pull request: the job parks (DocsJobStatus needs-operator, src/workflows/parking.ts) until a
-// person resolves, resends or abandons it, or its time limit ends it with OutcomeUnknown.
+// Follow-up messages arrive as the `sendMessage` update (validated, rate-limited) and take a mutex in
+// turn; a poll starts only while the mutex is free, and a message that starts during a poll
+// supersedes the poll's answer. A create or message whose outcome is unknown is never retried on its
+// own, to avoid a second pull request: the job parks (DocsJobStatus needs-operator,
+// src/workflows/parking.ts) until a person resolves, resends or abandons it, or its time limit ends it
+// with OutcomeUnknown.
 import {
   ApplicationFailure,
   allHandlersFinished,
@@ -29,11 +31,11 @@ import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
   DEFAULT_PARKED_TIMEOUT_MS,
   NEEDS_OPERATOR,
-  type AgentJobCarry,
   type AgentJobInput,
   type AgentJobOptions,
   type AgentJobResult,
   type AgentStatus,
+  type ParkedCall,
   agentStatusQuery,
   jobIdUpdate,
   sendMessageUpdate,
@@ -45,9 +47,12 @@ import { ProjectPermits } from './permits';
 import { type Observation, agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
 import { Parking, parkedDetails, parkedFailure } from './parking';
+import { Mutex } from './mutex';
 
 /** Histories from before parking failed an unknown outcome at once; they replay that path. */
 const PARKING_PATCH = 'agent-job-parks-unknown-outcomes';
+/** Messages queued behind a running one go one at a time; runs from before released them all at once. */
+const MESSAGES_IN_TURN_PATCH = 'agent-job-messages-in-turn';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
@@ -88,13 +93,32 @@ function invalidInput(problems: string[]): ApplicationFailure {
 }
 
 /**
- * One agent job run: its state (the job, observations, polls, messages, phase), the surfaces that show
- * it (the `status` query, current details, search attributes), the `jobId` and `sendMessage` updates,
- * and the create, poll and finish steps. The workflow function below is the lifecycle.
+ * Where the job is in its life, which is what the handlers go by: `jobId` waits while it is
+ * `starting` and answers from any other stage; a message waits while it is `starting`, fails when the
+ * job was never created, and is refused once the job is `finishing`.
+ */
+type Stage =
+  | { name: 'starting' }
+  | { name: 'not-created'; failure: ApplicationFailure }
+  | { name: 'running'; job: AgentJob }
+  | { name: 'finishing'; job: AgentJob }
+  | { name: 'failed'; job: AgentJob; failure: ApplicationFailure };
+
+/** The job's id, or why it will never have one; only for a stage past `starting`. */
+function jobIdOf(stage: Stage): string {
+  if ('job' in stage) return stage.job.id;
+  if (stage.name === 'not-created') throw stage.failure;
+  throw new Error('agentJob: the job is still being created');
+}
+
+/**
+ * One agent job run: its stage, what it shows (the `status` query, current details, search
+ * attributes), the `jobId` and `sendMessage` updates, and the create, poll and finish steps. The
+ * workflow function below is the lifecycle.
  */
 class AgentRun {
   readonly info = workflowInfo();
-  job: AgentJob | null;
+  stage: Stage;
   private observations: Observation[];
   private polls: number;
   private pollsThisRun = 0;
@@ -102,16 +126,10 @@ class AgentRun {
   private phase: AgentStatus['phase'];
   private lastPollAt: string | null = null;
   private nextPollAt: string | null = null;
-  /** Why the job will never have an id (bad input, create failed): pending jobId updates fail with it. */
-  private startFailure: ApplicationFailure | null = null;
-  /** Set when the workflow is about to return: new messages are rejected. */
-  finishing = false;
-  /** One update at a time (create/message/poll ordering stays simple). */
-  private messaging = false;
-  /** Bumped by every message: a poll that started before a message is stale. */
-  private generation = 0;
-  /** Wakes the poll loop early (after a message). */
-  private wake = false;
+  /** Held by a message while it is sent: messages go one at a time, and no poll starts meanwhile. */
+  private readonly messages = new Mutex();
+  /** Messages answered in this run: a poll or a wait for one that began before the latest is stale. */
+  private replies = 0;
   private readonly startedAtMs: number;
   /** Every create and message runs under a permit of the project's rate limiter. */
   readonly permits: ProjectPermits;
@@ -126,8 +144,8 @@ class AgentRun {
     readonly input: AgentJobInput,
     readonly options: AgentJobOptions,
   ) {
-    const carry: AgentJobCarry | undefined = options.carry;
-    this.job = carry?.job ?? null;
+    const { carry } = options;
+    this.stage = carry ? { name: 'running', job: carry.job } : { name: 'starting' };
     this.observations = carry?.observations.map((o) => ({ ...o })) ?? [];
     this.polls = carry?.polls ?? 0;
     this.messagesSent = carry?.messagesSent ?? 0;
@@ -139,6 +157,11 @@ class AgentRun {
       this.show();
     });
     this.parking = new Parking(input.parkedTimeoutMs ?? DEFAULT_PARKED_TIMEOUT_MS, () => this.setPhase(NEEDS_OPERATOR));
+  }
+
+  /** The job once it exists. */
+  get job(): AgentJob | null {
+    return 'job' in this.stage ? this.stage.job : null;
   }
 
   /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
@@ -172,7 +195,25 @@ class AgentRun {
     this.show();
   }
 
+  /** Refreshes the Web UI's current details and, when they changed, the search attributes. */
   show(): void {
+    setCurrentDetails(this.details());
+    // DocsJobStatus: the job's status, or needs-operator while parked (before or after the job exists).
+    const { job } = this;
+    const status = this.parking.parked ? NEEDS_OPERATOR : (job?.status ?? null);
+    const prLink = job?.prLink ?? null;
+    if (status !== null && (status !== this.shownStatus || prLink !== this.shownPrLink)) {
+      const updates: Parameters<typeof upsertSearchAttributes>[0] = [];
+      if (job) updates.push({ key: SearchAttr.jobId, value: job.id });
+      updates.push({ key: SearchAttr.jobStatus, value: status });
+      if (prLink) updates.push({ key: SearchAttr.prLink, value: prLink });
+      upsertSearchAttributes(updates);
+      this.shownStatus = status;
+      this.shownPrLink = prLink;
+    }
+  }
+
+  private details(): string {
     const { job, polls, lastPollAt, nextPollAt } = this;
     // A blank line after the heading, or the Web UI renders the list as one paragraph.
     const lines = [`**Agent job** for project \`${this.input.projectId}\` — ${this.phase}`, ''];
@@ -188,27 +229,15 @@ class AgentRun {
     if (this.messagesSent > 0) lines.push(`- Follow-up messages: ${this.messagesSent}`);
     if (this.permits.waitingFor) lines.push(`- Waiting for ${this.permits.waitingFor}`);
     if (this.parking.parked) lines.push(...parkedDetails(this.parking.parked, this.info.workflowId));
-    setCurrentDetails(lines.join('\n'));
-
-    // DocsJobStatus: the job's status, or needs-operator while parked (before or after the job exists).
-    const status = this.parking.parked ? NEEDS_OPERATOR : (job?.status ?? null);
-    const prLink = job?.prLink ?? null;
-    if (status !== null && (status !== this.shownStatus || prLink !== this.shownPrLink)) {
-      const updates: Parameters<typeof upsertSearchAttributes>[0] = [];
-      if (job) updates.push({ key: SearchAttr.jobId, value: job.id });
-      updates.push({ key: SearchAttr.jobStatus, value: status });
-      if (prLink) updates.push({ key: SearchAttr.prLink, value: prLink });
-      upsertSearchAttributes(updates);
-      this.shownStatus = status;
-      this.shownPrLink = prLink;
-    }
+    return lines.join('\n');
   }
 
   /** `seenAtMs`: when the API gave this answer, if known (a create's answer reaches the workflow later). */
-  private observe(next: AgentJob, restart: boolean, seenAtMs?: number): void {
-    this.job = next;
+  private observe(job: AgentJob, restart: boolean, seenAtMs?: number): void {
+    const { stage } = this;
+    this.stage = 'job' in stage ? { ...stage, job } : { name: 'running', job };
     const now = Date.now();
-    const observation = { atMs: Math.min(now, seenAtMs ?? now), status: next.status };
+    const observation = { atMs: Math.min(now, seenAtMs ?? now), status: job.status };
     this.observations = restart ? [observation] : recentObservations([...this.observations, observation]);
     this.show();
   }
@@ -217,15 +246,16 @@ class AgentRun {
   registerHandlers(): void {
     setHandler(agentStatusQuery, () => this.status());
     setHandler(jobIdUpdate, async () => {
-      await condition(() => this.job !== null || this.startFailure !== null);
-      if (this.job) return this.job.id;
-      throw this.startFailure!;
+      await condition(() => this.stage.name !== 'starting');
+      return jobIdOf(this.stage);
     });
     setHandler(sendMessageUpdate, (prompt) => this.sendMessage(prompt), {
       validator: (prompt: unknown) => {
         const problems = validatePrompt(prompt);
         if (problems.length > 0) throw invalidInput(problems);
-        if (this.finishing || this.startFailure) throw new Error('the agent job has already finished');
+        const { name } = this.stage;
+        if (name === 'finishing' || name === 'failed' || name === 'not-created')
+          throw new Error('the agent job has already finished');
         if (this.parking.parked) throw new Error('the agent job waits for an operator (resolve, resend or abandon)');
       },
     });
@@ -241,27 +271,34 @@ class AgentRun {
     );
   }
 
+  /** The sendMessage update: once the job exists, one message at a time (the mutex), in arrival order. */
   private async sendMessage(prompt: string): Promise<AgentJob> {
-    await condition(() => (this.job !== null && !this.messaging) || this.startFailure !== null);
-    if (!this.job) throw this.startFailure!;
-    if (this.finishing)
-      throw ApplicationFailure.create({
-        type: WorkflowFailure.invalidInput,
-        message: `agent job ${this.job.id} has already finished`,
-        nonRetryable: true,
-      });
-    this.messaging = true;
+    await condition(() => this.stage.name !== 'starting');
+    const inTurn = patched(MESSAGES_IN_TURN_PATCH);
+    const send = async (): Promise<AgentJob> => {
+      const { stage } = this;
+      if (!('job' in stage)) throw stage.name === 'not-created' ? stage.failure : new Error('no agent job yet');
+      if (stage.name === 'finishing')
+        throw ApplicationFailure.create({
+          type: WorkflowFailure.invalidInput,
+          message: `agent job ${stage.job.id} has already finished`,
+          nonRetryable: true,
+        });
+      return this.message(stage.job.id, prompt);
+    };
+    return inTurn ? this.messages.runExclusive(send) : this.messages.runWhenFree(send);
+  }
+
+  /** Sends one message (holding the mutex) and restarts the polling from its answer. */
+  private async message(jobId: string, prompt: string): Promise<AgentJob> {
     const previousPhase = this.phase;
     try {
-      const jobId = this.job.id;
       this.messagesSent += 1;
       const refreshed = await this.messageOnce(jobId, prompt);
-      this.generation += 1;
+      this.replies += 1;
       this.observe(refreshed, true);
-      this.wake = true;
       return refreshed;
     } finally {
-      this.messaging = false;
       this.setPhase(
         previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase,
       );
@@ -288,13 +325,8 @@ class AgentRun {
         if (failureType(err) !== ApiFailure.outcomeUnknown) throw err;
         if (!patched(PARKING_PATCH)) throw messageFailure(input, jobId, prompt, attemptedAt, err);
         const to = new Date().toISOString();
-        const { settlement, parked } = await this.parking.park({
-          operation: 'message',
-          projectId: input.projectId,
-          jobId,
-          from: attemptedAt,
-          to,
-        });
+        const call = { operation: 'message' as const, projectId: input.projectId, jobId, from: attemptedAt, to };
+        const { settlement, parked } = await this.parking.park(call);
         if (settlement.kind === 'resend') continue;
         if (settlement.kind === 'resolved') return settlement.job;
         this.abandoned = parkedFailure(parked, settlement, err as Error);
@@ -303,8 +335,12 @@ class AgentRun {
     }
   }
 
+  /** Ends the run with `failure` once every handler has finished (the first failure is what jobId answers). */
   async fail(failure: ApplicationFailure): Promise<never> {
-    this.startFailure = this.startFailure ?? failure;
+    const { stage } = this;
+    if (stage.name === 'starting') this.stage = { name: 'not-created', failure };
+    else if (stage.name === 'running' || stage.name === 'finishing')
+      this.stage = { name: 'failed', job: stage.job, failure };
     this.setPhase('failed');
     await condition(allHandlersFinished);
     await this.permits.delivered();
@@ -330,16 +366,7 @@ class AgentRun {
         if (isCancellation(err)) throw err;
         if (failureType(err) !== ApiFailure.outcomeUnknown || !patched(PARKING_PATCH))
           return this.fail(createFailure(input, err, attempt.at));
-        const to = new Date().toISOString();
-        const parking = {
-          operation: 'create' as const,
-          projectId: input.projectId,
-          jobId: null,
-          ...(input.requestId ? { requestId: input.requestId } : {}),
-          from: attempt.at,
-          to,
-        };
-        const { settlement, parked } = await this.parking.park(parking);
+        const { settlement, parked } = await this.parking.park(parkedCreate(input, attempt.at));
         if (settlement.kind === 'resend') continue;
         if (settlement.kind === 'resolved') {
           this.observe(settlement.job, true);
@@ -371,59 +398,94 @@ class AgentRun {
   }
 
   // ---- poll until terminal ------------------------------------------------------------------------
+  /**
+   * Polls until the job is terminal (or a parked message was abandoned). A message holds the mutex
+   * while it is sent: no poll starts meanwhile, and its answer restarts the plan (`replies`).
+   */
   async pollUntilTerminal(): Promise<void> {
-    const { input, options } = this;
     for (;;) {
-      if (this.messaging) await condition(() => !this.messaging);
-      if (this.abandoned || isTerminal(this.job!.status)) return;
+      if (this.messages.locked) await this.messages.released();
+      const { stage } = this;
+      if (stage.name !== 'running' || this.abandoned || isTerminal(stage.job.status)) return;
+      if (this.continueAsNewDue()) await this.continueAsNew(stage.job);
 
-      const maxPolls = options.maxPollsPerRun;
-      if (workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && this.pollsThisRun >= maxPolls)) {
-        await condition(() => allHandlersFinished() && !this.messaging);
-        await this.permits.delivered();
-        const next: AgentJobCarry = {
-          job: this.job!,
-          observations: recentObservations(this.observations),
-          polls: this.polls,
-          messagesSent: this.messagesSent,
-          startedAtMs: this.startedAtMs,
-        };
-        await continueAsNew<typeof agentJob>(input, { ...options, carry: next });
-      }
+      const replies = this.replies;
+      const dueInMs = this.planNextPoll();
+      if (dueInMs > 0) await condition(() => this.replies !== replies, dueInMs);
+      if (this.messages.locked || this.replies !== replies) continue;
 
-      // The next poll is due a policy delay after the job was last seen: for a create, when the API
-      // answered, not when this workflow got the answer (the activity's completion and the next
-      // workflow task take a while under load).
-      const now = Date.now();
-      const seenAtMs = this.observations.at(-1)?.atMs ?? now; // never later than now: observe() clamps it
-      const dueAtMs = seenAtMs + agentPollDelay(this.observations, seenAtMs, options.poll);
-      this.nextPollAt = new Date(Math.max(now, dueAtMs)).toISOString();
-      this.show();
-      this.wake = false;
-      if (dueAtMs > now) await condition(() => this.wake, dueAtMs - now);
-      if (this.messaging || this.wake) continue;
-
-      const seen = this.generation;
-      const polled = await pollApi.getAgentJob.executeWithOptions(
-        {
-          startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
-          retry: API_OPTIONS.retry,
-          summary: `poll agent job ${this.job!.id}`,
-        },
-        [{ projectId: input.projectId, jobId: this.job!.id }],
-      );
+      const polled = await this.pollOnce(stage.job.id);
       this.polls += 1;
       this.pollsThisRun += 1;
       this.lastPollAt = new Date().toISOString();
-      // A message sent while this poll was in flight supersedes its answer.
-      if (seen === this.generation && !this.messaging) this.observe(polled, false);
+      // A message that started while this poll was in flight supersedes its answer.
+      if (this.replies === replies && !this.messages.locked) this.observe(polled, false);
       else this.show();
     }
   }
 
+  private continueAsNewDue(): boolean {
+    const maxPolls = this.options.maxPollsPerRun;
+    return workflowInfo().continueAsNewSuggested || (maxPolls !== undefined && this.pollsThisRun >= maxPolls);
+  }
+
+  /** Hands the job on to a new run once no handler is running (a message may change the job meanwhile). */
+  private async continueAsNew(job: AgentJob): Promise<never> {
+    await condition(() => allHandlersFinished() && !this.messages.locked);
+    await this.permits.delivered();
+    const carry = {
+      job: this.job ?? job,
+      observations: recentObservations(this.observations),
+      polls: this.polls,
+      messagesSent: this.messagesSent,
+      startedAtMs: this.startedAtMs,
+    };
+    return continueAsNew<typeof agentJob>(this.input, { ...this.options, carry });
+  }
+
+  /**
+   * When the next poll is due, in ms from now (shown as nextPollAt): a policy delay after the job was
+   * last seen; for a create, when the API answered, not when this workflow got the answer (the
+   * activity's completion and the next workflow task take a while under load).
+   */
+  private planNextPoll(): number {
+    const now = Date.now();
+    const seenAtMs = this.observations.at(-1)?.atMs ?? now; // never later than now: observe() clamps it
+    const dueAtMs = seenAtMs + agentPollDelay(this.observations, seenAtMs, this.options.poll);
+    this.nextPollAt = new Date(Math.max(now, dueAtMs)).toISOString();
+    this.show();
+    return dueAtMs - now;
+  }
+
+  private pollOnce(jobId: string): Promise<AgentJob> {
+    return pollApi.getAgentJob.executeWithOptions(
+      {
+        startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
+        retry: API_OPTIONS.retry,
+        summary: `poll agent job ${jobId}`,
+      },
+      [{ projectId: this.input.projectId, jobId }],
+    );
+  }
+
+  // ---- finish -------------------------------------------------------------------------------------
+  /**
+   * The job is terminal: refuse new messages and let running handlers finish. A message accepted just
+   * before may have restarted the job; then the run goes back to polling (null).
+   */
+  async finishing(): Promise<AgentJob | null> {
+    const { stage } = this;
+    if (stage.name !== 'running') throw new Error(`agentJob: cannot finish from stage ${stage.name}`);
+    this.stage = { name: 'finishing', job: stage.job };
+    await condition(allHandlersFinished);
+    const job = this.job;
+    if (job && isTerminal(job.status)) return job;
+    if (job) this.stage = { name: 'running', job };
+    return null;
+  }
+
   /** The terminal job: the result, or AgentJobFailed. */
-  async finish(): Promise<AgentJobResult> {
-    const final: AgentJob = this.job!;
+  async finish(final: AgentJob): Promise<AgentJobResult> {
     this.nextPollAt = null;
     await this.permits.delivered();
     if (final.status === 'failed') {
@@ -436,15 +498,21 @@ class AgentRun {
       });
     }
     this.setPhase('done');
-    return {
-      jobId: final.id,
-      status: final.status,
-      prLink: final.prLink,
-      source: final.source,
-      model: final.model,
-      createdAt: final.createdAt,
-    };
+    const { id: jobId, status, prLink, source, model, createdAt } = final;
+    return { jobId, status, prLink, source, model, createdAt };
   }
+}
+
+/** The parking record of a create whose outcome is unknown (made between `from` and now). */
+function parkedCreate(input: AgentJobInput, from: string): Omit<ParkedCall, 'deadline' | 'check'> {
+  return {
+    operation: 'create',
+    projectId: input.projectId,
+    jobId: null,
+    ...(input.requestId ? { requestId: input.requestId } : {}),
+    from,
+    to: new Date().toISOString(),
+  };
 }
 
 /** A follow-up message whose outcome is unknown, in histories from before parking. */
@@ -483,6 +551,7 @@ function createFailure(input: AgentJobInput, err: unknown, attemptedAt: string):
   });
 }
 
+/** The lifecycle: validate, create (unless carried over), poll until terminal, finish. */
 export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
   const run = new AgentRun(input, options);
   run.registerHandlers();
@@ -493,17 +562,13 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   if (run.info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {
     upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
   }
-  if (!run.job) await run.create();
+  if (run.stage.name === 'starting') await run.create();
   else run.show();
 
   for (;;) {
     await run.pollUntilTerminal();
     if (run.abandoned) return run.fail(run.abandoned);
-    run.finishing = true;
-    await condition(allHandlersFinished);
-    // A message accepted just before `finishing` may have restarted the job.
-    if (isTerminal(run.job!.status)) break;
-    run.finishing = false;
+    const final = await run.finishing();
+    if (final) return run.finish(final);
   }
-  return run.finish();
 }

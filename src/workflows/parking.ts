@@ -51,7 +51,7 @@ export class Parking {
     this.pending = null;
     this.onChange();
     const settled = await condition(() => this.pending !== null, this.timeoutMs);
-    const settlement: Settlement = settled ? this.pending! : { kind: 'timed-out' };
+    const settlement: Settlement = (settled ? this.pending : null) ?? { kind: 'timed-out' };
     this.last = settlement;
     this.pending = null;
     this.parked = null;
