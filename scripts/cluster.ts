@@ -3,53 +3,49 @@
 // config, the namespace and search attributes, and the Web UI. The first run builds the binaries
 // (scripts/tools.ts) and creates the database; later runs find what is running and start only what
 // is down. Everything is in the background; logs and data in .data/cluster/.
+//   --nodes N  N server nodes sharing the PostgreSQL, each running every service on its own ports
+//             (node n: node 1's ports + 100 * (n - 1)); starts the nodes that are down, stops none
+//   --history-shards N  the history shard count of a cluster this run creates (default 4; fixed after)
 //   --tuned   add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one
-//   --tls     the frontend requires mutual TLS (certificates made under .data/cluster/tls/); prints, as
+//   --tls     the frontends require mutual TLS (certificates made under .data/cluster/tls/); prints, as
 //             its last lines, the TEMPORAL_TLS_* variables a client needs. A run without --tls returns a
-//             --tls cluster to plain (either switch restarts only the server and the UI server)
+//             --tls cluster to plain (either switch restarts only the server nodes and the UI server)
 //   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
-//   --stop    stop the UI, the codec server, Prometheus, the server and PostgreSQL, and wait until they have exited
+//   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
+//   --stop    stop the UI, the codec server, Prometheus, every server node and PostgreSQL, and wait until they have exited
 // The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
 // it for the Web UI.
+import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { ensureCluster, stopCluster } from './cluster/control';
-import { CLUSTER_DATA_DIR, CLUSTER_PORTS } from './cluster/layout';
+import { CLUSTER_DATA_DIR, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
+import { clusterReport, formatStatus } from './cluster/status';
 import { ensureTools } from './tools';
 
-const USAGE = 'usage: npm run cluster [-- [--tuned] [--tls] [--monitoring] | --stop]';
 const say = (line: string) => console.log(line);
 
-async function main(argv: string[]): Promise<void> {
-  const unknown = argv.filter((a) => !['--tuned', '--stop', '--tls', '--monitoring'].includes(a));
-  const stop = argv.includes('--stop');
-  if (unknown.length > 0 || (stop && (argv.includes('--tuned') || argv.includes('--tls')))) {
-    console.error(USAGE);
-    process.exit(2);
-  }
-  if (argv.includes('--stop')) {
-    if (await stopMonitoring()) say('stopped Prometheus');
-    const stopped = await stopCluster(say);
-    if (stopped.length === 0) say('no cluster started from this checkout is running');
-    return;
-  }
-
+async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<void> {
   const started = Date.now();
   await ensureTools({ cluster: true });
-  const result = await ensureCluster({ tuned: argv.includes('--tuned'), tls: argv.includes('--tls'), log: say });
+  const result = await ensureCluster({
+    tuned: command.tuned,
+    tls: command.tls,
+    nodes: command.nodes,
+    ...(command.historyShards !== undefined ? { historyShards: command.historyShards } : {}),
+    log: say,
+  });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  say(
-    result.started.length
-      ? `Cluster up in ${seconds}s (started ${result.started.join(', ')}).`
-      : 'Cluster already running.',
-  );
+  const what = [...result.started, ...result.startedNodes.map((n) => `node ${n}`)];
+  say(what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.');
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
+  for (let node = 2; node <= command.nodes; node++) say(`  node ${node}         ${nodeAddress(node)}`);
   say(`  Web UI         ${result.uiUrl}    (decodes payloads through the codec server ${result.codecUrl})`);
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
-  if (argv.includes('--monitoring')) await ensureMonitoring(say);
+  if (command.monitoring) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
-  say('  stop with: npm run cluster -- --stop');
+  say('  every process: npm run cluster -- --status    stop with: npm run cluster -- --stop');
   say("Workers, the CLI and clients encrypt payloads with the cluster's key file (docs/security.md):");
   say(`  export PAYLOAD_ENCRYPTION_KEYS_FILE=${result.payloadKeysFile}`);
   if (result.tls) {
@@ -57,6 +53,30 @@ async function main(argv: string[]): Promise<void> {
     say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);
     for (const [name, value] of Object.entries(result.clientEnv)) say(`${name}=${value}`);
   }
+}
+
+async function main(argv: string[]): Promise<void> {
+  let command: ClusterCommand;
+  try {
+    command = parseClusterArgs(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`npm run cluster: ${err.message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (command.action === 'status') {
+    const report = await clusterReport();
+    if (command.json) say(JSON.stringify(report, null, 2));
+    else formatStatus(report).forEach((line) => say(line));
+    return;
+  }
+  if (command.action === 'stop') {
+    if (await stopMonitoring()) say('stopped Prometheus');
+    const stopped = await stopCluster(say);
+    if (stopped.length === 0) say('no cluster started from this checkout is running');
+    return;
+  }
+  await up(command);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -38,17 +38,27 @@ import {
   uiEnv,
 } from './layout';
 import { TLS_DIR, clientTlsEnv, ensureTlsMaterial, serverTlsEnv, uiTlsEnv } from './tls';
-import { isPostgresReady, postgresBinDir, postgresPassword, startPostgres, stopPostgres } from './postgres';
+import {
+  isInitialized,
+  isPostgresReady,
+  postgresBinDir,
+  postgresPassword,
+  startPostgres,
+  stopPostgres,
+} from './postgres';
+import { ensureNodes, recordedNodes, runningNode, stopNodes } from './nodes';
 import {
   isAlive,
+  launchOf,
   logOffset,
   type ProcessState,
   runningProcess,
-  type Started,
   startDetached,
   stopRecorded,
   tail,
+  waitUntil,
 } from './processes';
+import { historyShardsFor } from './shards';
 
 export interface ClusterOptions {
   /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
@@ -59,6 +69,13 @@ export interface ClusterOptions {
    * restarted (with the UI server) into the one asked: a plain run returns a --tls cluster to plain.
    */
   tls?: boolean;
+  /**
+   * Server nodes (scripts/cluster/nodes.ts): nodes 2..nodes that are down are started. Nodes above it
+   * are left as they are (a plain run never stops node 2). Default 1.
+   */
+  nodes?: number;
+  /** History shards of a cluster created by this call (scripts/cluster/shards.ts); refused for another count later. */
+  historyShards?: number;
   /** Progress lines. */
   log?: (line: string) => void;
 }
@@ -75,6 +92,8 @@ export interface ClusterStatus {
 export interface EnsureResult {
   /** What this call started: empty when the cluster was already up. */
   started: ('postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server')[];
+  /** The nodes after the first that this call started (or restarted). */
+  startedNodes: number[];
   address: string;
   uiUrl: string;
   /** The frontend requires mutual TLS; clientEnv holds the TEMPORAL_TLS_* a client needs. */
@@ -116,7 +135,7 @@ function isServerHealthy(cli: string, tls = runsTls()): boolean {
   return result.status === 0 && result.stdout.includes('SERVING');
 }
 
-async function isUiHealthy(): Promise<boolean> {
+export async function isUiHealthy(): Promise<boolean> {
   try {
     const res = await fetch(CLUSTER_UI_URL, { signal: AbortSignal.timeout(3_000) });
     await res.body?.cancel();
@@ -155,29 +174,6 @@ function runSetup(phase: 'schema' | 'namespace', env: NodeJS.ProcessEnv): Promis
         );
     });
   });
-}
-
-/** Polls until check() is true; fails early when the process exits, with the tail of its output. */
-async function waitUntil(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  started: Started,
-  logFile: string,
-  timeoutMs: number,
-) {
-  const deadline = Date.now() + timeoutMs;
-  const { exited, logOffset: offset } = started;
-  let failure: Error | undefined;
-  exited.catch((err: unknown) => {
-    failure = err instanceof Error ? err : new Error(String(err));
-  });
-  for (;;) {
-    if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile, { offset })}`);
-    if (await check()) return;
-    if (Date.now() > deadline)
-      throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 /** The dynamic config file the server should read: production.yaml, or with --tuned a file written from it. */
@@ -228,7 +224,13 @@ async function stopPid(pid: number): Promise<void> {
   while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
-async function startServer(cli: string, dynamicConfig: string, tls: boolean, log: (line: string) => void) {
+async function startServer(
+  cli: string,
+  dynamicConfig: string,
+  tls: boolean,
+  historyShards: number,
+  log: (line: string) => void,
+) {
   const password = postgresPassword();
   log('Temporal schema: creating or upgrading the databases (setup.sh schema)');
   await runSetup('schema', schemaEnv(password));
@@ -238,7 +240,7 @@ async function startServer(cli: string, dynamicConfig: string, tls: boolean, log
   );
   rmSync(CLUSTER_FILES.setupDone, { force: true });
   const server = startDetached(CLUSTER_BINARIES.server.path, ['--root', DEPLOY_ROOT, ...SERVER_ARGS], {
-    env: { ...serverEnv(password, dynamicConfig), ...(tls ? serverTlsEnv() : {}) },
+    env: { ...serverEnv(password, dynamicConfig, historyShards), ...(tls ? serverTlsEnv() : {}) },
     log: CLUSTER_FILES.serverLog,
     stateFile: CLUSTER_FILES.serverState,
     extra: { dynamicConfig, tls },
@@ -278,21 +280,15 @@ async function startCodecServer(log: (line: string) => void): Promise<void> {
 }
 
 /**
- * Brings the cluster up and returns once every part is healthy. A healthy cluster is left as it is
- * (nothing started, in well under a second), except that `tuned` restarts a server that runs with
- * the production dynamic config. Whatever is down starts with production defaults unless `tuned`.
+ * A switch of TLS mode or to the tuning restarts node 1 (a TLS switch also the UI server and every other
+ * node); `status` is updated to what is down after it. Returns the dynamic config node 1 runs with.
  */
-export async function ensureCluster(options: ClusterOptions = {}): Promise<EnsureResult> {
-  const log = options.log ?? (() => undefined);
-  const unavailable = clusterUnavailableReason();
-  if (unavailable) throw new ClusterUnavailableError(unavailable);
-  const cli = temporalCli();
-  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+async function applySwitches(
+  status: ClusterStatus,
+  options: ClusterOptions,
+  log: (line: string) => void,
+): Promise<string> {
   const tls = options.tls ?? false;
-  if (tls && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
-  const started: EnsureResult['started'] = [];
-
-  const status = await clusterStatus();
   const ours = runningProcess(CLUSTER_FILES.serverState);
   const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
   // A switch of TLS mode keeps the tuning the server runs with.
@@ -300,31 +296,23 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   if (status.server && runsTls() !== tls) {
     log(`Temporal server and UI: restarting ${tls ? 'with mutual TLS (--tls)' : 'without TLS (the default)'}`);
     await stopSwitching();
-    status.server = false;
-    status.setup = false;
-    status.ui = false;
+    Object.assign(status, { server: false, setup: false, ui: false });
   } else if (status.server && ours && options.tuned && !runsTuned) {
     log('Temporal server: restarting with the dev tuning (--tuned)');
     await stopRecorded(CLUSTER_FILES.serverState);
-    status.server = false;
-    status.setup = false;
+    Object.assign(status, { server: false, setup: false });
   } else if (status.server && runsTuned && !options.tuned) {
     // Left as it is, so a plain run (or a test) never restarts a tuned server under a benchmark.
     log(
       'Temporal server: running with the dev tuning (--tuned); `npm run cluster -- --stop` first for the production defaults',
     );
   }
+  return dynamicConfig;
+}
 
-  if (!status.postgres) {
-    startPostgres(log);
-    started.push('postgresql');
-  }
-  if (!status.server) {
-    await startServer(cli, dynamicConfig, tls, log);
-    started.push('temporal-server');
-  }
-  if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
-  const payloadKeysFile = ensureClusterPayloadKeys(log);
+/** The codec server and the UI server up; what of them counts as started by this call. */
+async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, log: (line: string) => void) {
+  const started: EnsureResult['started'] = [];
   // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
   // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
   const upgrade = status.server;
@@ -342,8 +330,46 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     await startUi(tls, log);
     if (!restartUi) started.push('temporal-ui');
   }
+  return started;
+}
+
+/**
+ * Brings the cluster up and returns once every part is healthy. A healthy cluster is left as it is
+ * (nothing started, in well under a second), except that `tuned` restarts a server that runs with
+ * the production dynamic config. Whatever is down starts with production defaults unless `tuned`.
+ * Nodes 2..`nodes` that are down start with node 1's configuration; nodes a TLS switch stopped start again.
+ */
+export async function ensureCluster(options: ClusterOptions = {}): Promise<EnsureResult> {
+  const log = options.log ?? (() => undefined);
+  const unavailable = clusterUnavailableReason();
+  if (unavailable) throw new ClusterUnavailableError(unavailable);
+  const cli = temporalCli();
+  mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
+  const tls = options.tls ?? false;
+  if (tls && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
+  const started: EnsureResult['started'] = [];
+  const historyShards = historyShardsFor(options.historyShards, isInitialized());
+
+  const status = await clusterStatus();
+  const nodesUp = Math.max(1, ...recordedNodes().filter((n) => runningNode(n)));
+  const dynamicConfig = await applySwitches(status, options, log);
+  if (!status.postgres) {
+    startPostgres(log);
+    started.push('postgresql');
+  }
+  if (!status.server) {
+    await startServer(cli, dynamicConfig, tls, historyShards, log);
+    started.push('temporal-server');
+  }
+  if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
+  const payloadKeysFile = ensureClusterPayloadKeys(log);
+  started.push(...(await ensureUiAndCodec(status, tls, log)));
+  const first = runningServer()?.state.pid;
+  const nodes = Math.max(options.nodes ?? 1, nodesUp);
+  const startedNodes = first !== undefined && nodes > 1 ? await ensureNodes(nodes, first, cli, log) : [];
   return {
     started,
+    startedNodes,
     address: CLUSTER_ADDRESS,
     uiUrl: CLUSTER_UI_URL,
     tls,
@@ -383,6 +409,7 @@ export async function stopCluster(
     if (codec) stopped.push(`codec-server (pid ${codec.pid})`);
   }
   if (wanted('temporal-server')) {
+    stopped.push(...(await stopNodes()));
     const server = await stopRecorded(CLUSTER_FILES.serverState);
     if (server) stopped.push(`temporal-server (pid ${server.pid})`);
     rmSync(CLUSTER_FILES.setupDone, { force: true });
@@ -427,24 +454,6 @@ function runningServer(): RunningServer | undefined {
     if (state?.pid === Number(entry)) return { state, stateFile };
   }
   return undefined;
-}
-
-/** How a running process was started: command line, environment, the file its output goes to. */
-interface Launch {
-  command: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-  log: string;
-}
-
-function launchOf(pid: number): Launch {
-  const [command = '', ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
-  const env: NodeJS.ProcessEnv = {};
-  for (const pair of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
-    const at = pair.indexOf('=');
-    if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
-  }
-  return { command, args, env, log: readlinkSync(`/proc/${pid}/fd/1`) };
 }
 
 export interface ServerRestart {

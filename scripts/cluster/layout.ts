@@ -27,12 +27,36 @@ export const CLUSTER_PORTS = {
   workerMembership: 6639,
   /** The server's Prometheus endpoint (/metrics). */
   metrics: 9633,
+  /** Go's pprof (/debug/pprof/) of the server. */
+  pprof: 7636,
   ui: 8633,
   /** The codec server the UI decodes payloads with (npm run codec-server's default port). */
   codecServer: 8634,
 } as const;
 
 export const CLUSTER_ADDRESS = `${HOST}:${CLUSTER_PORTS.frontendGrpc}`;
+
+// ---- server nodes (npm run cluster -- --nodes N) -----------------------------------------------------
+
+/** Node n's ports are node 1's plus NODE_PORT_STEP * (n - 1): node 2 serves gRPC on 7733, metrics on 9733. */
+export const NODE_PORT_STEP = 100;
+/** Node 10's frontend would be 8533 and node 11's the UI's 8633: nine nodes at most. */
+export const MAX_NODES = 9;
+
+/** The ports a server node takes (its own gRPC, membership, metrics and pprof ports per service). */
+export type NodePorts = Omit<typeof CLUSTER_PORTS, 'postgres' | 'ui' | 'codecServer'>;
+
+/** Node n's ports (n from 1: node 1's are CLUSTER_PORTS). */
+export function nodePorts(node: number): NodePorts {
+  if (!Number.isInteger(node) || node < 1 || node > MAX_NODES)
+    throw new RangeError(`node ${node}: nodes are numbered 1 to ${MAX_NODES}`);
+  const { postgres: _postgres, ui: _ui, codecServer: _codec, ...ports } = CLUSTER_PORTS;
+  const shift = NODE_PORT_STEP * (node - 1);
+  return Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, port + shift])) as NodePorts;
+}
+
+/** Node n's frontend: where its clients (and the health check) connect. */
+export const nodeAddress = (node: number) => `${HOST}:${nodePorts(node).frontendGrpc}`;
 export const CLUSTER_UI_URL = `http://${HOST}:${CLUSTER_PORTS.ui}`;
 export const CLUSTER_CODEC_URL = `http://${HOST}:${CLUSTER_PORTS.codecServer}`;
 export const CLUSTER_NAMESPACE = DEFAULT_NAMESPACE;
@@ -62,8 +86,14 @@ export const CLUSTER_FILES = {
   postgresLog: path.join(CLUSTER_DATA_DIR, 'postgres.log'),
   /** The database password, generated when the database is created (mode 0600). */
   postgresPassword: path.join(CLUSTER_DATA_DIR, 'postgres-password'),
+  /** Node 1's log and record; node n's are nodeFiles(n). */
   serverLog: path.join(CLUSTER_DATA_DIR, 'temporal-server.log'),
   serverState: path.join(CLUSTER_DATA_DIR, 'temporal-server.json'),
+  /**
+   * The number of history shards the cluster was created with (--history-shards; absent: config.yaml's
+   * default, 4). The server persists the count at its first start and ignores any other value after.
+   */
+  historyShards: path.join(CLUSTER_DATA_DIR, 'history-shards'),
   uiLog: path.join(CLUSTER_DATA_DIR, 'temporal-ui.log'),
   uiState: path.join(CLUSTER_DATA_DIR, 'temporal-ui.json'),
   setupLog: path.join(CLUSTER_DATA_DIR, 'setup.log'),
@@ -75,6 +105,16 @@ export const CLUSTER_FILES = {
   codecServerLog: path.join(CLUSTER_DATA_DIR, 'codec-server.log'),
   codecServerState: path.join(CLUSTER_DATA_DIR, 'codec-server.json'),
 };
+
+/** Node n's log and record: node 1's are today's temporal-server.{log,json}, node 2's temporal-server-2.{log,json}. */
+export function nodeFiles(node: number): { log: string; state: string } {
+  if (node === 1) return { log: CLUSTER_FILES.serverLog, state: CLUSTER_FILES.serverState };
+  nodePorts(node);
+  return {
+    log: path.join(CLUSTER_DATA_DIR, `temporal-server-${node}.log`),
+    state: path.join(CLUSTER_DATA_DIR, `temporal-server-${node}.json`),
+  };
+}
 
 /** The codec server's entry module (npm run codec-server), run by node through tsx. */
 export const CODEC_SERVER_ARGS = [
@@ -97,18 +137,11 @@ function baseEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries({ PATH, HOME, TZ }).filter(([, v]) => v !== undefined));
 }
 
-/** deploy/temporal/config.yaml's variables (the names of Temporal's server image). */
-export function serverEnv(password: string, dynamicConfigFile: string): NodeJS.ProcessEnv {
-  const p = CLUSTER_PORTS;
+/** deploy/temporal/config.yaml's port variables for node n. */
+export function nodePortEnv(node: number): NodeJS.ProcessEnv {
+  const p = nodePorts(node);
+  const first = nodePorts(1);
   return {
-    ...baseEnv(),
-    DB: 'postgres12_pgx',
-    POSTGRES_SEEDS: HOST,
-    DB_PORT: String(p.postgres),
-    POSTGRES_USER,
-    POSTGRES_PWD: password,
-    BIND_ON_IP: HOST,
-    TEMPORAL_BROADCAST_ADDRESS: HOST,
     FRONTEND_GRPC_PORT: String(p.frontendGrpc),
     FRONTEND_HTTP_PORT: String(p.frontendHttp),
     FRONTEND_MEMBERSHIP_PORT: String(p.frontendMembership),
@@ -119,6 +152,27 @@ export function serverEnv(password: string, dynamicConfigFile: string): NodeJS.P
     WORKER_GRPC_PORT: String(p.workerGrpc),
     WORKER_MEMBERSHIP_PORT: String(p.workerMembership),
     PROMETHEUS_ENDPOINT: `${HOST}:${p.metrics}`,
+    PPROF_PORT: String(p.pprof),
+    // The cluster's address in its metadata (one record in the database): every node writes node 1's,
+    // else each start would overwrite it with its own.
+    CLUSTER_RPC_PORT: String(first.frontendGrpc),
+    CLUSTER_HTTP_PORT: String(first.frontendHttp),
+  };
+}
+
+/** deploy/temporal/config.yaml's variables (the names of Temporal's server image) for node 1. */
+export function serverEnv(password: string, dynamicConfigFile: string, historyShards: number): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv(),
+    DB: 'postgres12_pgx',
+    POSTGRES_SEEDS: HOST,
+    DB_PORT: String(CLUSTER_PORTS.postgres),
+    POSTGRES_USER,
+    POSTGRES_PWD: password,
+    BIND_ON_IP: HOST,
+    TEMPORAL_BROADCAST_ADDRESS: HOST,
+    ...nodePortEnv(1),
+    NUM_HISTORY_SHARDS: String(historyShards),
     LOG_LEVEL: 'warn',
     DYNAMIC_CONFIG_FILE_PATH: dynamicConfigFile,
   };

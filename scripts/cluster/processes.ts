@@ -2,7 +2,7 @@
 // output in a log file, recorded in a state file, and stopped only when the recorded PID is still the
 // program that was started.
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 
 export interface ProcessState {
   pid: number;
@@ -108,4 +108,45 @@ export async function stopRecorded(stateFile: string, timeoutMs = 30_000): Promi
   if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
   while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
   return state;
+}
+
+/** Polls until check() is true; fails early when the process exits, with the tail of its output. */
+export async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  started: Started,
+  logFile: string,
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  const { exited, logOffset: offset } = started;
+  let failure: Error | undefined;
+  exited.catch((err: unknown) => {
+    failure = err instanceof Error ? err : new Error(String(err));
+  });
+  for (;;) {
+    if (failure) throw new Error(`${failure.message} while starting; ${logFile}:\n${tail(logFile, { offset })}`);
+    if (await check()) return;
+    if (Date.now() > deadline)
+      throw new Error(`${what} was not healthy within ${timeoutMs / 1000}s; ${logFile}:\n${tail(logFile, { offset })}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** How a running process was started: command line, environment, the file its output goes to. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  log: string;
+}
+
+export function launchOf(pid: number): Launch {
+  const [command = '', ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  const env: NodeJS.ProcessEnv = {};
+  for (const pair of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const at = pair.indexOf('=');
+    if (at > 0) env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { command, args, env, log: readlinkSync(`/proc/${pid}/fd/1`) };
 }

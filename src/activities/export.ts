@@ -28,6 +28,25 @@ function activityContext(): { signal?: AbortSignal; heartbeat: (details: unknown
   }
 }
 
+/**
+ * A link with less than this left is not applied: the sink's readers need time to fetch it. A link
+ * verified in time can still expire before its apply runs (seen when a server node was lost between the
+ * two: test/chaos/node-loss.ts); the keeper then asks a fresh link instead.
+ */
+export const MIN_LINK_LIFE_MS = 1_000;
+
+/** BundleUnavailable (non-retryable: this link will not get younger) for a link at or near its expiry. */
+export function refuseExpiringLink(request: ApplyBundleRequest, nowMs = Date.now()): void {
+  if (request.sink.type === 'mirror') return; // it downloads the bytes itself, and keeps them
+  const expiresMs = Date.parse(request.expiresAt);
+  if (Number.isFinite(expiresMs) && expiresMs - nowMs < MIN_LINK_LIFE_MS)
+    throw ApplicationFailure.create({
+      type: ActivityFailureType.bundleUnavailable,
+      message: `bundle link of ${request.jobId} expires at ${request.expiresAt}, before it could be applied: not applied (a fresh link is needed)`,
+      nonRetryable: true,
+    });
+}
+
 function toFailure(err: unknown): unknown {
   if (err instanceof BundleError) {
     return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: !err.retryable });
@@ -78,6 +97,7 @@ export function createExportActivities(deps: ActivityDeps) {
 
     /** Applies a verified bundle through the configured sink (file, webhook, command or mirror). */
     async applyBundle(request: ApplyBundleRequest): Promise<ApplyBundleResult> {
+      refuseExpiringLink(request);
       const { signal, heartbeat } = activityContext();
       try {
         const result = await applyToSink(request, { signal, onProgress: heartbeat });

@@ -42,15 +42,17 @@ export interface ScenarioSize {
   rate: RateLimit;
 }
 
-const agentRateLimit = (rate: RateLimit) => `${rate.limit}/${rate.windowMs}ms`;
-const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
-const runTag = (name: string) => `${name}-${Date.now().toString(36)}`;
+export const agentRateLimit = (rate: RateLimit) => `${rate.limit}/${rate.windowMs}ms`;
+export const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+export const runTag = (name: string) => `${name}-${Date.now().toString(36)}`;
 /** Permit uses a worker could not report to its limiter (src/activities/limiter-client.ts logs each). */
-const unreportedUses = (logs: readonly string[]) => countIn(logs, /could not report a permit use to the limiter/g);
+export const unreportedUses = (logs: readonly string[]) =>
+  countIn(logs, /could not report a permit use to the limiter/g);
 /** Permits held up past their use-by time, asked for again instead of used (src/workflows/permits.ts logs each). */
-const expiredPermits = (logs: readonly string[]) => countIn(logs, /a permit expired before its call could be made/g);
+export const expiredPermits = (logs: readonly string[]) =>
+  countIn(logs, /a permit expired before its call could be made/g);
 /** Each worker process's output, by name. */
-const workerLogs = (workers: readonly WorkerProcess[]): Record<string, string> =>
+export const workerLogs = (workers: readonly WorkerProcess[]): Record<string, string> =>
   Object.fromEntries(workers.map((w, i) => [`worker ${i} log`, w.output.text]));
 const countIn = (logs: readonly string[], pattern: RegExp) =>
   logs.reduce((n, log) => n + (log.match(pattern)?.length ?? 0), 0);
@@ -60,7 +62,7 @@ const countIn = (logs: readonly string[], pattern: RegExp) =>
  * output, the emulator's jobs) in test-artifacts/chaos/<scenario>-<time>/ and prints that folder: a
  * rare failure is diagnosed from its own run, not from a rerun that passes.
  */
-async function keepingEvidence(
+export async function keepingEvidence(
   scenario: string,
   workers: readonly WorkerProcess[],
   emulator: EmulatorHandle,
@@ -113,7 +115,7 @@ async function assertUnknownOnlyWhileSending(client: Client, settled: readonly S
   }
 }
 
-function allIds(lifecycles: Lifecycles): string[] {
+export function allIds(lifecycles: Lifecycles): string[] {
   return [...lifecycles.exportIds, ...lifecycles.agents.map((a) => a.workflowId)];
 }
 
@@ -122,7 +124,7 @@ function allIds(lifecycles: Lifecycles): string[] {
  * The emulator refuses a create beyond its limit, so the creates it holds never exceed it (printed as
  * maxCreatesInWindow); a 429 is what shows the workers sent more than the limit allows.
  */
-function assertOutcome(
+export function assertOutcome(
   outcome: OutcomeReport,
   lifecycles: Lifecycles,
   emulator: EmulatorHandle,
@@ -159,7 +161,7 @@ export interface WorkerKillOptions extends ScenarioSize {
 }
 
 /** What the worker-kill and server-restart runs both report about their load. */
-interface LoadFigures {
+export interface LoadFigures {
   completeS: number;
   exportsCompleted: number;
   agentsCompleted: number;
@@ -169,7 +171,7 @@ interface LoadFigures {
   limit: string;
 }
 
-function loadFigures(
+export function loadFigures(
   outcome: OutcomeReport,
   emulator: EmulatorHandle,
   rate: RateLimit,
@@ -187,7 +189,7 @@ function loadFigures(
 }
 
 /** The API key appears in no history of the run's task queue, no log given and no CLI output. */
-async function assertKeyNowhere(
+export async function assertKeyNowhere(
   scan: Omit<Parameters<typeof scanForSecret>[0], 'cliSample'>,
   minHistories = 0,
 ): Promise<void> {
@@ -212,7 +214,7 @@ export interface WorkerKillFigures extends LoadFigures {
  * worker processes (pushed onto `workers` as they start, so the caller's finally kills them), then
  * half exports and half agent jobs started by type name with plain JSON.
  */
-async function startFleet(
+export async function startFleet(
   server: ChaosServer,
   client: Client,
   emulator: EmulatorHandle,
@@ -248,7 +250,7 @@ async function startFleet(
  * Waits for the moment of the kill: mid-burst, a quarter of the agent creates and exports made; or, when
  * every job must exist first, all of them made and the API quiet for 300 ms (no create on the wire).
  */
-async function untilKillMoment(
+export async function untilKillMoment(
   emulator: EmulatorHandle,
   killAt: WorkerKillOptions['killAt'],
   agents: number,
@@ -473,7 +475,7 @@ export interface ApiFaultsFigures {
 }
 
 /** The fault mix's keeper: a file sink, links of 12 s refreshed at half their lifetime; every applied link watched. */
-async function startWatchedKeeper(client: Client, taskQueue: string, dir: string) {
+export async function startWatchedKeeper(client: Client, taskQueue: string, dir: string) {
   const domain = `${runTag('keeper-faults')}.docs.example.com`;
   const configFile = path.join(dir, 'deployment.json');
   const keeper = await ensureKeeper(
@@ -484,12 +486,12 @@ async function startWatchedKeeper(client: Client, taskQueue: string, dir: string
   return { keeper, domain, applied: watchAppliedLinks(configFile) };
 }
 
-interface AppliedLinks extends Array<{ url: string; downloads: boolean }> {
+export interface AppliedLinks extends Array<{ url: string; downloads: boolean; seenAtMs: number }> {
   stop(): Promise<void>;
 }
 
 /** Every link the keeper writes to the deployment's config file, and whether it downloads, until stop(). */
-function watchAppliedLinks(configFile: string): AppliedLinks {
+export function watchAppliedLinks(configFile: string): AppliedLinks {
   let watching = true;
   const applied = [] as unknown as AppliedLinks;
   const watcher = (async () => {
@@ -498,7 +500,8 @@ function watchAppliedLinks(configFile: string): AppliedLinks {
       const url = await appliedUrl(configFile);
       if (url && url !== last) {
         last = url;
-        applied.push({ url, downloads: await linkDownloads(url) });
+        const seenAtMs = Date.now();
+        applied.push({ url, downloads: await linkDownloads(url), seenAtMs });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

@@ -188,7 +188,7 @@ describe('docker-compose.yml', () => {
     assert.match(service('temporal').image ?? '', /^temporalio\/server:/);
     // pgx caches prepared statements per connection (lib/pq's postgres12 prepares every statement again).
     assert.equal(server.DB, 'postgres12_pgx');
-    assert.equal(server.DB, serverEnv('password', PRODUCTION_DYNAMIC_CONFIG).DB, 'the cluster uses the same driver');
+    assert.equal(server.DB, serverEnv('password', PRODUCTION_DYNAMIC_CONFIG, 4).DB, 'the cluster uses the same driver');
     assert.equal(server.POSTGRES_SEEDS, 'postgresql');
     assert.equal(server.DB_PORT, '5432');
     assert.ok(service('postgresql').expose?.includes('5432'));
@@ -431,7 +431,7 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
   test('both pass the variables the server config template reads, and no others', () => {
     const variables = templateVariables(SERVER_CONFIG_FILE);
     const composeServer = Object.keys(env('temporal'));
-    const clusterServer = Object.keys(serverEnv('password', PRODUCTION_DYNAMIC_CONFIG)).filter(
+    const clusterServer = Object.keys(serverEnv('password', PRODUCTION_DYNAMIC_CONFIG, 4)).filter(
       (k) => !NOT_TEMPLATE_VARIABLES.has(k),
     );
     for (const [who, names] of [
