@@ -1,3 +1,4 @@
+// test-lane: parallel
 // scripts/run-tests.ts never lets a test file hang the run (a CI job must fail, not stall until its
 // limit): a file that leaves a handle open after its tests ends anyway, and a test that never finishes
 // fails on the runner's timeout. A run interrupted by Ctrl-C or SIGTERM still stops what it started.
@@ -75,26 +76,32 @@ test(
 );
 
 test(
-  'a run of several files ends with the slowest files and their times',
+  'parallel files run side by side, and the run ends with the slowest files, each timed by its own process',
   { timeout: DEADLINE_MS + 10_000 },
   async () => {
-    const run = await runTests(
-      ['test/fixtures/runner/open-handle.test.ts', 'test/fixtures/runner/never-ends.test.ts'],
-      { TEST_TIMEOUT_MS: '8000' },
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'run-tests-lanes-'));
+    const files = ['side-by-side-a', 'side-by-side-b', 'open-handle'].map((f) => `test/fixtures/runner/${f}.test.ts`);
+    const run = await runTests(files, { SIDE_BY_SIDE_LOG: path.join(dir, 'log') }).finally(() =>
+      rmSync(dir, { recursive: true, force: true }),
     );
     assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
-    const at = run.output.indexOf('slowest test files (of 2,');
+    // The side-by-side files pass only when they run at the same time; open-handle runs alone after.
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /2 file\(s\) 3 at a time[^]*1 file\(s\) one at a time/);
+    const at = run.output.indexOf('slowest test files (of 3,');
     assert.ok(at >= 0, `no listing of the slowest files:\n${run.output}`);
     const rows = [...run.output.slice(at).matchAll(/^ +(\d+\.\d) s {2}(\S+)$/gm)].map((m) => ({
       s: Number(m[1]),
-      file: m[2],
+      file: m[2]!,
     }));
-    // never-ends runs until its 8 s timeout: listed first, with at least those 8 s.
+    assert.deepEqual(rows.map((r) => r.file).sort(), [...files].sort());
     assert.deepEqual(
-      rows.map((r) => r.file),
-      ['test/fixtures/runner/never-ends.test.ts', 'test/fixtures/runner/open-handle.test.ts'],
+      rows,
+      [...rows].sort((x, y) => y.s - x.s),
+      'slowest first',
     );
-    assert.ok((rows[0]?.s ?? 0) >= 8, run.output.slice(at));
+    for (const row of rows.filter((r) => r.file.includes('side-by-side')))
+      assert.ok(row.s >= 2, `${row.file}: ${row.s} s, it ran at least 2 s`);
   },
 );
 
