@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The real CLI as a child process (`node --import tsx src/starter.ts ...`) against a dev server, an
 // in-process docs-admin worker and the admin API emulator: every command, the JSON contract, one-line
 // errors with nothing started, and the schedule lifecycle.
