@@ -4,10 +4,12 @@
 // run side by side, so each file is timed in its own process; a reporter in the parent sees their
 // events late and out of order. A file killed on its timeout leaves no end line (see fileTimes).
 import { appendFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 
 const out = process.env.DOCS_ADMIN_TEST_TIMINGS;
 const file = process.argv[1];
-if (out && file) {
+// Worker threads (the SDK's workflow threads) load it too, with their own script as argv[1].
+if (out && file && isMainThread) {
   const note = (what) => appendFileSync(out, `${what}\t${Date.now()}\t${file}\n`);
   note('start');
   process.once('exit', () => note('end'));
