@@ -1,14 +1,16 @@
-// A node:test reporter for scripts/run-tests.ts: appends `<epoch ms>\t<file>` for every finished test to
-// the file named by DOCS_ADMIN_TEST_TIMINGS, at once and synchronously (--test-force-exit ends the
-// process before a reporter's last output would be flushed). The runner turns these into file times.
+// Loaded with --import into every test file's process by scripts/run-tests.ts: appends
+// `start\t<epoch ms>\t<file>` at once and `end\t<epoch ms>\t<file>` at exit to the file named by
+// DOCS_ADMIN_TEST_TIMINGS, synchronously (--test-force-exit ends the process without flushing). Files
+// run side by side, so each file is timed in its own process; a reporter in the parent sees their
+// events late and out of order. A file killed on its timeout leaves no end line (see fileTimes).
 import { appendFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 
-export default async function* fileTimings(source) {
-  const out = process.env.DOCS_ADMIN_TEST_TIMINGS;
-  for await (const event of source) {
-    const file = event.data?.file;
-    if (out && file && (event.type === 'test:pass' || event.type === 'test:fail'))
-      appendFileSync(out, `${Date.now()}\t${file}\n`);
-  }
-  yield '';
+const out = process.env.DOCS_ADMIN_TEST_TIMINGS;
+const file = process.argv[1];
+// Worker threads (the SDK's workflow threads) load it too, with their own script as argv[1].
+if (out && file && isMainThread) {
+  const note = (what) => appendFileSync(out, `${what}\t${Date.now()}\t${file}\n`);
+  note('start');
+  process.once('exit', () => note('end'));
 }

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // A create or message whose outcome is unknown parks the agent job (DocsJobStatus needs-operator)
 // until a person settles it: resolve (the job exists), resend (it does not), abandon, or the time
 // limit. A dev server, the product's worker, the emulator with a 5xx fault on the call.

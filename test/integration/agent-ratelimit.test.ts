@@ -1,3 +1,4 @@
+// test-lane: parallel
 // Per-project rate limiting across the fleet: 300 agent jobs for one project and 10 for another,
 // against the emulator's window scaled down to 100 per 10 s (AGENT_RATE_LIMIT 100/10s).
 import assert from 'node:assert/strict';

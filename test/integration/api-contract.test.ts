@@ -1,3 +1,4 @@
+// test-lane: parallel
 // AdminApiClient against the emulator: every operation, every error class, bundle links and archives.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

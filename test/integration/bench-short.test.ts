@@ -1,3 +1,4 @@
+// test-lane: parallel
 // `npm run bench`, reduced to fit in `npm test`: the end-to-end throughput benchmark with 60 lifecycles
 // and the rate-limit drain with a small burst. Asserts what must hold at any size (every lifecycle
 // completes, the figures are measured and rendered); wall-clock figures are printed, never asserted.

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The real CLI as a child process (`node --import tsx src/starter.ts ...`) against a dev server, an
 // in-process docs-admin worker and the admin API emulator: every command, the JSON contract, one-line
 // errors with nothing started, and the schedule lifecycle.
@@ -105,7 +106,9 @@ describe('docs-admin CLI', () => {
       taskQueue,
       adminApiUrl: emu.url,
       adminApiKey: KEY,
-      agentRateLimit: { limit: 100, windowMs: 10_000 },
+      // A window far longer than the file: the agent test's two creates are both still in it when it
+      // asks the limiter, however busy the machine (a 10 s window let the first one age out under load).
+      agentRateLimit: { limit: 100, windowMs: 10 * 60_000 },
       metricsPort: 0,
     };
     worker = await createDocsAdminWorker(config, {
@@ -405,7 +408,7 @@ describe('docs-admin CLI', () => {
       ...(report.details as object),
       projectId: project,
       limit: 100,
-      windowMs: 10_000,
+      windowMs: 10 * 60_000,
       queued: 0,
       inWindow: 2,
       nextFreeAt: null,

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The codec server as `npm run codec-server` runs it (a process), called with plain fetch as the Web
 // UI and `temporal --codec-endpoint` call it: decode and encode, the browser's preflight, origins
 // that are refused, the bearer token.

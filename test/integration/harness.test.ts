@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The foundation works: a real worker on a real dev server, and 30 simulated days in seconds on the
 // time-skipping server.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // Activity tasks that call the API run under a short heartbeat timeout (ACTIVITY_HEARTBEAT_TIMEOUT_MS),
 // so a task lost on its way to a worker is retried in seconds instead of after its whole start-to-close
 // timeout. The product's worker keeps the attempts it does run alive, so a slow call is not cut off and

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // bundleKeeper and staticExport over days of simulated time on the time-skipping test server. Real HTTP
 // cannot follow skipped time, so the activities are fakes with the real activities' names; they read the
 // (skipped) time from the activity context to compute job progress and link expiry.

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The worker's Prometheus endpoint after real runs: the project's metrics agree with what the emulator
 // saw (in-process worker through createDocsAdminWorker), and the real `npm run worker` process serves
 // the SDK's temporal_* metrics on the same endpoint, logs JSON without the key, and drains on SIGTERM.

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The shipped monitoring against a live worker (`npm run worker` as a process, a dev server, the
 // emulator): every metric a dashboard panel or an alert rule queries exists in the worker's scrape, and
 // Debian's Prometheus with the shipped rules sees DocsAgentJobNeedsOperator firing for a parked job.

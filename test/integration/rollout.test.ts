@@ -1,3 +1,4 @@
+// test-lane: parallel
 // A rollout on a real server with Worker Deployment Versioning: v1 workers run a keeper and agent jobs;
 // v2 workers start with changed workflow code (test/rollout/v2-workflows: agentJob changed
 // incompatibly, the keeper behind patched()); v2 becomes current through the documented CLI command; the

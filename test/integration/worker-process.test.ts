@@ -1,3 +1,4 @@
+// test-lane: parallel
 // `npm run worker` as an orchestrator sees it: real worker processes against a dev server and the
 // emulator, on loopback only. Several workers share a host with METRICS_PORT unset; an explicit taken
 // port, a closed Temporal address or a missing namespace fail the start at once, non-zero, with the

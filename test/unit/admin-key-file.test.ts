@@ -1,3 +1,4 @@
+// test-lane: parallel
 // ADMIN_API_KEY_FILE: the worker's config (exactly one of the two variables, a clear error for a
 // missing file, the content trimmed), the key source (re-read on change, through a Kubernetes-style
 // symlink swap, the last good key kept while the file is rewritten), and the client against the

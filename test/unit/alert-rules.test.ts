@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The shipped Prometheus rules (deploy/prometheus/alerts.yml): valid, their promtool unit tests pass,
 // every alert is unit-tested and has a runbook entry (docs/runbook.md, a heading per alert name).
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // callAdminApi in an activity context (MockActivityEnvironment) against the in-process emulator.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

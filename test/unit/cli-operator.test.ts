@@ -1,3 +1,4 @@
+// test-lane: parallel
 // Pure pieces of the operator surface: worker config additions, schedule timing and calendar
 // rendering, CLI error lines, plain progress rate limiting, the Prometheus recorder and the merged
 // scrape (with a stand-in for Core's exporter).

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // docker-compose.yml and the Dockerfile cannot run here (no Docker), so their wiring is checked by
 // parsing them: dependencies and their conditions, addresses and ports, the database credentials the
 // server uses, the worker's environment against the contract, profiles, secrets, that the image

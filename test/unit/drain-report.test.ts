@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The drain benchmark's verdicts (bench/run.ts): which targets decide the overall result.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

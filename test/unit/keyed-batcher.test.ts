@@ -1,3 +1,4 @@
+// test-lane: parallel
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KeyedBatcher } from '../../src/activities/keyed-batcher';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The payload codec (AES-256-GCM in the format of Temporal's encryption samples) and its key file.
 import assert from 'node:assert/strict';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The polling-efficiency targets, on a short deterministic run of the simulation (counts and simulated
 // lags, not wall-clock timings).
 import { test } from 'node:test';

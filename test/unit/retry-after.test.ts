@@ -1,3 +1,4 @@
+// test-lane: parallel
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/api/retry-after';

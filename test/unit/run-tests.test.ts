@@ -1,12 +1,17 @@
+// test-lane: parallel
 // scripts/run-tests.ts never lets a test file hang the run (a CI job must fail, not stall until its
 // limit): a file that leaves a handle open after its tests ends anyway, and a test that never finishes
-// fails on the runner's timeout. Each case runs the runner on a fixture under test/fixtures/runner/
-// (outside the default test list) and kills it if it outlives the deadline.
+// fails on the runner's timeout. A run interrupted by Ctrl-C or SIGTERM still stops what it started.
+// Each case runs the runner on a fixture under test/fixtures/runner/ (outside the default test list) and
+// kills it if it outlives the deadline.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileTimes } from '../../scripts/run-tests';
+import { waitFor } from '../../scripts/wait';
+import { fileTimes, laneOf, planLanes } from '../../scripts/test-lanes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DEADLINE_MS = 60_000;
@@ -71,34 +76,135 @@ test(
 );
 
 test(
-  'a run of several files ends with the slowest files and their times',
+  'parallel files run side by side, and the run ends with the slowest files, each timed by its own process',
   { timeout: DEADLINE_MS + 10_000 },
   async () => {
-    const run = await runTests(
-      ['test/fixtures/runner/open-handle.test.ts', 'test/fixtures/runner/never-ends.test.ts'],
-      { TEST_TIMEOUT_MS: '8000' },
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'run-tests-lanes-'));
+    const files = ['side-by-side-a', 'side-by-side-b', 'open-handle'].map((f) => `test/fixtures/runner/${f}.test.ts`);
+    const run = await runTests(files, { SIDE_BY_SIDE_LOG: path.join(dir, 'log') }).finally(() =>
+      rmSync(dir, { recursive: true, force: true }),
     );
     assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
-    const at = run.output.indexOf('slowest test files (of 2,');
+    // The side-by-side files pass only when they run at the same time; open-handle runs alone after.
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /2 file\(s\) 3 at a time[^]*1 file\(s\) one at a time/);
+    const at = run.output.indexOf('slowest test files (of 3,');
     assert.ok(at >= 0, `no listing of the slowest files:\n${run.output}`);
     const rows = [...run.output.slice(at).matchAll(/^ +(\d+\.\d) s {2}(\S+)$/gm)].map((m) => ({
       s: Number(m[1]),
-      file: m[2],
+      file: m[2]!,
     }));
-    // never-ends runs until its 8 s timeout: listed first, with at least those 8 s.
+    assert.deepEqual(rows.map((r) => r.file).sort(), [...files].sort());
     assert.deepEqual(
-      rows.map((r) => r.file),
-      ['test/fixtures/runner/never-ends.test.ts', 'test/fixtures/runner/open-handle.test.ts'],
+      rows,
+      [...rows].sort((x, y) => y.s - x.s),
+      'slowest first',
     );
-    assert.ok((rows[0]?.s ?? 0) >= 8, run.output.slice(at));
+    for (const row of rows.filter((r) => r.file.includes('side-by-side')))
+      assert.ok(row.s >= 2, `${row.file}: ${row.s} s, it ran at least 2 s`);
   },
 );
 
-test("file times: from the previous file's last test to its own last one, slowest first", () => {
-  const lines = ['1500\ta.test.ts', '4000\ta.test.ts', '4500\tb.test.ts', '9000\tb.test.ts', '9100\tc.test.ts', ''];
-  assert.deepEqual(fileTimes(lines, 1000), [
+test('file times: each file from its process start to its exit, side by side; a killed file to its lane end', () => {
+  const lines = [
+    'start\t1000\ta.test.ts',
+    'start\t1200\tb.test.ts',
+    'end\t4000\ta.test.ts',
+    'start\t4100\tc.test.ts',
+    'end\t6200\tb.test.ts',
+    'start\t7000\tkilled.test.ts',
+    '',
+  ];
+  assert.deepEqual(fileTimes(lines, 9000), [
     { file: 'b.test.ts', ms: 5000 },
+    { file: 'c.test.ts', ms: 4900 },
     { file: 'a.test.ts', ms: 3000 },
-    { file: 'c.test.ts', ms: 100 },
+    { file: 'killed.test.ts', ms: 2000 },
   ]);
+});
+
+test('lanes: the first line marks a file parallel; any other file runs alone; long files start first', () => {
+  assert.equal(laneOf('// test-lane: parallel'), 'parallel');
+  assert.equal(laneOf('// test-lane: alone (restarts the cluster)'), 'alone');
+  assert.equal(laneOf('// A new file without the marker'), 'alone');
+  assert.equal(laneOf('// test-lane: parallelish'), 'alone');
+  const firstLines: Record<string, string> = {
+    'short.test.ts': '// test-lane: parallel',
+    'long.test.ts': '// test-lane: parallel',
+    'new.test.ts': '// test-lane: parallel',
+    'tls.test.ts': '// test-lane: alone',
+    'unmarked.test.ts': "import { test } from 'node:test';",
+  };
+  const previous = new Map([
+    ['short.test.ts', 1000],
+    ['long.test.ts', 90_000],
+  ]);
+  assert.deepEqual(
+    planLanes(Object.keys(firstLines), previous, (file) => firstLines[file]!),
+    { parallel: ['new.test.ts', 'long.test.ts', 'short.test.ts'], alone: ['tls.test.ts', 'unmarked.test.ts'] },
+  );
+});
+
+/** What `npm test` runs after the checks: the last command of its script in package.json. */
+function npmTestRunner(): string {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { test: string } };
+  return pkg.scripts.test.split('&&').at(-1)!.trim();
+}
+
+/**
+ * `npm test`'s runner as npm runs it (`npm exec -c`: the same shell and signal relay as `npm test`), its
+ * set-up replaced by test/fixtures/runner/fake-setup.ts, on a file that waits; once that file runs,
+ * `interrupt` is sent. Resolves with how npm ended and what the fake set-up noted.
+ */
+async function interruptedRun(interrupt: (npm: ReturnType<typeof spawn>) => void) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'run-tests-signal-'));
+  const log = path.join(dir, 'setup.log');
+  const noted = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
+  const { NODE_TEST_CONTEXT: _context, ...parentEnv } = process.env;
+  const npm = spawn('npm', ['exec', '--no', '-c', `${npmTestRunner()} test/fixtures/runner/waits.test.ts`], {
+    cwd: ROOT,
+    detached: true, // a process group of its own, as a terminal gives a command
+    env: { ...parentEnv, DOCS_ADMIN_TEST_SETUP: 'test/fixtures/runner/fake-setup.ts', FAKE_SETUP_LOG: log },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    npm.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const groupAlive = () => {
+    try {
+      return process.kill(-npm.pid!, 0);
+    } catch {
+      return false;
+    }
+  };
+  try {
+    await waitFor(() => noted().includes('test running'), { timeoutMs: 60_000, what: 'the test file to run' });
+    interrupt(npm);
+    const exit = await ended;
+    await waitFor(() => !groupAlive(), { timeoutMs: 30_000, what: 'every process of the run to end' });
+    return { exit, noted: noted() };
+  } finally {
+    if (groupAlive()) process.kill(-npm.pid!, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test(
+  'Ctrl-C (SIGINT to the process group, its output piped to a reader that dies too) stops what the run started',
+  { timeout: DEADLINE_MS + 30_000 },
+  async () => {
+    const run = await interruptedRun((npm) => {
+      process.kill(-npm.pid!, 'SIGINT');
+      npm.stdout?.destroy(); // the `| tail` of the terminal got the Ctrl-C too: writes now fail with EPIPE
+      npm.stderr?.destroy();
+    });
+    assert.deepEqual(run.noted, ['started', 'test running', 'stopped postgresql']);
+    assert.ok(run.exit.signal === 'SIGINT' || (run.exit.code ?? 0) !== 0, `npm ended ${JSON.stringify(run.exit)}`);
+  },
+);
+
+test('SIGTERM to npm stops the tests and what the run started', { timeout: DEADLINE_MS + 30_000 }, async () => {
+  const run = await interruptedRun((npm) => npm.kill('SIGTERM'));
+  assert.deepEqual(run.noted, ['started', 'test running', 'stopped postgresql']);
+  assert.ok(run.exit.signal === 'SIGTERM' || (run.exit.code ?? 0) !== 0, `npm ended ${JSON.stringify(run.exit)}`);
 });

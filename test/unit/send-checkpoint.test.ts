@@ -1,3 +1,4 @@
+// test-lane: parallel
 // withSendCheckpoints in an activity context: what is recorded, in which order, around one request.
 // The Temporal client is a recorder here: these tests are about the order of the two checkpoints and
 // the moment the request's answer is noted (the permit's use time), not about the server.
@@ -14,8 +15,9 @@ import {
   withSendCheckpoints,
 } from '../../src/activities/send-checkpoint';
 import { ApiFailure } from '../../src/shared/failures';
+import { waitFor } from '../../scripts/wait';
 
-function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number[] = []): Client {
+function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number[] = [], at: number[] = []): Client {
   let heartbeats = 0;
   return {
     async withDeadline<R>(deadline: number, fn: () => Promise<R>): Promise<R> {
@@ -27,6 +29,7 @@ function recorder(steps: string[], failFirstHeartbeat = false, deadlines: number
         heartbeats += 1;
         if (failFirstHeartbeat && heartbeats === 1) throw new Error('server unavailable');
         steps.push(`checkpoint ${details?.phase ?? 'none'}`);
+        at.push(Date.now());
       },
     },
   } as unknown as Client;
@@ -86,37 +89,50 @@ test('nothing is sent (and nothing noted) when the sending checkpoint cannot be 
 
 test('a long attempt is kept alive with its last checkpoint, in order, and nothing before the first', async () => {
   const steps: string[] = [];
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const at: number[] = [];
+  const client = recorder(steps, false, [], at);
+  // Each phase lasts until two keep-alives were sent in it (waiting for state: a busy machine delays
+  // timers), then moves on.
+  const twoMore = async () => {
+    const from = steps.length;
+    await waitFor(() => steps.length >= from + 2, { intervalMs: 5, what: 'two keep-alives' });
+  };
+  let closedWith = 0;
   await new MockActivityEnvironment().run(async () => {
-    const channel = new CheckpointChannel<{ id: string }>(recorder(steps), 20);
+    const channel = new CheckpointChannel<{ id: string }>(client, 20);
     try {
-      await pause(70); // waiting for a permit: nothing sent yet
+      await twoMore(); // waiting for a permit: nothing sent yet
       steps.push('---');
       await withSendCheckpoints(channel, 'createAgentJob', async () => {
-        await pause(70);
+        await twoMore();
         steps.push('request');
         return { id: 'job-1' };
       });
       steps.push('===');
-      await pause(70);
+      await twoMore();
     } finally {
       channel.close();
+      closedWith = steps.length;
     }
-    await pause(50);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // five intervals: none may come now
   });
   const [waiting, sending, answered] = [
     steps.slice(0, steps.indexOf('---')),
     steps.slice(steps.indexOf('---') + 1, steps.indexOf('request')),
     steps.slice(steps.indexOf('===') + 1),
   ];
-  assert.ok(waiting.length >= 2, `keep-alives while waiting: ${waiting.join(', ')}`);
   assert.ok(
-    waiting.every((step) => step === 'checkpoint none'),
-    waiting.join(', '),
+    waiting.length >= 2 && waiting.every((step) => step === 'checkpoint none'),
+    `keep-alives while waiting: ${waiting.join(', ')}`,
   );
   assert.ok(sending.length >= 2 && sending.every((step) => step === 'checkpoint sending'), sending.join(', '));
   assert.equal(steps[steps.indexOf('request') + 1], 'checkpoint answered');
   // After the answer only the answer is repeated, and nothing once the channel is closed.
   assert.ok(answered.length >= 2 && answered.every((step) => step === 'checkpoint answered'), answered.join(', '));
-  assert.ok(answered.length <= 5, `${answered.length} keep-alives after the answer in 70 ms at 20 ms`);
+  assert.equal(steps.length, closedWith, `keep-alives after the close: ${steps.slice(closedWith).join(', ')}`);
+  // Keep-alives are paced by the 20 ms interval (timers never fire early): over the run, at most one per
+  // interval besides the checkpoints sent at once when the phase changes (sending, answered).
+  const checkpoints = steps.filter((step) => step.startsWith('checkpoint')).length;
+  const spanMs = at.at(-1)! - at[0]!;
+  assert.ok(checkpoints <= 3 + spanMs / 20, `${checkpoints} keep-alives in ${spanMs} ms at a 20 ms interval`);
 });

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // Sinks and bundle verification against real files, a real shell and a loopback HTTP server.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // npm test's pre-flight (scripts/test-setup.ts): a machine without a system package the tests need is
 // told which, and how to install it, before any test runs; the opt-outs drop exactly what they skip.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The one-line TLS reasons of a failed connect (src/connection/tls-probe.ts) against real local servers:
 // mutual TLS, TLS without client certificates, and plain TCP; and the TEMPORAL_TLS_* file settings reaching
 // both connections (client and worker) through the one loader.

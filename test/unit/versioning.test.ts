@@ -1,3 +1,4 @@
+// test-lane: parallel
 // Worker Deployment Versioning settings (src/worker/versioning.ts): from the environment, the derived build id,
 // and the options every Worker.create gets.
 import assert from 'node:assert/strict';
