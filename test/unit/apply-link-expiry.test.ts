@@ -1,3 +1,4 @@
+// test-lane: parallel
 // applyBundle refuses a link at or near its expiry (a keeper whose verify and apply were far apart, as
 // when a server node was lost between them): BundleUnavailable, non-retryable, so the keeper asks a
 // fresh link; a mirror, which keeps the bytes it downloaded, is exempt.

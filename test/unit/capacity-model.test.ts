@@ -1,3 +1,4 @@
+// test-lane: parallel
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {

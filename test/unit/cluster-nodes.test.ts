@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The pure parts of `npm run cluster -- --nodes N | --status`: the port plan, the argument parsing,
 // the status lines and the history shard setting.
 import assert from 'node:assert/strict';
