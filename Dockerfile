@@ -29,6 +29,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.emulator.json ./
 COPY emulator ./emulator
 COPY src/api/types.ts ./src/api/types.ts
+COPY src/shared/agent-job-record.ts ./src/shared/agent-job-record.ts
 RUN npx tsc -p tsconfig.emulator.json
 
 # ---- emulator: `npm run emulator` compiled (the emulator profile of docker-compose.yml) -----------------

@@ -107,9 +107,29 @@ export default tseslint.config(
     },
   },
   {
-    // The bottom layers: shared names and failures, the API client, connections, config, observability.
+    // The bottom of the stack: the workflows' contracts (one module per workflow) and the few names they
+    // all share. Everything imports them, workflows included, so they import nothing of src/ but each
+    // other (no api/, no policies/: what a contract needs of those lives here) and no Node I/O.
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '../**'],
+              message:
+                'src/shared is the bottom layer: it imports only its own modules (./x) and @temporalio/common|workflow.',
+            },
+            { group: NODE_IO, message: 'Workflows import src/shared: no Node I/O.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The layers just above: the API client, connections, codec, config, observability. They may use src/shared.
     files: [
-      'src/shared/**/*.ts',
       'src/api/**/*.ts',
       'src/connection/**/*.ts',
       'src/codec/**/*.ts',

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentJob, Bundle, StaticExportJob } from '../src/api/types';
 import { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from '../emulator';
-import type { StaticExportInput } from '../src/shared';
+import type { StaticExportInput } from '../src/shared/static-export';
 
 /** Simulated job durations: the emulator's options of the same benchmark run. */
 export interface BaselineSimulation {

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startEmulator, type EmulatorCounters, type EmulatorHandle } from '../emulator';
-import { WorkflowType } from '../src/shared';
+import { WorkflowType } from '../src/shared/workflow-types';
 import { waitFor } from '../scripts/wait';
 import {
   DevServer,

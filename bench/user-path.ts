@@ -24,7 +24,9 @@ import { generateKeyLine, payloadEncryption } from '../src/codec';
 import { parseDuration } from '../src/config';
 import { startEmulator, type EmulatorHandle } from '../emulator';
 import { theoreticalDrainMs } from '../src/policies/rate-window';
-import { DEFAULT_TASK_QUEUE, WorkflowType, rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared';
+import { DEFAULT_TASK_QUEUE } from '../src/shared/defaults';
+import { WorkflowType } from '../src/shared/workflow-types';
+import { rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared/rate-limiter';
 import { WorkerProcess, mapLimit, until } from '../test/chaos/helpers';
 import { completionTimes } from './lib/completions';
 

@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { awaitAgentJob, runExport, startAgentJob } from '../src/client';
 import { loadWorkerConfig } from '../src/config';
 import { startEmulator, type EmulatorHandle } from '../emulator';
-import { DEFAULT_NAMESPACE } from '../src/shared';
+import { DEFAULT_NAMESPACE } from '../src/shared/defaults';
 import { createDocsAdminWorker, installRuntime, type DocsAdminWorker } from '../src/worker';
 import { ADDRESS, isHealthy, startDevServer, UI_URL } from './dev-server';
 import { ensureTools } from './tools';

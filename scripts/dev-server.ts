@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_REGISTRATION } from '../src/shared';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../src/shared/search-attributes';
 import { DATA_DIR } from './tools';
 import { waitFor } from './wait';
 

@@ -29,24 +29,28 @@ import { noopMetrics } from '../src/observability/metrics';
 import {
   type AgentJobInput,
   type AgentJobOptions,
-  type AgentRateLimiterInput,
-  type BundleKeeperInput,
-  type KeeperStatus,
-  WorkflowType,
-  admitPermitsUpdate,
   jobIdUpdate,
-  keeperStatusQuery,
-  pauseSignal,
-  permitsUsedSignal,
-  pinVersionSignal,
-  publishSignal,
-  rateLimiterWorkflowId,
-  resumeSignal,
   sendMessageUpdate,
   NEEDS_OPERATOR,
   agentStatusQuery,
   resolveUpdate,
-} from '../src/shared';
+} from '../src/shared/agent-job';
+import {
+  type AgentRateLimiterInput,
+  admitPermitsUpdate,
+  permitsUsedSignal,
+  rateLimiterWorkflowId,
+} from '../src/shared/rate-limiter';
+import {
+  type BundleKeeperInput,
+  type KeeperStatus,
+  keeperStatusQuery,
+  pauseSignal,
+  pinVersionSignal,
+  publishSignal,
+  resumeSignal,
+} from '../src/shared/bundle-keeper';
+import { WorkflowType } from '../src/shared/workflow-types';
 import { startLocalDevServer } from '../test/helpers/temporal';
 import { type WaitOptions, waitFor } from './wait';
 

@@ -3,7 +3,8 @@
 // mounts (deploy/temporal/); only the values passed in through the environment differ.
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { DEFAULT_NAMESPACE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+import { DEFAULT_NAMESPACE } from '../../src/shared/defaults';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../dev-server';
 import { CLUSTER_BINARIES, DATA_DIR, ROOT } from '../tools';
 

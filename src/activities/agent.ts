@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
-import type { PermitRequest } from '../shared';
+import type { PermitRequest } from '../shared/rate-limiter';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
 import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
@@ -17,7 +17,7 @@ import { type CheckpointChannel, withCheckpointChannel, withSendCheckpoints } fr
  * limiter when the request was made (usedAtMs = this worker's clock once the call has returned or
  * failed: never earlier than the API saw it), sooner and tighter than the workflow could.
  */
-export interface PermitUse {
+export interface CallPermit {
   requestKey: string;
   /** Granted already (permitGrantedSignal reached the workflow); otherwise the activity asks the limiter first. */
   granted?: boolean;
@@ -42,7 +42,7 @@ export type Admitted<T> =
 export interface CreateAgentJobInput {
   projectId: string;
   prompt: string;
-  permit?: PermitUse;
+  permit?: CallPermit;
 }
 
 export interface GetAgentJobInput {
@@ -52,7 +52,7 @@ export interface GetAgentJobInput {
 
 export interface SendAgentMessageInput extends GetAgentJobInput {
   prompt: string;
-  permit?: PermitUse;
+  permit?: CallPermit;
 }
 
 /** Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. */
@@ -78,7 +78,7 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
 async function permitted<T>(
   limiter: LimiterClient,
   projectId: string,
-  permit: PermitUse | undefined,
+  permit: CallPermit | undefined,
   call: (answered: () => void) => Promise<T>,
 ): Promise<Admitted<T>> {
   if (!permit) return { admitted: true, value: await call(() => undefined) };
@@ -128,7 +128,7 @@ export function createAgentActivities(deps: ActivityDeps) {
    */
   const sendOnce = (
     projectId: string,
-    permit: PermitUse | undefined,
+    permit: CallPermit | undefined,
     operation: 'createAgentJob' | 'sendAgentMessage',
     call: (signal: AbortSignal) => Promise<AgentJob>,
   ): Promise<Admitted<AgentJob>> =>

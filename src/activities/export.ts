@@ -3,7 +3,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
-import type { StaticExportInput } from '../shared';
+import type { StaticExportInput } from '../shared/static-export';
 import { ActivityFailureType } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';

@@ -19,16 +19,16 @@ import {
   type PermitAdmission,
   type PermitRequest,
   type PermitUse,
-  type RateLimiterState,
+  type RateLimiterCarry,
   type SparePermitsAsk,
-  SearchAttr,
-  WorkflowType,
   admitPermitsUpdate,
   permitsReleasedSignal,
   permitsUsedSignal,
-  projectFairnessKey,
   rateLimiterWorkflowId,
-} from '../shared';
+} from '../shared/rate-limiter';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
+import { projectFairnessKey } from '../shared/fairness';
 import { openLimiter } from '../policies/limiter-opening';
 import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
@@ -227,7 +227,7 @@ export class LimiterClient {
   }
 
   /** How a limiter is started, by update-with-start or with its opening state. */
-  private startOptions(projectId: string, taskQueue: string, carried?: RateLimiterState): WorkflowStartOptions {
+  private startOptions(projectId: string, taskQueue: string, carried?: RateLimiterCarry): WorkflowStartOptions {
     const { limit, windowMs } = this.options.rateLimit;
     const input: AgentRateLimiterInput = { projectId, limit, windowMs, ...(carried ? { carried } : {}) };
     return {

@@ -14,7 +14,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SendCheckpoint } from '../policies/checkpoint';
-import { ACTIVITY_KEEP_ALIVE_MS } from '../shared';
+import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
 import { ApiFailure } from '../shared/failures';
 
 /**

@@ -18,7 +18,7 @@ import { createWriteStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { request } from 'undici';
-import type { SinkConfig } from '../shared';
+import type { SinkConfig } from '../shared/bundle-keeper';
 import { BundleError, describeUrl, downloadAndCheck, redactText, sha256File } from './verify';
 
 /** The document every sink applies (the deployment's config, docs/contract.md). */

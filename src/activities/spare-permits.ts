@@ -5,7 +5,7 @@
 // that takes one reports its use under the spare's identity (grantedAs), and spares nobody took for a
 // while, or too old to be used safely, are given back, so their slots free at once.
 import { randomUUID } from 'node:crypto';
-import type { PermitAdmission, PermitRequest } from '../shared';
+import type { PermitAdmission, PermitRequest } from '../shared/rate-limiter';
 
 /** Spares at most per project and process: a burst's next asks, not a share of the window. */
 export const MAX_SPARES = 16;

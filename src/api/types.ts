@@ -4,17 +4,9 @@
 export const AGENT_TERMINAL_STATUSES = ['completed', 'archived', 'failed'] as const;
 export type AgentJobStatus = 'active' | (typeof AGENT_TERMINAL_STATUSES)[number];
 
-export interface AgentJob {
-  id: string;
-  /** One of AgentJobStatus, or an unknown value passed through as is. */
-  status: string;
-  source: { repository: string | null; ref: string | null };
-  model: string | null;
-  /** Pull request link; null while active, or when the agent changed nothing. */
-  prLink: string | null;
-  createdAt: string;
-  archivedAt: string | null;
-}
+/** Defined beside agentJob's contract, which carries it (src/shared/agent-job-record.ts). */
+import type { AgentJob } from '../shared/agent-job-record';
+export type { AgentJob };
 
 export const EXPORT_TERMINAL_STATUSES = ['completed', 'failed'] as const;
 export type ExportJobStatus = 'queued' | 'running' | (typeof EXPORT_TERMINAL_STATUSES)[number];

@@ -2,7 +2,8 @@
 // the lines with their final newline.
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
-import type { AgentJobResult, AgentStatus, StaticExportResult } from '../shared';
+import type { AgentJobResult, AgentStatus } from '../shared/agent-job';
+import type { StaticExportResult } from '../shared/static-export';
 
 /** One JSON object on one line (what --json prints). */
 export function jsonLine(value: unknown): string {

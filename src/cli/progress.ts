@@ -2,7 +2,8 @@
 // rewritten status line for agent jobs when stderr is a terminal; plain, rate-limited lines otherwise
 // (CI logs, pipes), so a log never fills with redraws.
 import cliProgress from 'cli-progress';
-import type { AgentStatus, ExportStatus } from '../shared';
+import type { AgentStatus } from '../shared/agent-job';
+import type { ExportStatus } from '../shared/static-export';
 
 export interface ProgressStream {
   write(chunk: string): boolean;

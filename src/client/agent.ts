@@ -13,20 +13,20 @@ import {
 } from '../policies/validation/agent';
 import {
   NEEDS_OPERATOR,
-  SearchAttr,
   abandonUpdate,
-  WorkflowType,
   agentStatusQuery,
   agentWorkflowId,
   jobIdUpdate,
-  projectFairnessKey,
   resendUpdate,
   resolveUpdate,
   sendMessageUpdate,
   type AgentJobInput,
   type AgentJobResult,
   type AgentStatus,
-} from '../shared';
+} from '../shared/agent-job';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
+import { projectFairnessKey } from '../shared/fairness';
 import { checkInput } from './errors';
 import { awaitResult, markdownList, type AgentJobWorkflow, type ProgressOptions, type StartOptions } from './start';
 

@@ -5,15 +5,15 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { taskQueueOf } from '../connection/settings';
 import { validateRequestId } from '../policies/validation/agent';
 import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
 import {
-  SearchAttr,
-  WorkflowType,
   exportStatusQuery,
   exportWorkflowId,
   type ExportStatus,
   type StaticExportInput,
   type StaticExportResult,
-} from '../shared';
+} from '../shared/static-export';
 import { checkInput } from './errors';
 import { awaitResult, markdownList, type ProgressOptions, type StartOptions, type StaticExportWorkflow } from './start';
 

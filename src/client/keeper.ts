@@ -3,16 +3,16 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { taskQueueOf } from '../connection/settings';
 import { domainProblems } from '../policies/validation/export';
 import { keeperInputProblems } from '../policies/validation/keeper';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
 import {
-  SearchAttr,
-  WorkflowType,
   keeperStatusQuery,
   keeperWorkflowId,
   publishSignal,
   type BundleKeeperInput,
   type KeeperStatus,
   type SinkConfig,
-} from '../shared';
+} from '../shared/bundle-keeper';
 import { checkInput } from './errors';
 import { markdownList, type BundleKeeperWorkflow, type StartOptions } from './start';
 

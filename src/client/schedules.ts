@@ -17,14 +17,10 @@ import {
 import { parseDuration } from '../config';
 import { taskQueueOf } from '../connection/settings';
 import { keeperInputProblems } from '../policies/validation/keeper';
-import {
-  SearchAttr,
-  WorkflowType,
-  exportWorkflowId,
-  keeperWorkflowId,
-  type BundleKeeperInput,
-  type StaticExportInput,
-} from '../shared';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
+import { exportWorkflowId, type StaticExportInput } from '../shared/static-export';
+import { keeperWorkflowId, type BundleKeeperInput } from '../shared/bundle-keeper';
 import { domainProblems, exportInputProblems, normalizeExportInput } from '../policies/validation/export';
 import { checkInput, InvalidInputError } from './errors';
 import { exportSummary } from './export';

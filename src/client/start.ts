@@ -1,13 +1,9 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type {
-  AgentJobInput,
-  AgentJobResult,
-  BundleKeeperInput,
-  StaticExportInput,
-  StaticExportResult,
-} from '../shared';
+import type { AgentJobInput, AgentJobResult } from '../shared/agent-job';
+import type { BundleKeeperInput } from '../shared/bundle-keeper';
+import type { StaticExportInput, StaticExportResult } from '../shared/static-export';
 
 export type StaticExportWorkflow = (input: StaticExportInput) => Promise<StaticExportResult>;
 export type AgentJobWorkflow = (input: AgentJobInput) => Promise<AgentJobResult>;

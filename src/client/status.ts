@@ -1,7 +1,10 @@
 // A workflow's state for people and scripts: describe(), its live `status` query, result or failure.
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import { SearchAttr, type AgentStatus, type ExportStatus, type KeeperStatus } from '../shared';
+import { SearchAttr } from '../shared/search-attributes';
+import type { AgentStatus } from '../shared/agent-job';
+import type { ExportStatus } from '../shared/static-export';
+import type { KeeperStatus } from '../shared/bundle-keeper';
 import { failureReason } from '../shared/failures';
 
 export interface WorkflowStatusReport {

@@ -1,6 +1,6 @@
 // When the bundle keeper refreshes a link and how it backs off after a failure. Pure arithmetic on
 // milliseconds, unit-tested in test/unit/keeper-schedule.test.ts; the workflow feeds it workflow time.
-import type { RefreshMargin } from '../shared';
+import type { RefreshMargin } from '../shared/bundle-keeper';
 
 export const DEFAULT_REFRESH_FRACTION = 0.1;
 export const DEFAULT_REFRESH_MIN_MS = 60_000;

@@ -7,9 +7,9 @@ import type {
   LimiterRequestContext,
   PermitAdmission,
   PermitRequest,
-  RateLimiterState,
+  RateLimiterCarry,
   SparePermitsAsk,
-} from '../shared';
+} from '../shared/rate-limiter';
 import {
   type WindowLimit,
   estimateGrantAt,
@@ -21,7 +21,7 @@ import {
 
 export interface LimiterOpening {
   /** The new limiter's state: what it granted and what it queued, in ask order. */
-  state: RateLimiterState;
+  state: RateLimiterCarry;
   /** One answer per ask, in ask order (a repeated ask gets its first one's answer), then one per spare granted. */
   answers: PermitAdmission[];
 }
@@ -37,7 +37,7 @@ export function openLimiter(
   spares?: SparePermitsAsk,
 ): LimiterOpening {
   const limit: WindowLimit = { limit: context.limit, windowMs: context.windowMs };
-  const state: RateLimiterState = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
+  const state: RateLimiterCarry = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
   const answered = new Map<string, PermitAdmission>();
   const freeAtMs = grantedSlotFreeAt(nowMs, limit);
   /** The window's slots once it is full (the first ask queued): no grant is added after that. */
@@ -74,7 +74,7 @@ export function openLimiter(
  * grant to the holder added to state.grants; a key granted before is answered with that grant again.
  */
 export function grantSparePermits(
-  state: RateLimiterState,
+  state: RateLimiterCarry,
   spares: SparePermitsAsk | undefined,
   nowMs: number,
   limit: WindowLimit,

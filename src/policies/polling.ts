@@ -12,13 +12,9 @@
 // the elapsed time, between a floor and a cap.
 // The defaults are tuned with bench/polling-sim.ts; bench/results/polling.md has the measured figures.
 
-/** One poll result (the first one is the start/create response when the history is complete). */
-export interface Observation {
-  atMs: number;
-  status: string;
-  progress?: number;
-  pageCount?: number;
-}
+import type { Observation } from '../shared/observation';
+
+export type { Observation };
 
 /** Shared by both policies. */
 export interface JitterOptions {

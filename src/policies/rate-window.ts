@@ -8,6 +8,7 @@
 // it holds it until usedAt + window + margin. The report is an upper bound of the arrival time (made
 // after the call returned), so the API never sees limit + 1 of our requests in one of its windows;
 // the margin covers clock differences between Temporal and the API.
+import type { SeenLimit } from '../shared/rate-limiter';
 
 export interface WindowLimit {
   /** Permits per window (the API's 100). */
@@ -143,13 +144,6 @@ export function planHandovers(
 export function theoreticalDrainMs(count: number, limit: Pick<WindowLimit, 'limit' | 'windowMs'>): number {
   if (count <= 0) return 0;
   return Math.floor((count - 1) / limit.limit) * limit.windowMs;
-}
-
-/** A rate limit some worker asked with, and when the limiter last heard it. Plain JSON. */
-export interface SeenLimit {
-  limit: number;
-  windowMs: number;
-  seenAtMs: number;
 }
 
 /**

@@ -32,7 +32,11 @@ import {
   type PrometheusMetrics,
 } from '../observability/prometheus';
 import { connectClientAt, connectNative } from '../connection';
-import { ACTIVITY_KEEP_ALIVE_MS, LIMITER_TASK_QUEUE, NEEDS_OPERATOR, SearchAttr, WorkflowType } from '../shared';
+import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
+import { LIMITER_TASK_QUEUE } from '../shared/rate-limiter';
+import { NEEDS_OPERATOR } from '../shared/agent-job';
+import { SearchAttr } from '../shared/search-attributes';
+import { WorkflowType } from '../shared/workflow-types';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';

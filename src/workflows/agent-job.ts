@@ -23,27 +23,26 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { PermitUse } from '../activities/agent';
+import type { CallPermit } from '../activities/agent';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
-  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   DEFAULT_PARKED_TIMEOUT_MS,
   NEEDS_OPERATOR,
   type AgentJobCarry,
   type AgentJobInput,
   type AgentJobOptions,
   type AgentJobResult,
-  type AgentObservation,
   type AgentStatus,
-  SearchAttr,
   agentStatusQuery,
   jobIdUpdate,
   sendMessageUpdate,
-} from '../shared';
+} from '../shared/agent-job';
+import { SearchAttr } from '../shared/search-attributes';
 import { promptPreview, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
 import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { ProjectPermits } from './permits';
-import { agentPollDelay, recentObservations } from '../policies/polling';
+import { type Observation, agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
 import { Parking, parkedDetails, parkedFailure } from './parking';
 
@@ -96,7 +95,7 @@ function invalidInput(problems: string[]): ApplicationFailure {
 class AgentRun {
   readonly info = workflowInfo();
   job: AgentJob | null;
-  private observations: AgentObservation[];
+  private observations: Observation[];
   private polls: number;
   private pollsThisRun = 0;
   private messagesSent: number;
@@ -137,13 +136,13 @@ class AgentRun {
     this.permits = new ProjectPermits(input.projectId, () => {
       if (this.phase === 'creating' || this.phase === 'waiting-for-permit')
         this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
-      this.publish();
+      this.show();
     });
     this.parking = new Parking(input.parkedTimeoutMs ?? DEFAULT_PARKED_TIMEOUT_MS, () => this.setPhase(NEEDS_OPERATOR));
   }
 
   /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
-  private nonIdempotentOptions(permit: PermitUse): ActivityOptions {
+  private nonIdempotentOptions(permit: CallPermit): ActivityOptions {
     return {
       ...NON_IDEMPOTENT_OPTIONS,
       startToCloseTimeout:
@@ -170,10 +169,10 @@ class AgentRun {
 
   setPhase(phase: AgentStatus['phase']): void {
     this.phase = phase;
-    this.publish();
+    this.show();
   }
 
-  publish(): void {
+  show(): void {
     const { job, polls, lastPollAt, nextPollAt } = this;
     // A blank line after the heading, or the Web UI renders the list as one paragraph.
     const lines = [`**Agent job** for project \`${this.input.projectId}\` — ${this.phase}`, ''];
@@ -211,7 +210,7 @@ class AgentRun {
     const now = Date.now();
     const observation = { atMs: Math.min(now, seenAtMs ?? now), status: next.status };
     this.observations = restart ? [observation] : recentObservations([...this.observations, observation]);
-    this.publish();
+    this.show();
   }
 
   // ---- handlers (registered first: update-with-start delivers jobId in the first task) ------------
@@ -319,7 +318,7 @@ class AgentRun {
    */
   async create(): Promise<void> {
     const { input } = this;
-    this.publish();
+    this.show();
     for (let resends = 0; ; resends++) {
       const attempt = { at: new Date().toISOString() };
       try {
@@ -399,7 +398,7 @@ class AgentRun {
       const seenAtMs = this.observations.at(-1)?.atMs ?? now; // never later than now: observe() clamps it
       const dueAtMs = seenAtMs + agentPollDelay(this.observations, seenAtMs, options.poll);
       this.nextPollAt = new Date(Math.max(now, dueAtMs)).toISOString();
-      this.publish();
+      this.show();
       this.wake = false;
       if (dueAtMs > now) await condition(() => this.wake, dueAtMs - now);
       if (this.messaging || this.wake) continue;
@@ -418,7 +417,7 @@ class AgentRun {
       this.lastPollAt = new Date().toISOString();
       // A message sent while this poll was in flight supersedes its answer.
       if (seen === this.generation && !this.messaging) this.observe(polled, false);
-      else this.publish();
+      else this.show();
     }
   }
 
@@ -495,7 +494,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
     upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);
   }
   if (!run.job) await run.create();
-  else run.publish();
+  else run.show();
 
   for (;;) {
     await run.pollUntilTerminal();

@@ -19,7 +19,7 @@
 // links that is ~186 refreshes and ~4.3 K events a week (23 per cycle measured on the dev server by
 // test/integration/export-e2e.test.ts). The keeper continues as new when the server
 // suggests it (workflowInfo().continueAsNewSuggested), never while an export child runs, carrying
-// KeeperCarriedState (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+// BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
 import {
   ApplicationFailure,
   allHandlersFinished,
@@ -36,21 +36,20 @@ import {
 } from '@temporalio/workflow';
 import type { ExportActivities } from '../activities/export';
 import type { Bundle } from '../api/types';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
-  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   type AppliedBundle,
   type BundleKeeperInput,
-  type KeeperCarriedState,
+  type BundleKeeperCarry,
   type KeeperStatus,
-  SearchAttr,
-  type StaticExportResult,
-  exportWorkflowId,
   keeperStatusQuery,
   pauseSignal,
   pinVersionSignal,
   publishSignal,
   resumeSignal,
-} from '../shared';
+} from '../shared/bundle-keeper';
+import { SearchAttr } from '../shared/search-attributes';
+import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
@@ -80,7 +79,7 @@ const applier = proxyActivities<ExportActivities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
 
-function initialState(input: BundleKeeperInput): KeeperCarriedState {
+function initialState(input: BundleKeeperInput): BundleKeeperCarry {
   return {
     current: null,
     pending: null,
@@ -124,7 +123,7 @@ const due = (atMs: number | null | undefined) => atMs === null || atMs === undef
  * and the operations of the lifecycle. The workflow function below is the loop that picks the next one.
  */
 class Keeper {
-  readonly st: KeeperCarriedState;
+  readonly st: BundleKeeperCarry;
   readonly domain: string;
   readonly sink: BundleKeeperInput['sink'];
   /** The mirror checks size, magic and gzip while copying. */
@@ -139,7 +138,9 @@ class Keeper {
   constructor(readonly input: BundleKeeperInput) {
     this.domain = input.domain;
     this.sink = input.sink;
-    this.st = input.carried ? { ...input.carried } : initialState(input);
+    // `carried`: the same carry, as runs continued by earlier releases wrote it.
+    const carry = input.carry ?? input.carried;
+    this.st = carry ? { ...carry } : initialState(input);
     this.verifiesItself = input.sink.type === 'mirror';
   }
 
@@ -472,7 +473,8 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
       (workflowInfo().continueAsNewSuggested || (limit !== undefined && keeper.cyclesThisRun >= limit))
     ) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof bundleKeeper>({ ...input, carried: { ...st, generation: st.generation + 1 } });
+      const { carried: _earlierRelease, ...next } = input;
+      return continueAsNew<typeof bundleKeeper>({ ...next, carry: { ...st, generation: st.generation + 1 } });
     }
     await keeper.sleepUntilDue();
   }

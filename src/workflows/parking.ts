@@ -7,7 +7,7 @@
 //   abandon {reason}: give up, the job ends with OutcomeUnknown (as it does after the time limit).
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import type { AgentJob } from '../api/types';
-import { type ParkedCall, abandonUpdate, resendUpdate, resolveUpdate } from '../shared';
+import { type ParkedCall, abandonUpdate, resendUpdate, resolveUpdate } from '../shared/agent-job';
 import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { validateJobId } from '../policies/validation/agent';
 

@@ -16,9 +16,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Admitted, PermitUse } from '../activities/agent';
+import type { Admitted, CallPermit } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
-import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared';
+import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
 import type { Settled } from './send-once';
 
 /** Ask again when no grant arrives this long after it was expected (a limiter that ended or was reset). */
@@ -69,7 +69,7 @@ interface Attempt {
 type Step<T> =
   | { kind: 'ask' }
   | { kind: 'refused'; refusal: NotAdmitted }
-  | { kind: 'granted'; permit: PermitUse }
+  | { kind: 'granted'; permit: CallPermit }
   | { kind: 'done'; value: T };
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
@@ -102,7 +102,7 @@ export class ProjectPermits {
    * ask the limiter, wait for the grant when queued, call, report. The activity reports the permit's
    * use; only when no activity finished (a timed-out or cancelled attempt) does the workflow report.
    */
-  async run<T>(firstKey: string, call: (permit: PermitUse) => Promise<Settled<T>>): Promise<T> {
+  async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
     const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
     let step: Step<T> = { kind: 'ask' };
     for (;;) {
@@ -116,7 +116,7 @@ export class ProjectPermits {
    * Tells the limiter when the permit was used, when no activity could: now, or its use-by time if that
    * is later (a timed-out attempt may still be running and call until then). Delivered before the run ends.
    */
-  reportUse(permit: PermitUse): void {
+  reportUse(permit: CallPermit): void {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
       .signal(permitUsedSignal, {
@@ -156,8 +156,8 @@ export class ProjectPermits {
   /** Makes the call once the permit's slot is near; a permit that expired first is asked for again under a new key. */
   private async call<T>(
     attempt: Attempt,
-    permit: PermitUse,
-    call: (permit: PermitUse) => Promise<Settled<T>>,
+    permit: CallPermit,
+    call: (permit: CallPermit) => Promise<Settled<T>>,
   ): Promise<Step<T>> {
     await this.waitForSlot(permit);
     this.wait(null);
@@ -216,7 +216,7 @@ export class ProjectPermits {
     return { kind: 'ask' };
   }
 
-  private async waitForSlot(permit: PermitUse): Promise<void> {
+  private async waitForSlot(permit: CallPermit): Promise<void> {
     if (permit.notBeforeMs === undefined) return;
     const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
     const aheadMs = permit.notBeforeMs - lead - Date.now();

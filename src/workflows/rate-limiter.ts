@@ -48,7 +48,7 @@ import {
   type PermitGrant,
   type PermitRequest,
   type PermitUse,
-  type RateLimiterState,
+  type RateLimiterCarry,
   type RateLimiterStatus,
   type SparePermitsAsk,
   admitPermitsUpdate,
@@ -58,7 +58,7 @@ import {
   permitsUsedSignal,
   rateLimiterStatusQuery,
   requestPermitSignal,
-} from '../shared';
+} from '../shared/rate-limiter';
 
 /**
  * Continue as new past this many events: a new worker replays every live limiter before it answers an
@@ -92,7 +92,7 @@ const permitsQueuedGauge = () =>
 type Idle = 'work' | 'complete' | 'compact';
 
 class Limiter {
-  readonly state: RateLimiterState;
+  readonly state: RateLimiterCarry;
   /** The limit applied now: the strictest heard lately. */
   limit: WindowLimit;
   /** The limiter task queue the requesters serve, when this run is on another one. */

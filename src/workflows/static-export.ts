@@ -34,16 +34,16 @@ import {
 } from '@temporalio/workflow';
 import type { ExportActivities } from '../activities/export';
 import { EXPORT_TERMINAL_STATUSES, type StaticExportJob } from '../api/types';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
-  ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   type ExportStatus,
-  SearchAttr,
   type StaticExportCarry,
   type StaticExportInput,
   type StaticExportOptions,
   type StaticExportResult,
   exportStatusQuery,
-} from '../shared';
+} from '../shared/static-export';
+import { SearchAttr } from '../shared/search-attributes';
 import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
 import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
 import { iso, markdownTable } from './details';

@@ -12,14 +12,9 @@ import { firstApplicationFailure } from '../../src/shared/failures';
 import { findTemporalCli, ROOT } from '../../scripts/tools';
 import { resendAgentJob, resolveAgentJob, startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
-import {
-  NEEDS_OPERATOR,
-  SEARCH_ATTRIBUTE_REGISTRATION,
-  WorkflowType,
-  agentStatusQuery,
-  agentWorkflowId,
-  type AgentJobInput,
-} from '../../src/shared';
+import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId, type AgentJobInput } from '../../src/shared/agent-job';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
+import { WorkflowType } from '../../src/shared/workflow-types';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from '../../scripts/wait';

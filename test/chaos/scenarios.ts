@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { maxInAnyWindow } from '../../bench/user-path';
 import { ensureKeeper, publish } from '../../src/client';
 import { startEmulator, type EmulatorHandle } from '../../emulator';
-import { keeperStatusQuery } from '../../src/shared';
+import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { appliedUrl, faultMix, linkDownloads, startInProcessWorker, type InProcessWorker } from './faults';
 import {
   WorkerProcess,

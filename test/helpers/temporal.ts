@@ -18,7 +18,7 @@ import { FAILURE_CONVERTER_PATH } from '../../src/codec';
 import { loadWorkerConfig } from '../../src/config';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
-import { SearchAttr } from '../../src/shared';
+import { SearchAttr } from '../../src/shared/search-attributes';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';

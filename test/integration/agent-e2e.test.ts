@@ -15,13 +15,13 @@ import { noopMetrics } from '../../src/observability/metrics';
 import {
   type AgentJobInput,
   type AgentJobOptions,
-  SearchAttr,
   agentStatusQuery,
   agentWorkflowId,
   jobIdUpdate,
-  rateLimiterWorkflowId,
   sendMessageUpdate,
-} from '../../src/shared';
+} from '../../src/shared/agent-job';
+import { SearchAttr } from '../../src/shared/search-attributes';
+import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { agentJob } from '../../src/workflows';
 import { type StartedWorker, createE2eEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/observability/free-port';

@@ -15,7 +15,8 @@ import {
   type StartedAgentJob,
 } from '../../src/client';
 import { runCli } from '../../src/cli/program';
-import { NEEDS_OPERATOR, SearchAttr, agentStatusQuery, agentWorkflowId, type AgentStatus } from '../../src/shared';
+import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId, type AgentStatus } from '../../src/shared/agent-job';
+import { SearchAttr } from '../../src/shared/search-attributes';
 import type { FaultRule } from '../../emulator';
 import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { failureOf } from '../helpers/failures';

@@ -12,7 +12,7 @@ import {
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
   requestPermitSignal,
-} from '../../src/shared';
+} from '../../src/shared/rate-limiter';
 import { agentRateLimiter } from '../../src/workflows';
 import { createDevEnv, runWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 

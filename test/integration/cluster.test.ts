@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { EmulatorHandle } from '../../emulator';
-import { type AgentJobResult, SEARCH_ATTRIBUTE_REGISTRATION, type StaticExportResult } from '../../src/shared';
+import type { AgentJobResult } from '../../src/shared/agent-job';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
+import type { StaticExportResult } from '../../src/shared/static-export';
 import { ensureCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_FILES } from '../../scripts/cluster/layout';
 import { runningProcess } from '../../scripts/cluster/processes';

@@ -19,7 +19,7 @@ import { postgresBinDir } from '../../scripts/cluster/postgres';
 import { findTemporalCli } from '../../scripts/tools';
 import { startAgentJob } from '../../src/client';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
-import { rateLimiterWorkflowId } from '../../src/shared';
+import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import type { DocsAdminWorker } from '../../src/worker';
 import {
   type ClusterEnv,

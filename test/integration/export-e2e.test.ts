@@ -22,11 +22,11 @@ import { noopMetrics } from '../../src/observability/metrics';
 import {
   type BundleKeeperInput,
   type KeeperStatus,
-  SearchAttr,
-  exportStatusQuery,
   keeperStatusQuery,
   keeperWorkflowId,
-} from '../../src/shared';
+} from '../../src/shared/bundle-keeper';
+import { SearchAttr } from '../../src/shared/search-attributes';
+import { exportStatusQuery } from '../../src/shared/static-export';
 import { bundleKeeper, staticExport } from '../../src/workflows';
 import {
   type StartedWorker,

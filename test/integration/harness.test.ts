@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SearchAttr } from '../../src/shared';
+import { SearchAttr } from '../../src/shared/search-attributes';
 import { proceed, sleepForDays, waitForSignal } from '../fixtures/workflows';
 import { createDevEnv, createTimeSkippingEnv, runWorker, uniqueTaskQueue } from '../helpers/temporal';
 

@@ -12,7 +12,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { temporal } from '@temporalio/proto';
 import { ensureKeeper } from '../../src/client';
 import type { EmulatorHandle } from '../../emulator';
-import { ACTIVITY_HEARTBEAT_TIMEOUT_MS, WorkflowType, keeperStatusQuery } from '../../src/shared';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../../src/shared/heartbeat';
+import { WorkflowType } from '../../src/shared/workflow-types';
+import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const KEY = 'mint_keep_alive_key_0123456789';

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { ROOT } from '../../scripts/tools';
 import { ensureKeeper } from '../../src/client';
 import type { EmulatorHandle } from '../../emulator';
-import { type KeeperStatus, keeperStatusQuery } from '../../src/shared';
+import { type KeeperStatus, keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const run = promisify(execFile);

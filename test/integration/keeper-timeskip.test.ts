@@ -11,14 +11,14 @@ import type { Bundle, StaticExportJob } from '../../src/api/types';
 import {
   type BundleKeeperInput,
   type KeeperStatus,
-  type StaticExportInput,
   keeperStatusQuery,
   keeperWorkflowId,
   pauseSignal,
   pinVersionSignal,
   publishSignal,
   resumeSignal,
-} from '../../src/shared';
+} from '../../src/shared/bundle-keeper';
+import type { StaticExportInput } from '../../src/shared/static-export';
 import { bundleKeeper, staticExport } from '../../src/workflows';
 import { createTimeSkippingEnv, runWorker, uniqueTaskQueue } from '../helpers/temporal';
 

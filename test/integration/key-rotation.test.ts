@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { AgentJobOptions, AgentJobResult, StaticExportResult } from '../../src/shared';
+import type { AgentJobOptions, AgentJobResult } from '../../src/shared/agent-job';
+import type { StaticExportResult } from '../../src/shared/static-export';
 import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const OLD = 'mint_rotation_old_key_0123456789';

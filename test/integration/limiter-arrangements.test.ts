@@ -8,12 +8,12 @@ import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import {
   LIMITER_TASK_QUEUE,
-  WorkflowType,
-  agentStatusQuery,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
   type AgentRateLimiterInput,
-} from '../../src/shared';
+} from '../../src/shared/rate-limiter';
+import { WorkflowType } from '../../src/shared/workflow-types';
+import { agentStatusQuery } from '../../src/shared/agent-job';
 import type { DocsAdminWorker } from '../../src/worker';
 import {
   type ClusterEnv,

@@ -10,7 +10,9 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { type AgentRateLimiterInput, WorkflowType, agentStatusQuery, rateLimiterWorkflowId } from '../../src/shared';
+import { type AgentRateLimiterInput, rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
+import { WorkflowType } from '../../src/shared/workflow-types';
+import { agentStatusQuery } from '../../src/shared/agent-job';
 import { becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/versioning';
 import { type Fleet, type FleetOptions, deploymentTools, queueRouting, startFleet } from '../helpers/fleets';
 import {

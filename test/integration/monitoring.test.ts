@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parse, stringify } from 'yaml';
 import { awaitAgentJob, startAgentJob } from '../../src/client';
-import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId } from '../../src/shared';
+import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId } from '../../src/shared/agent-job';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import {

@@ -11,12 +11,12 @@ import { temporal } from '@temporalio/proto';
 import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import {
   type AgentRateLimiterInput,
-  WorkflowType,
   admitPermitsUpdate,
   permitsUsedSignal,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
-} from '../../src/shared';
+} from '../../src/shared/rate-limiter';
+import { WorkflowType } from '../../src/shared/workflow-types';
 import {
   clusterSkipReason,
   createClusterEnv,

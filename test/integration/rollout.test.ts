@@ -12,13 +12,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import {
-  type AgentJobOptions,
-  WorkflowType,
-  jobIdUpdate,
-  keeperStatusQuery,
-  rateLimiterWorkflowId,
-} from '../../src/shared';
+import { type AgentJobOptions, jobIdUpdate } from '../../src/shared/agent-job';
+import { WorkflowType } from '../../src/shared/workflow-types';
+import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
+import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { type Fleet, deploymentTools, startFleet, workflowTasks } from '../helpers/fleets';
 import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 

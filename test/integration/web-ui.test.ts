@@ -15,7 +15,8 @@ import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 import { agentSummary, exportSummary, startAgentJob, startExport } from '../../src/client';
 import { payloadEncryption } from '../../src/codec';
-import type { AgentJobResult, StaticExportResult } from '../../src/shared';
+import type { AgentJobResult } from '../../src/shared/agent-job';
+import type { StaticExportResult } from '../../src/shared/static-export';
 import type { DocsAdminWorker } from '../../src/worker';
 import {
   type ClusterEnv,

@@ -21,7 +21,7 @@ import {
 } from '../../src/client/schedules';
 import { errorLine } from '../../src/starter';
 import { createLogger } from '../../src/worker';
-import type { ExportStatus } from '../../src/shared';
+import type { ExportStatus } from '../../src/shared/static-export';
 
 const BASE_ENV = { ADMIN_API_URL: 'http://127.0.0.1:4010', ADMIN_API_KEY: 'mint_unit_key_123' };
 

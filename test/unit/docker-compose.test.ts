@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
-import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../../src/shared/defaults';
+import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import {
   CLUSTER_CODEC_URL,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { PermitRequest } from '../../src/shared';
+import type { PermitRequest } from '../../src/shared/rate-limiter';
 import { SparePermits } from '../../src/activities/spare-permits';
 
 const HOUR = 3_600_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkKeeperInput, keeperInputProblems } from '../../src/policies/validation/keeper';
-import type { BundleKeeperInput } from '../../src/shared';
+import type { BundleKeeperInput } from '../../src/shared/bundle-keeper';
 
 const valid: BundleKeeperInput = {
   domain: 'docs.example.com',

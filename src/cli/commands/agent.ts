@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { awaitAgentJob, checkInput, startAgentJob } from '../../client';
 import { validateAgentJobInput } from '../../policies/validation/agent';
-import type { AgentStatus } from '../../shared';
+import type { AgentStatus } from '../../shared/agent-job';
 import type { CliContext, StartCommandOpts } from '../context';
 import { agentResultText, jsonLine, type AgentOutput } from '../format';
 import { agentReporter } from '../progress';

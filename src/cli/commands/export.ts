@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { awaitExport, checkInput, startExport } from '../../client';
 import { exportInputProblems, normalizeExportInput } from '../../policies/validation/export';
-import type { StaticExportInput } from '../../shared';
+import type { StaticExportInput } from '../../shared/static-export';
 import { collect, type CliContext, type StartCommandOpts } from '../context';
 import { exportResultText, jsonLine, type ExportOutput } from '../format';
 import { exportReporter } from '../progress';

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { checkInput, ensureKeeper, InvalidInputError, keeperInputProblems, publish } from '../../client';
 import { DEPLOYMENT_KINDS } from '../../policies/validation/deployment';
 import { domainProblems } from '../../policies/validation/export';
-import type { BundleKeeperInput, DeploymentKind, SinkConfig } from '../../shared';
+import type { BundleKeeperInput, DeploymentKind, SinkConfig } from '../../shared/bundle-keeper';
 import type { CliContext } from '../context';
 import { jsonLine } from '../format';
 

@@ -1,6 +1,6 @@
 // Deployment kinds and the features each can have (docs/contract.md, the self-hosted deployment table).
 // Pure rules, shared by the bundleKeeper workflow (checked at start) and the CLI.
-import type { DeploymentFeature, DeploymentFeatures, DeploymentKind, SinkConfig } from '../../shared';
+import type { DeploymentFeature, DeploymentFeatures, DeploymentKind, SinkConfig } from '../../shared/bundle-keeper';
 
 /** yes: always on; configurable: the operator chooses; no: the kind cannot have it. */
 export type Availability = 'yes' | 'configurable' | 'no';

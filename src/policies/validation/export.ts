@@ -1,7 +1,7 @@
 // Pure validators for a static export request (docs/contract.md, the admin API: `domain` is a bare hostname, `version`
 // labels the export, `paths` are page paths). Used by the staticExport workflow at start and by the
 // CLI before it starts anything. No I/O, no Temporal imports: safe in the workflow sandbox.
-import type { StaticExportInput } from '../../shared';
+import type { StaticExportInput } from '../../shared/static-export';
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 

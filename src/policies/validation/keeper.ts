@@ -1,6 +1,6 @@
 // bundleKeeper input validation, once: the client library and the CLI check an input before starting a
 // keeper, and the workflow checks it again (other services start it by type name with any JSON).
-import type { BundleKeeperInput } from '../../shared';
+import type { BundleKeeperInput } from '../../shared/bundle-keeper';
 import { refreshMarginProblems } from '../keeper-schedule';
 import { deploymentProblems, sinkProblems } from './deployment';
 import { hostnameProblem } from './export';

@@ -4,7 +4,8 @@
 // - bundleKeeper (AUTO_UPGRADE) changes compatibly, behind patched(): new runs record a marker and wait
 //   a moment first; running executions replay the old path on v2.
 import { patched, sleep } from '@temporalio/workflow';
-import type { AgentJobInput, AgentJobOptions, AgentJobResult, BundleKeeperInput } from '../../../src/shared';
+import type { AgentJobInput, AgentJobOptions, AgentJobResult } from '../../../src/shared/agent-job';
+import type { BundleKeeperInput } from '../../../src/shared/bundle-keeper';
 import { agentJob as agentJobV1 } from '../../../src/workflows/agent-job';
 import { bundleKeeper as bundleKeeperV1 } from '../../../src/workflows/bundle-keeper';
 import { declareVersioningBehaviour } from '../../../src/workflows/versioning';

@@ -1,0 +1,118 @@
+// The bundleKeeper workflow's contract: its id, input, status query, signals and continue-as-new carry.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+/** One keeper per domain: starting it again attaches to the running one. */
+export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${domain}`;
+
+export type DeploymentKind = 'cloud' | 'client-hosted' | 'air-gapped';
+
+/** Where a verified bundle link is applied. Exactly one. */
+export type SinkConfig =
+  | { type: 'file'; path: string }
+  | { type: 'webhook'; url: string }
+  | { type: 'command'; command: string }
+  | { type: 'mirror'; dir: string; urlPrefix: string; /** archives kept for rollback, default 3 */ keep?: number };
+
+/** Features of a self-hosted deployment (docs/contract.md, the self-hosted deployment table); rules in src/policies/validation/deployment.ts. */
+export type DeploymentFeature = 'search' | 'assistant' | 'analytics' | 'apiPlayground' | 'staticExport';
+export type DeploymentFeatures = Partial<Record<DeploymentFeature, boolean>>;
+
+/** How long before a link expires the keeper refreshes it: `fraction` of the link's lifetime, at least `minMs`. */
+export interface RefreshMargin {
+  /** Default 0.1 (10 % of the lifetime). */
+  fraction?: number;
+  /** Default 60 000 (one minute). */
+  minMs?: number;
+}
+
+export interface BundleKeeperInput {
+  domain: string;
+  sink: SinkConfig;
+  /** Default client-hosted. */
+  kind?: DeploymentKind;
+  /** Pins staticExport.version (default: the latest published). */
+  version?: string;
+  features?: DeploymentFeatures;
+  refreshMargin?: RefreshMargin;
+  /**
+   * Continue as new after this many refresh/export cycles even when the server does not suggest it.
+   * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
+   */
+  continueAsNewAfterCycles?: number;
+  /** State from the previous run (set by the keeper itself when it continues as new). */
+  carry?: BundleKeeperCarry;
+  /** The same, as runs continued by releases before `carry` wrote it: read, never written. */
+  carried?: BundleKeeperCarry;
+}
+
+export interface KeeperStatus {
+  jobId: string | null;
+  bundleUrl: string | null;
+  expiresAt: string | null;
+  version: string | null;
+  lastAppliedAt: string | null;
+  nextRefreshAt: string | null;
+  exportsDone: number;
+  refreshesDone: number;
+  paused: boolean;
+  /** Why the last export/refresh/apply attempt failed (cleared on success). */
+  lastError?: string | null;
+  /** An export is running right now. */
+  exporting?: boolean;
+  /** A publish/pin is waiting for the running export to finish. */
+  exportWanted?: boolean;
+}
+
+export const publishSignal = defineSignal('publish');
+export const pinVersionSignal = defineSignal<[version: string | null]>('pin');
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+export const keeperStatusQuery = defineQuery<KeeperStatus>('status');
+
+/** The bundle a keeper last applied. Plain JSON (carried across continue-as-new). */
+export interface AppliedBundle {
+  jobId: string;
+  /** The URL the deployment was configured with (the presigned link, or the mirror's stable URL). */
+  appliedUrl: string;
+  /** When appliedUrl stops working; null when it does not expire (mirror). */
+  appliedExpiresAt: string | null;
+  /** Workflow time (ms) at which the applied link was generated (or received from the export). */
+  linkIssuedAtMs: number;
+  sizeBytes: number;
+  version: string | null;
+  appliedAt: string;
+  /** Workflow time (ms) of the next refresh; null when the applied URL does not expire. */
+  refreshAtMs: number | null;
+  /** Consecutive failed refreshes of this job's link (drives the back-off). */
+  refreshFailures: number;
+}
+
+/** An exported job whose bundle is still to be verified and applied. Plain JSON. */
+export interface PendingBundle {
+  jobId: string;
+  version: string | null;
+  /** The link the export returned, used for the first attempt; later attempts generate a fresh one. */
+  bundle: { bundleUrl: string; expiresAt: string; sizeBytes: number } | null;
+  failures: number;
+  /** Workflow time (ms) of the next attempt; null = now. */
+  retryAtMs: number | null;
+}
+
+/** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
+export interface BundleKeeperCarry {
+  current: AppliedBundle | null;
+  pending: PendingBundle | null;
+  /** Pinned export version (null: latest published). */
+  version: string | null;
+  exportsDone: number;
+  refreshesDone: number;
+  /** A publish or pin arrived that no export has served yet. */
+  exportWanted: boolean;
+  paused: boolean;
+  /** Consecutive failed exports, and the workflow time (ms) before which no new export starts. */
+  exportFailures: number;
+  exportRetryAtMs: number | null;
+  lastError: string | null;
+  /** Continue-as-new generations so far (for the Web UI and tests). */
+  generation: number;
+}

@@ -1,0 +1,153 @@
+// The agentRateLimiter workflow's contract: its id and task queue, input, status query, and the permit
+// protocol's messages (requests, grants, admissions, use reports, releases) and continue-as-new carry.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** One limiter per project and namespace. */
+export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
+/**
+ * The task queue of every agentRateLimiter workflow, the same for every fleet in a namespace whatever
+ * its TEMPORAL_TASK_QUEUE: each worker process serves it beside its own queue, always unversioned (see
+ * createLimiterWorker). A project's limiter is one workflow per namespace, so fleets on different task
+ * queues (staging and production, or before and after a rename) share it and never exceed the API's
+ * limit together, and whichever fleet is up serves it. Renamed from `docs-admin-limiter`, which versioned
+ * workers of earlier releases polled and so listed in their deployment version: limiters still there
+ * are served once by the worker they fail to answer (as the version that queue routes to) and move here.
+ */
+export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
+
+export interface AgentRateLimiterInput {
+  projectId: string;
+  /** Permits per window (AGENT_RATE_LIMIT of the worker that started the limiter). */
+  limit: number;
+  windowMs: number;
+  /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
+  marginMs?: number;
+  /**
+   * Continue as new past this many history events (default 500: a new worker replays it quickly), and
+   * once quiet for 5 s past a fifth of them.
+   */
+  maxHistoryEvents?: number;
+  /**
+   * Set by the limiter itself when it continues as new (and by a worker that starts it with asks
+   * answered). Named `carried`, not `carry` as the other workflows' carries: every release that serves
+   * the shared limiter queue reads this field, so it keeps its name.
+   */
+  carried?: RateLimiterCarry;
+}
+
+export interface RateLimiterStatus {
+  projectId: string;
+  limit: number;
+  windowMs: number;
+  /** Task queue this limiter runs on (LIMITER_TASK_QUEUE once moved). */
+  taskQueue: string;
+  queued: number;
+  /** Grants still occupying a slot. */
+  inWindow: number;
+  granted: number;
+  nextFreeAt: string | null;
+}
+
+export const rateLimiterStatusQuery = defineQuery<RateLimiterStatus>('status');
+
+export interface PermitRequest {
+  /** Workflow id that receives permitGrantedSignal. */
+  requesterWorkflowId: string;
+  /** Distinguishes several requests from one workflow (create, then each message). */
+  requestKey: string;
+}
+
+export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
+/**
+ * A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that.
+ * The third argument, the permit's use-by time (epoch ms), came later: a grant without it has no deadline.
+ */
+export const permitGrantedSignal =
+  defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
+
+/** The limiter's answer to one request of admitPermitsUpdate. */
+export interface PermitAdmission {
+  requestKey: string;
+  /** true: granted now (no signal follows); false: queued, permitGrantedSignal follows when a slot frees. */
+  granted: boolean;
+  /** When granted: the call must be made by then (epoch ms), or asked for again (rate-window.ts permitUseByMs). */
+  useByMs?: number;
+  /** When queued: requests ahead of this one. */
+  position?: number;
+  /** When queued: when the permit can be expected (epoch ms; a hint for the status, not a promise). */
+  expectedAtMs?: number;
+}
+
+/**
+ * Who asks, sent with every admitPermitsUpdate: the asking worker's AGENT_RATE_LIMIT (so a changed
+ * limit reaches a running limiter) and the limiter task queue it serves (a limiter found running on
+ * another queue moves there at once, by continue-as-new).
+ */
+export interface LimiterRequestContext {
+  limit: number;
+  windowMs: number;
+  taskQueue: string;
+}
+/**
+ * Spare permits a worker process asks for with its requests, to answer its next asks itself without a
+ * round trip to the limiter. Granted only while nothing is queued and half the window stays free
+ * (src/policies/rate-window.ts sparePermits); each is a grant to `holder` (no workflow: nothing is
+ * ever signalled to it) that the process reports used, or gives back with permitsReleasedSignal.
+ */
+export interface SparePermitsAsk {
+  holder: string;
+  /** One request key per spare wanted, unique to the holder. */
+  keys: string[];
+}
+/**
+ * Several requests answered at once (update-with-start from the activity about to make the call, so a
+ * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept. The
+ * answers to the requests come first, in order, then one per spare granted. A limiter from before
+ * spares ignores the third argument and grants none.
+ */
+export const admitPermitsUpdate = defineUpdate<
+  PermitAdmission[],
+  [PermitRequest[], LimiterRequestContext?, SparePermitsAsk?]
+>('admitPermits');
+/** Spare permits given back unused: their slots free at once. */
+export const permitsReleasedSignal = defineSignal<[PermitRequest[]]>('permitsReleased');
+
+/** A use report: the requester tells the limiter when it used a permit, so the slot frees one window after the real call. */
+export interface PermitUse extends PermitRequest {
+  /** An upper bound of when the API received the call (reported after the call returned or failed). */
+  usedAtMs: number;
+}
+
+export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
+/** Several use reports in one signal (coalesced per project by each worker process). */
+export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
+
+/** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
+export interface PermitGrant extends PermitRequest {
+  atMs: number;
+  /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
+  notBeforeMs?: number;
+  /** This grant's slot went on to a queued request ahead of time: it no longer counts, kept only to recognise repeats. */
+  handedOver?: boolean;
+  /** Lease end until the use is reported, then usedAt + window + margin. */
+  freeAtMs: number;
+  /** Workflow time by which the permitted call had been made (reported by the requester). */
+  usedAtMs?: number;
+}
+
+/** A rate limit some worker asked with, and when the limiter last heard it. Plain JSON. */
+export interface SeenLimit {
+  limit: number;
+  windowMs: number;
+  seenAtMs: number;
+}
+
+/** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
+export interface RateLimiterCarry {
+  /** Grants that still occupy a slot of the window, oldest first. */
+  grants: PermitGrant[];
+  /** Requests waiting for a permit, FIFO. */
+  queue: PermitRequest[];
+  /** The limits workers asked with lately (src/policies/rate-window.ts effectiveLimit picks the one applied). */
+  seenLimits?: SeenLimit[];
+}
