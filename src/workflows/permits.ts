@@ -55,6 +55,23 @@ const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAd
     ? { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs }
     : { admitted: false, unanswered: answer.reason };
 
+/** One permitted call's progress across asks: its key (renewed when a permit expired) and backoffs. */
+interface Attempt {
+  readonly firstKey: string;
+  requestKey: string;
+  renewals: number;
+  /** Asks in a row the limiter did not answer. */
+  unanswered: number;
+  recheckMs: number;
+}
+
+/** Where a permitted call stands: ask the limiter, wait for a grant, call with a permit, or done. */
+type Step<T> =
+  | { kind: 'ask' }
+  | { kind: 'refused'; refusal: NotAdmitted }
+  | { kind: 'granted'; permit: CallPermit }
+  | { kind: 'done'; value: T };
+
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
 const finiteOrUndefined = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? value : undefined;
@@ -81,83 +98,20 @@ export class ProjectPermits {
   }
 
   /**
-   * Runs `call` (one create or message activity) under a permit for requestKey and returns its value.
-   * The activity reports the permit's use to the limiter; only when no activity finished (a timed-out
-   * or cancelled attempt, whose report may be missing) does the workflow report, with its time now.
+   * Runs `call` (one create or message activity) under a permit for requestKey and returns its value:
+   * ask the limiter, wait for the grant when queued, call, report. The activity reports the permit's
+   * use; only when no activity finished (a timed-out or cancelled attempt) does the workflow report.
    */
   async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
-    // A permit that expired unused is asked for again under a new key: the limiter answers a known key
-    // from its records, and that grant's slot stays counted until its lease ends.
-    let renewals = 0;
-    let requestKey = firstKey;
-    let permit: CallPermit = { requestKey };
-    let recheckMs = RECHECK_MIN_MS;
-    for (let unanswered = 0; ;) {
-      let refused: NotAdmitted | undefined;
-      if (!permit.granted) {
-        // Asked from inside this workflow task: granted at once, or queued without an activity task.
-        const answer = await this.ask(requestKey);
-        if (answer.kind === 'granted')
-          permit = { requestKey, granted: true, useByMs: answer.useByMs, grantedAs: answer.grantedAs };
-        else refused = notAdmitted(answer);
-      }
-      if (permit.granted) {
-        await this.waitForSlot(permit);
-        this.wait(null);
-        let outcome: Settled<T>;
-        try {
-          outcome = await call(permit);
-        } catch (err) {
-          if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(permit);
-          throw err;
-        }
-        if (outcome.admitted) {
-          if (outcome.fromCheckpoint) this.reportUse(permit);
-          return outcome.value;
-        }
-        refused = outcome;
-        if (outcome.expired) {
-          log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
-          requestKey = `${firstKey}:renewed-${++renewals}`;
-          permit = { requestKey };
-          continue;
-        }
-        permit = { requestKey };
-      }
-      const outcome = refused!;
-      const now = Date.now();
-      if (outcome.unanswered) {
-        const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** unanswered++);
-        this.wait(
-          `the project's rate limiter, which did not answer: ${outcome.unanswered}; asking again at ${iso(now + delay)}`,
-        );
-        log.warn('agentJob: the rate limiter did not answer', {
-          projectId: this.projectId,
-          reason: outcome.unanswered,
-        });
-        await sleep(delay);
-        continue;
-      }
-      unanswered = 0;
-      const expected = outcome.expectedAtMs;
-      this.wait(
-        `a permit from ${this.limiterId}` +
-          (outcome.position !== undefined ? `, ${outcome.position} request(s) ahead` : '') +
-          (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
-      );
-      if (expected !== undefined)
-        recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
-      if (await condition(() => this.grants.has(requestKey), recheckMs)) {
-        permit = { requestKey, granted: true, ...this.grants.get(requestKey) };
-        this.grants.delete(requestKey);
-      } else {
-        // The request is idempotent: the limiter answers a known key from its records.
-        log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
-        recheckMs = Math.min(recheckMs * 2, RECHECK_MAX_MS);
-      }
+    const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
+    let step: Step<T> = { kind: 'ask' };
+    for (;;) {
+      if (step.kind === 'done') return step.value;
+      if (step.kind === 'ask') step = await this.ask(attempt.requestKey);
+      else if (step.kind === 'granted') step = await this.call(attempt, step.permit, call);
+      else step = await this.waitForGrant(attempt, step.refusal);
     }
   }
-
   /**
    * Tells the limiter when the permit was used, when no activity could: now, or its use-by time if that
    * is later (a timed-out attempt may still be running and call until then). Delivered before the run ends.
@@ -181,15 +135,85 @@ export class ProjectPermits {
     await Promise.all([...this.reports]);
   }
 
-  /** The limiter's answer; an ask that kept failing (not for bad input) counts as no answer. */
-  private async ask(requestKey: string): Promise<LimiterAnswer> {
+  /**
+   * Asks the limiter from inside this workflow task: granted at once, or queued without an activity
+   * task. An ask that kept failing (not for bad input) counts as no answer.
+   */
+  private async ask<T>(requestKey: string): Promise<Step<T>> {
+    let answer: LimiterAnswer;
     try {
-      return await askLimiter.askPermit({ projectId: this.projectId, requestKey });
+      answer = await askLimiter.askPermit({ projectId: this.projectId, requestKey });
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
-      return { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
+      answer = { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
     }
+    if (answer.kind !== 'granted') return { kind: 'refused', refusal: notAdmitted(answer) };
+    const permit = { requestKey, granted: true, useByMs: answer.useByMs, grantedAs: answer.grantedAs };
+    return { kind: 'granted', permit };
+  }
+
+  /** Makes the call once the permit's slot is near; a permit that expired first is asked for again under a new key. */
+  private async call<T>(
+    attempt: Attempt,
+    permit: CallPermit,
+    call: (permit: CallPermit) => Promise<Settled<T>>,
+  ): Promise<Step<T>> {
+    await this.waitForSlot(permit);
+    this.wait(null);
+    let outcome: Settled<T>;
+    try {
+      outcome = await call(permit);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(permit);
+      throw err;
+    }
+    if (outcome.admitted) {
+      if (outcome.fromCheckpoint) this.reportUse(permit);
+      return { kind: 'done', value: outcome.value };
+    }
+    if (!outcome.expired) return { kind: 'refused', refusal: outcome };
+    // The limiter answers a known key from its records, and that grant's slot stays counted until its lease ends.
+    log.warn('agentJob: a permit expired before its call could be made; asking for another', {
+      requestKey: attempt.requestKey,
+    });
+    attempt.requestKey = `${attempt.firstKey}:renewed-${++attempt.renewals}`;
+    return { kind: 'ask' };
+  }
+
+  /**
+   * Not admitted: a limiter that did not answer is asked again after a backoff; a queued request waits
+   * for its grant signal, and is asked for again (idempotent) when none comes well after it was expected.
+   */
+  private async waitForGrant<T>(attempt: Attempt, refusal: NotAdmitted): Promise<Step<T>> {
+    const now = Date.now();
+    if (refusal.unanswered) {
+      const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** attempt.unanswered++);
+      this.wait(
+        `the project's rate limiter, which did not answer: ${refusal.unanswered}; asking again at ${iso(now + delay)}`,
+      );
+      log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: refusal.unanswered });
+      await sleep(delay);
+      return { kind: 'ask' };
+    }
+    attempt.unanswered = 0;
+    const { requestKey } = attempt;
+    const expected = refusal.expectedAtMs;
+    this.wait(
+      `a permit from ${this.limiterId}` +
+        (refusal.position !== undefined ? `, ${refusal.position} request(s) ahead` : '') +
+        (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
+    );
+    if (expected !== undefined)
+      attempt.recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
+    if (await condition(() => this.grants.has(requestKey), attempt.recheckMs)) {
+      const permit = { requestKey, granted: true, ...this.grants.get(requestKey) };
+      this.grants.delete(requestKey);
+      return { kind: 'granted', permit };
+    }
+    log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
+    attempt.recheckMs = Math.min(attempt.recheckMs * 2, RECHECK_MAX_MS);
+    return { kind: 'ask' };
   }
 
   private async waitForSlot(permit: CallPermit): Promise<void> {
