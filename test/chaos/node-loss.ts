@@ -8,6 +8,7 @@
 // lifecycles in flight lost (the silence in their histories across the kill, against the same measure
 // taken before it). Only on the cluster: a dev server has one node.
 import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { killNode, runningNode } from '../../scripts/cluster/nodes';
 import { ownedShards } from '../../scripts/cluster/status';
 import { startEmulator, type EmulatorHandle } from '../../emulator';
 import { publish } from '../../src/client';
+import { clusterSkipReason } from '../helpers/temporal';
 import { checkOutcomes, connect, secretKey, settle, until, type WorkerProcess } from './helpers';
 import {
   allIds,
@@ -35,7 +37,7 @@ import {
   untilKillMoment,
   workerLogs,
 } from './scenarios';
-import type { ChaosServer } from './target';
+import { chaosServer, type ChaosServer } from './target';
 
 export interface NodeLossOptions extends ScenarioSize {
   workers: number;
@@ -332,4 +334,21 @@ export async function nodeLoss(server: ChaosServer, o: NodeLossOptions): Promise
     await emulator.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The scenario as a test file's one suite: the shared cluster, node 2 brought back whatever happens. */
+export function nodeLossSuite(title: string, options: NodeLossOptions, timeoutMs: number): void {
+  describe('node loss on a two-node cluster', { skip: clusterSkipReason() }, () => {
+    let server: ChaosServer;
+    before(async () => {
+      server = await chaosServer({ kind: 'cluster' });
+    });
+    after(async () => {
+      await restoreNode2();
+      await server?.close();
+    });
+    test(title, { timeout: timeoutMs }, async () => {
+      await nodeLoss(server, options);
+    });
+  });
 }

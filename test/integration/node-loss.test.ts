@@ -7,34 +7,10 @@
 // mid-burst: every lifecycle completes, one job per agent workflow, no 429, every applied link
 // downloads; the shard move and the silence it cost the lifecycles in flight are printed. One worker process (its start, a
 // workflow bundle, is most of the time on a loaded machine); bounded to 4 minutes, about 2 when the machine is quiet. Skipped without the cluster (DOCS_ADMIN_SKIP_CLUSTER=1): a dev server has one node.
-import { after, before, describe, test } from 'node:test';
-import { nodeLoss, restoreNode2 } from '../chaos/node-loss';
-import { chaosServer, type ChaosServer } from '../chaos/target';
-import { clusterSkipReason } from '../helpers/temporal';
+import { nodeLossSuite } from '../chaos/node-loss';
 
-describe('node loss on a two-node cluster', { skip: clusterSkipReason() }, () => {
-  let server: ChaosServer;
-
-  before(async () => {
-    server = await chaosServer({ kind: 'cluster' });
-  });
-
-  after(async () => {
-    await restoreNode2();
-    await server?.close();
-  });
-
-  test(
-    'node 2 SIGKILLed mid-burst and brought back: nothing lost, no duplicate, no 429, no expired link applied',
-    { timeout: 240_000 },
-    async () => {
-      await nodeLoss(server, {
-        lifecycles: 30,
-        projects: 2,
-        rate: { limit: 5, windowMs: 5_000 },
-        workers: 1,
-        taskQueue: 'chaos-short-node-loss',
-      });
-    },
-  );
-});
+nodeLossSuite(
+  'node 2 SIGKILLed mid-burst and brought back: nothing lost, no duplicate, no 429, no expired link applied',
+  { lifecycles: 30, projects: 2, rate: { limit: 5, windowMs: 5_000 }, workers: 1, taskQueue: 'chaos-short-node-loss' },
+  240_000,
+);
