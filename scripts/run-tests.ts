@@ -5,9 +5,11 @@
 // A whole run first checks the system packages and prepares the machine (scripts/test-setup.ts), and
 // stops what it started when it ends: pass, fail, Ctrl-C or SIGTERM (it then exits 130 or 143, after the
 // clean-up). Then it prints the ten slowest files.
-// Files run in two lanes (scripts/test-lanes.ts, a marker on each file's first line): the parallel ones
-// TEST_CONCURRENCY at a time (default 3: most files wait on servers and timers, not on the 2 cores),
-// then the others one at a time, with nothing else running.
+// Files run in stages by their lanes (scripts/test-lanes.ts, a marker on each file's first line): the
+// cluster and parallel files TEST_CONCURRENCY at a time (default 3: most files wait on servers and
+// timers, not on the 2 cores); then the files that change the shared cluster one at a time, parallel
+// files beside them in the other slots; then the alone files one at a time, with nothing else running.
+// Node's summary comes once, for all the node --test processes, after their output.
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
 // worker or timer left open would otherwise keep it alive after its tests failed), and --test-timeout
 // fails a test that does not finish. On Node 20 that timeout also bounds each file as a whole, so it
@@ -17,15 +19,13 @@ import { constants } from 'node:os';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as testSetup from './test-setup';
-import { type FileTime, fileTimes, type Lane, planLanes } from './test-lanes';
+import { type FileTime, fileTimes, plannedWallMs, planRuns, type Run } from './test-lanes';
 
 const ROOT = path.resolve(__dirname, '..');
 /** 20 minutes: the slowest file (a full-size chaos file on the cluster) takes well under 10. */
 const DEFAULT_TIMEOUT_MS = 20 * 60 * 1000;
 const DEFAULT_CONCURRENCY = 3;
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-// One file per run: a test that runs the runner itself (test/unit/run-tests.test.ts) has its own.
-const TIMINGS_FILE = path.join(ARTIFACTS, `test-file-timings-${process.pid}.tsv`);
 /** The last whole run's file times: the next run starts the long parallel files first. */
 const LAST_TIMES_FILE = path.join(ARTIFACTS, 'last-file-times.json');
 const SLOWEST = 10;
@@ -39,14 +39,14 @@ function testsIn(dir: string): string[] {
     .map((name) => path.join(dir, name));
 }
 
-/** A Ctrl-C or SIGTERM: passed on to the running node --test, and remembered; the clean-up still runs. */
-const interruption: { signal?: NodeJS.Signals; child?: ChildProcess } = {};
+/** A Ctrl-C or SIGTERM: passed on to the running node --test processes, and remembered; the clean-up still runs. */
+const interruption: { signal?: NodeJS.Signals; children: Set<ChildProcess> } = { children: new Set() };
 
 function onSignal(signal: NodeJS.Signals): void {
   if (!interruption.signal)
     console.error(`\nnpm test: ${signal}: ending the tests, then stopping what this run started`);
   interruption.signal ??= signal;
-  interruption.child?.kill(signal);
+  for (const child of interruption.children) child.kill(signal);
 }
 
 /**
@@ -60,12 +60,39 @@ function holdOnThroughSignals(): void {
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 }
 
-/** Runs node --test on the files; resolves with its exit code and the files' times. */
-async function runNodeTest(files: string[], concurrency: number): Promise<{ code: number; times: FileTime[] }> {
-  if (files.length === 0 || interruption.signal) return { code: 0, times: [] };
+/** Node's closing counts (tests, pass, fail, ...) of one node --test process (scripts/test-reporter.mjs). */
+type Summary = Record<string, number>;
+
+interface RunResult {
+  code: number;
+  times: FileTime[];
+  summary: Summary;
+}
+
+/** What a node --test process left in a file: its lines, and the file removed. */
+function takeFile(file: string): string {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  rmSync(file, { force: true });
+  return text;
+}
+
+function parseSummary(text: string): Summary {
+  try {
+    return JSON.parse(text) as Summary;
+  } catch {
+    return {};
+  }
+}
+
+/** Runs node --test on a run's files; resolves with its exit code, the files' times and its counts. */
+async function runNodeTest(run: Run, id: string): Promise<RunResult> {
+  if (run.files.length === 0 || interruption.signal) return { code: 0, times: [], summary: {} };
   const timeoutMs = Number(process.env.TEST_TIMEOUT_MS) || DEFAULT_TIMEOUT_MS;
+  // Files of their own: a test that runs the runner itself (test/unit/run-tests.test.ts) has its own pid.
+  const timings = path.join(ARTIFACTS, `test-file-timings-${process.pid}-${id}.tsv`);
+  const summaryFile = path.join(ARTIFACTS, `test-summary-${process.pid}-${id}.json`);
   mkdirSync(ARTIFACTS, { recursive: true });
-  rmSync(TIMINGS_FILE, { force: true });
+  for (const file of [timings, summaryFile]) rmSync(file, { force: true });
   const child = spawn(
     process.execPath,
     [
@@ -74,23 +101,26 @@ async function runNodeTest(files: string[], concurrency: number): Promise<{ code
       '--import',
       path.join(ROOT, 'scripts', 'test-timings.mjs'),
       '--test',
-      '--test-reporter=spec',
+      `--test-reporter=${path.join(ROOT, 'scripts', 'test-reporter.mjs')}`,
       '--test-reporter-destination=stdout',
-      `--test-concurrency=${concurrency}`,
+      `--test-concurrency=${run.concurrency}`,
       '--test-force-exit',
       `--test-timeout=${timeoutMs}`,
-      ...files,
+      ...run.files,
     ],
-    { cwd: ROOT, stdio: 'inherit', env: { ...process.env, DOCS_ADMIN_TEST_TIMINGS: TIMINGS_FILE } },
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: { ...process.env, DOCS_ADMIN_TEST_TIMINGS: timings, DOCS_ADMIN_TEST_SUMMARY: summaryFile },
+    },
   );
-  interruption.child = child;
+  interruption.children.add(child);
   const code = await new Promise<number>((resolve) =>
     child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 + constants.signals[signal] : 1))),
   );
-  interruption.child = undefined;
-  const lines = existsSync(TIMINGS_FILE) ? readFileSync(TIMINGS_FILE, 'utf8').split('\n') : [];
-  rmSync(TIMINGS_FILE, { force: true });
-  return { code, times: fileTimes(lines, Date.now()) };
+  interruption.children.delete(child);
+  const times = fileTimes(takeFile(timings).split('\n'), Date.now());
+  return { code, times, summary: parseSummary(takeFile(summaryFile)) };
 }
 
 function concurrency(): number {
@@ -106,30 +136,43 @@ function lastTimes(): Map<string, number> {
   }
 }
 
-/** The parallel lane, then the lone files; the worst exit code and every file's time. */
-async function runLanes(files: string[]): Promise<{ code: number; times: FileTime[] }> {
-  const lanes = planLanes(files, lastTimes());
-  const runs: [Lane, number][] = [
-    ['parallel', concurrency()],
-    ['alone', 1],
-  ];
-  let code = 0;
-  const times: FileTime[] = [];
-  for (const [lane, n] of runs) {
-    if (lanes[lane].length === 0) continue;
-    console.log(`\nnpm test: ${lanes[lane].length} file(s) ${lane === 'alone' ? 'one at a time' : `${n} at a time`}`);
-    const run = await runNodeTest(lanes[lane], n);
-    code = Math.max(code, run.code);
-    times.push(...run.times);
+function describeRun(run: Run): string {
+  const pace = run.concurrency === 1 ? 'one at a time' : `${run.concurrency} at a time`;
+  return `${run.files.length} file(s) ${pace} (${run.what})`;
+}
+
+/** The stages of scripts/test-lanes.ts one after another, the runs of a stage side by side. */
+async function runStages(files: string[]): Promise<RunResult[]> {
+  const previous = lastTimes();
+  const stages = planRuns(files, previous, concurrency());
+  const planned = plannedWallMs(stages, previous);
+  if (planned > 0) console.log(`\nnpm test: planned ${minutes(planned)} min of wall time, by the last run's times`);
+  const results: RunResult[] = [];
+  for (const [n, runs] of stages.entries()) {
+    console.log(`\nnpm test: stage ${n + 1} of ${stages.length}: ${runs.map(describeRun).join('; beside them ')}`);
+    results.push(...(await Promise.all(runs.map((run, r) => runNodeTest(run, `${n}-${r}`)))));
   }
-  return { code, times: times.sort((a, b) => b.ms - a.ms) };
+  return results;
+}
+
+const minutes = (ms: number) => (ms / 60_000).toFixed(1);
+
+/** One summary of every node --test process, in node's words, after all their output. */
+function printSummary(results: RunResult[], wallMs: number): void {
+  if (results.length === 0) return;
+  const total: Summary = {};
+  for (const { summary } of results)
+    for (const [key, n] of Object.entries(summary)) if (key !== 'duration_ms') total[key] = (total[key] ?? 0) + n;
+  console.log(`\nnpm test: summary of its ${results.length} node --test run(s):`);
+  for (const [key, n] of Object.entries({ ...total, duration_ms: wallMs })) console.log(`\u2139 ${key} ${n}`);
 }
 
 function printSlowest(times: FileTime[], wallMs: number): void {
   if (times.length < 2) return;
   const total = times.reduce((sum, r) => sum + r.ms, 0);
-  const min = (ms: number) => (ms / 60_000).toFixed(1);
-  console.log(`\nslowest test files (of ${times.length}, ${min(total)} min in all, ${min(wallMs)} min of wall time):`);
+  console.log(
+    `\nslowest test files (of ${times.length}, ${minutes(total)} min in all, ${minutes(wallMs)} min of wall time):`,
+  );
   for (const { ms, file } of times.slice(0, SLOWEST))
     console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${path.relative(ROOT, file)}`);
 }
@@ -145,7 +188,10 @@ function saveTimes(times: FileTime[]): void {
  */
 async function runAndReport(files: string[], keepTimes: boolean): Promise<number> {
   const startedAt = Date.now();
-  const { code, times } = await runLanes(files);
+  const results = await runStages(files);
+  const code = Math.max(0, ...results.map((r) => r.code));
+  const times = results.flatMap((r) => r.times).sort((a, b) => b.ms - a.ms);
+  printSummary(results, Date.now() - startedAt);
   printSlowest(times, Date.now() - startedAt);
   if (keepTimes && !interruption.signal && times.length > 0) saveTimes(times);
   return exitCode(code);

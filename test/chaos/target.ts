@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { clusterStatus, ensureCluster, restartServer, serverRecord, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
+import { assertClusterLane } from '../../scripts/test-lanes';
 import { findTemporalCli } from '../../scripts/tools';
 import { DevServer, until } from './helpers';
 
@@ -79,6 +80,7 @@ async function startDevServer(options: {
 }
 
 async function useCluster(): Promise<ChaosServer> {
+  assertClusterLane();
   const ensured = await ensureCluster();
   const cli = findTemporalCli();
   if (!cli) throw new Error('no Temporal CLI: run `npm run bootstrap`');

@@ -24,6 +24,7 @@ import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
+import { assertClusterLane } from '../../scripts/test-lanes';
 
 /** The one wait-until helper (scripts/wait.ts), re-exported for the tests that import the harness. */
 export { waitFor } from '../../scripts/wait';
@@ -141,6 +142,7 @@ export type ClusterEnv = TestWorkflowEnvironment & { ensured: EnsureResult };
  * cluster someone started by hand stays up.
  */
 export async function createClusterEnv(): Promise<ClusterEnv> {
+  assertClusterLane();
   quietRuntime();
   const ensured = await ensureCluster();
   const env = (await TestWorkflowEnvironment.createFromExistingServer({

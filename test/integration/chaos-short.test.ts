@@ -1,4 +1,4 @@
-// test-lane: alone (restarts the shared cluster's server; SIGKILLs workers under a rate limit)
+// test-lane: cluster-alone (restarts the shared cluster's server; SIGKILLs workers under a rate limit)
 // The chaos suite reduced to fit in `npm test` (the full one is `npm run chaos`), on the production-shaped
 // cluster with its default settings (a dev server when DOCS_ADMIN_SKIP_CLUSTER=1), the same scenarios
 // as test/chaos (scenarios.ts) at a small size:

@@ -1,4 +1,4 @@
-// test-lane: alone (adds node 2 to the shared cluster: its shards move while it joins)
+// test-lane: cluster-alone (adds node 2 to the shared cluster: its shards move while it joins)
 // `npm run cluster -- --nodes 2` on the shared cluster: a second node joins (started if down, never
 // stopped here), both serve the one namespace from the shared PostgreSQL, the history shards are split
 // between them, and `npm run cluster -- --status --json` shows both. A run with fewer nodes leaves node 2.

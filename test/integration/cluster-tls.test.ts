@@ -1,4 +1,4 @@
-// test-lane: alone (switches the shared cluster to TLS and back)
+// test-lane: cluster-alone (switches the shared cluster to TLS and back)
 // Mutual TLS end to end on the production-shaped cluster: this file switches the shared cluster to
 // `npm run cluster -- --tls` (the server and the UI server restart; PostgreSQL and the data stay), runs
 // the product's worker process, the CLI, the client library, the Temporal CLI and a Python SDK caller

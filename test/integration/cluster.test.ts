@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // The production-shaped cluster of `npm run cluster`: Temporal server 1.29.1 on PostgreSQL (persistence
 // and SQL visibility) with production-default dynamic config. The project's real worker runs one
 // staticExport and one agentJob on it end to end against the emulator, each started by workflow type

@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // Payload encryption on the production-shaped cluster, end to end. With the cluster's key file, an
 // agent job (its prompt carries a marker) and an export run by the real worker, started by the CLI
 // as a process, and an export schedule: neither the marker nor the bundle link's signature is in

@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // staticExport and bundleKeeper end to end: the production-shaped cluster with its default settings (a
 // dev server when DOCS_ADMIN_SKIP_CLUSTER=1 or E2E_SERVER=dev-server), a real worker with the real
 // activities, the admin API emulator over HTTP, real files, a loopback static server for the mirror.

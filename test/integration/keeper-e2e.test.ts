@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // bundleKeeper in real time on the production-shaped cluster (default settings; a dev server when
 // DOCS_ADMIN_SKIP_CLUSTER=1), as a deployment runs it: the product's worker (createDocsAdminWorker, as
 // `npm run worker` builds it), the keeper ensured through the client library with a file sink, a publish

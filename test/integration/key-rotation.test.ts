@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // An admin key rotated mid-run, as an operator does it with a mounted secret: the API gets the new
 // key, the secret file is replaced (atomically, by rename), the old key is revoked. The product's
 // worker (ADMIN_API_KEY_FILE) keeps running; every agent job and export in flight completes, with no

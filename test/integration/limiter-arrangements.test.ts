@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // The rate limiter on the arrangements users have, on the production-shaped cluster (default server
 // settings): a fleet that moves to another task queue, a limiter an older fleet left on a queue nobody
 // serves, two fleets on different task queues sharing projects, and a changed AGENT_RATE_LIMIT. Jobs

@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // The rate limiter across fleets that come and go, some under Worker Deployment Versioning, on the
 // production-shaped cluster (default settings): an unversioned fleet and a versioned one that leaves,
 // two deployment names sharing a project with one torn down, a v1 -> v2 rollout with v1 stopped while

@@ -1,4 +1,4 @@
-// test-lane: alone (SIGKILLs node 2 of the shared cluster)
+// test-lane: cluster-alone (SIGKILLs node 2 of the shared cluster)
 // MUST RUN ALONE: this file SIGKILLs node 2 of the shared cluster (`npm run cluster -- --nodes 2`; it
 // starts node 2 if it is down) and brings it back. While node 2's history shards move to node 1 (and
 // back), requests to them stall for seconds, so the other files' tests on the cluster would too.

@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // The replay corpus: histories recorded from real runs (npm run replay:capture) of every workflow type
 // on the paths that matter replay with the current src/workflows, so a change that would break
 // executions already running fails here, before a deploy. And the guard itself: an incompatible change

@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: cluster
 // What a person sees in the Temporal Web UI: a finished export and a finished agent job, run by the
 // real worker against the emulator, then opened in headless Chromium. The list shows the project's
 // search attributes as columns (domain, project, job status, PR link); each workflow's pages show the

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { waitFor } from '../../scripts/wait';
-import { fileTimes, laneOf, planLanes } from '../../scripts/test-lanes';
+import { assertClusterLane, fileTimes, laneOf, plannedWallMs, planRuns, runWallMs } from '../../scripts/test-lanes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DEADLINE_MS = 60_000;
@@ -123,26 +123,97 @@ test('file times: each file from its process start to its exit, side by side; a 
   ]);
 });
 
-test('lanes: the first line marks a file parallel; any other file runs alone; long files start first', () => {
+test('lanes: the first line names the lane; an unmarked or misspelt file runs alone', () => {
   assert.equal(laneOf('// test-lane: parallel'), 'parallel');
-  assert.equal(laneOf('// test-lane: alone (restarts the cluster)'), 'alone');
+  assert.equal(laneOf('// test-lane: cluster'), 'cluster');
+  assert.equal(laneOf('// test-lane: cluster-alone (restarts the cluster)'), 'cluster-alone');
+  assert.equal(laneOf('// test-lane: alone (holds port 9090)'), 'alone');
   assert.equal(laneOf('// A new file without the marker'), 'alone');
   assert.equal(laneOf('// test-lane: parallelish'), 'alone');
-  const firstLines: Record<string, string> = {
-    'short.test.ts': '// test-lane: parallel',
-    'long.test.ts': '// test-lane: parallel',
-    'new.test.ts': '// test-lane: parallel',
-    'tls.test.ts': '// test-lane: alone',
-    'unmarked.test.ts': "import { test } from 'node:test';",
-  };
-  const previous = new Map([
-    ['short.test.ts', 1000],
-    ['long.test.ts', 90_000],
+  assert.equal(laneOf('// test-lane: clustered'), 'alone');
+});
+
+const FIRST_LINES: Record<string, string> = {
+  'fleets.test.ts': '// test-lane: cluster',
+  'e2e.test.ts': '// test-lane: cluster',
+  'worker.test.ts': '// test-lane: parallel',
+  'cli.test.ts': '// test-lane: parallel',
+  'unit.test.ts': '// test-lane: parallel',
+  'new.test.ts': '// test-lane: parallel',
+  'chaos.test.ts': '// test-lane: cluster-alone (restarts the server)',
+  'tls.test.ts': '// test-lane: cluster-alone (switches to TLS)',
+  'timing.test.ts': '// test-lane: alone (measures latency)',
+  'unmarked.test.ts': "import { test } from 'node:test';",
+};
+const PREVIOUS = new Map(
+  Object.entries({
+    'fleets.test.ts': 150,
+    'e2e.test.ts': 70,
+    'worker.test.ts': 130,
+    'cli.test.ts': 80,
+    'unit.test.ts': 5,
+    'chaos.test.ts': 110,
+    'tls.test.ts': 60,
+    'timing.test.ts': 30,
+    'unmarked.test.ts': 1,
+  }),
+);
+const readFirstLine = (file: string) => FIRST_LINES[file]!;
+
+test('plan: cluster and parallel files together, then the cluster-alone ones with parallel files beside, then alone', () => {
+  const stages = planRuns(Object.keys(FIRST_LINES), PREVIOUS, 3, readFirstLine);
+  assert.deepEqual(stages, [
+    [
+      {
+        what: 'cluster and parallel files',
+        files: ['new.test.ts', 'fleets.test.ts', 'e2e.test.ts'],
+        concurrency: 3,
+      },
+    ],
+    [
+      { what: 'cluster-alone files', files: ['chaos.test.ts', 'tls.test.ts'], concurrency: 1 },
+      // Beside 170 of cluster-alone time, in its 2 other slots: worker (130), cli (80), then unit after
+      // cli (85). A new file, of unknown time, stays in stage 1.
+      {
+        what: 'parallel files beside them',
+        files: ['worker.test.ts', 'cli.test.ts', 'unit.test.ts'],
+        concurrency: 2,
+      },
+    ],
+    [{ what: 'alone files', files: ['timing.test.ts', 'unmarked.test.ts'], concurrency: 1 }],
   ]);
-  assert.deepEqual(
-    planLanes(Object.keys(firstLines), previous, (file) => firstLines[file]!),
-    { parallel: ['new.test.ts', 'long.test.ts', 'short.test.ts'], alone: ['tls.test.ts', 'unmarked.test.ts'] },
-  );
+  // The model: stage 1 ends with fleets (150), stage 2 with the cluster-alone lane (170), stage 3 at 31.
+  assert.equal(plannedWallMs(stages, PREVIOUS), 150 + 170 + 31);
+});
+
+test('plan: no cluster-alone file or a single slot leaves nothing beside; empty stages are left out', () => {
+  const parallelOnly = ['worker.test.ts', 'unit.test.ts', 'timing.test.ts'];
+  assert.deepEqual(planRuns(parallelOnly, PREVIOUS, 3, readFirstLine), [
+    [{ what: 'cluster and parallel files', files: ['worker.test.ts', 'unit.test.ts'], concurrency: 3 }],
+    [{ what: 'alone files', files: ['timing.test.ts'], concurrency: 1 }],
+  ]);
+  assert.deepEqual(planRuns(['chaos.test.ts', 'cli.test.ts'], PREVIOUS, 1, readFirstLine), [
+    [{ what: 'cluster and parallel files', files: ['cli.test.ts'], concurrency: 1 }],
+    [{ what: 'cluster-alone files', files: ['chaos.test.ts'], concurrency: 1 }],
+  ]);
+});
+
+test('run wall time: each file starts in the first free slot, in its order', () => {
+  const ms = (file: string) => PREVIOUS.get(file) ?? 0;
+  assert.equal(runWallMs(['fleets.test.ts', 'worker.test.ts', 'cli.test.ts'], 2, ms), 130 + 80);
+  assert.equal(runWallMs(['fleets.test.ts', 'worker.test.ts', 'cli.test.ts'], 3, ms), 150);
+  assert.equal(runWallMs([], 3, ms), 0);
+});
+
+test('a file marked parallel that reaches for the shared cluster fails, saying which marker it needs', () => {
+  const lines: Record<string, string> = {
+    '/repo/test/a.test.ts': '// test-lane: parallel',
+    '/repo/test/b.test.ts': '// test-lane: cluster',
+  };
+  const read = (file: string) => lines[file]!;
+  assert.throws(() => assertClusterLane('/repo/test/a.test.ts', read), /mark it "\/\/ test-lane: cluster"/);
+  assert.doesNotThrow(() => assertClusterLane('/repo/test/b.test.ts', read));
+  assert.doesNotThrow(() => assertClusterLane('/repo/scripts/chaos.ts', read), 'not a test file: a script');
 });
 
 /** What `npm test` runs after the checks: the last command of its script in package.json. */
