@@ -95,7 +95,7 @@ export function planRuns(
     [{ what: 'cluster and parallel files', files: shared, concurrency }],
     [
       { what: 'cluster-alone files', files: lanes['cluster-alone'], concurrency: 1 },
-      { what: 'parallel files beside them', files: beside, concurrency: concurrency - 1 },
+      { what: 'parallel files', files: beside, concurrency: concurrency - 1 },
     ],
     [{ what: 'alone files', files: lanes.alone, concurrency: 1 }],
   ];

@@ -175,7 +175,7 @@ test('plan: cluster and parallel files together, then the cluster-alone ones wit
       // Beside 170 of cluster-alone time, in its 2 other slots: worker (130), cli (80), then unit after
       // cli (85). A new file, of unknown time, stays in stage 1.
       {
-        what: 'parallel files beside them',
+        what: 'parallel files',
         files: ['worker.test.ts', 'cli.test.ts', 'unit.test.ts'],
         concurrency: 2,
       },
