@@ -149,8 +149,11 @@ async function runStages(files: string[]): Promise<RunResult[]> {
   if (planned > 0) console.log(`\nnpm test: planned ${minutes(planned)} min of wall time, by the last run's times`);
   const results: RunResult[] = [];
   for (const [n, runs] of stages.entries()) {
-    console.log(`\nnpm test: stage ${n + 1} of ${stages.length}: ${runs.map(describeRun).join('; beside them ')}`);
+    const stage = `stage ${n + 1} of ${stages.length}`;
+    console.log(`\nnpm test: ${stage}: ${runs.map(describeRun).join('; beside them ')}`);
+    const startedAt = Date.now();
     results.push(...(await Promise.all(runs.map((run, r) => runNodeTest(run, `${n}-${r}`)))));
+    console.log(`\nnpm test: ${stage} ended after ${minutes(Date.now() - startedAt)} min`);
   }
   return results;
 }
