@@ -27,6 +27,8 @@ import { agentJob } from '../../src/workflows';
 import { type StartedWorker, createE2eEnv, startWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { failureOf } from '../helpers/failures';
+import { sendAgentMessage } from '../../src/client/agent';
+import { updateCurrentRun } from '../../src/client/update';
 
 const KEY = 'mint_e2e_test_key_0123456789';
 const REVOKED_KEY = 'mint_revoked_key_9876543210';
@@ -254,9 +256,10 @@ describe('agentJob against the emulator', () => {
         timeoutMs: 15_000,
         what: 'continue-as-new',
       });
-      // The continued run still knows the job and accepts a follow-up.
-      assert.equal(await handle.executeUpdate(jobIdUpdate), jobId);
-      const refreshed = await handle.executeUpdate(sendMessageUpdate, { args: ['Keep the old URLs working'] });
+      // The continued run still knows the job and accepts a follow-up (sent as users send it: the
+      // job continues as new every two polls, and an update racing that goes to the next run).
+      assert.equal(await updateCurrentRun(env.client, handle.workflowId, (h) => h.executeUpdate(jobIdUpdate)), jobId);
+      const refreshed = await sendAgentMessage(env.client, handle.workflowId, 'Keep the old URLs working');
       assert.equal(refreshed.id, jobId);
       const result = await handle.result();
       assert.equal(result.jobId, jobId);
