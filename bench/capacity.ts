@@ -1,7 +1,7 @@
 // The capacity model, measured (docs/capacity.md): what each lifecycle costs on the production-shaped
 // cluster (`npm run cluster`, 127.0.0.1:7633) on the path users take (worker processes of their own,
 // workflows started by type name with plain JSON), next to the naive shape of the same job
-// (bench/naive-workflows.ts), and what one more worker process buys. `npx tsx bench/capacity.ts` runs it
+// (bench/naive-workflows.ts), and what one more worker process and one more server node buy. `npx tsx bench/capacity.ts` runs it
 // alone; `npm run bench -- --only capacity` as part of the benchmarks. About six minutes.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -26,9 +26,16 @@ import { idleCpuRate, runPhase, type PhasePlan, type PhaseResult, type Side } fr
 import { counterDelta, historyCost, psql, readCounters, rowCost, type RunCost } from './lib/capacity-measure';
 import { deriveReport, type CapacityReport, type KeeperSnapshots, type ScalingRun } from './lib/capacity-derive';
 import { waitFor } from '../scripts/wait';
+import { ensureCluster } from '../scripts/cluster/control';
+import { runningNode, stopNodes } from '../scripts/cluster/nodes';
+import { ownedShards } from '../scripts/cluster/status';
 import { renderCapacityMarkdown } from './lib/capacity-report';
 
-const AGENT_DURATIONS_MS = [30_000, 60_000, 120_000, 120_000];
+/**
+ * Five of each: a handful of jobs costs less worker CPU than an idle worker's pollers spend in the
+ * same two minutes, and the naive side read 0 after the idle share was taken off.
+ */
+const AGENT_DURATIONS_MS = Array.from({ length: 5 }, () => [30_000, 60_000, 120_000, 120_000]).flat();
 const EXPORT_MS = 40_000;
 const KEEPER_TTL_MS = 20_000;
 const KEEPER_REFRESHES = 3;
@@ -105,7 +112,7 @@ function agentPlan(b: Bench): PhasePlan {
   };
 }
 
-function exportPlan(b: Bench, count = 3): PhasePlan {
+function exportPlan(b: Bench, count = 8): PhasePlan {
   const start = (type: string, queue: string, suffix: string) => async (client: Client) => {
     const handles = await Promise.all(
       Array.from({ length: count }, (_, i) =>
@@ -181,8 +188,14 @@ function keeperPlan(b: Bench, snapshots: KeeperSnapshots): PhasePlan {
 }
 
 /** A burst of short agent jobs over `projects` projects on `workers` product worker processes. */
-async function scalingRun(b: Bench, workers: number, jobs: number, projects: number): Promise<ScalingRun> {
-  const queue = `${b.tag}-scale${workers}-${projects}`;
+async function scalingRun(
+  b: Bench,
+  workers: number,
+  jobs: number,
+  projects: number,
+  serverNodes = 1,
+): Promise<ScalingRun> {
+  const queue = `${b.tag}-scale${workers}-${projects}-n${serverNodes}`;
   const env = fleetEnv(b.emu.url, queue, { AGENT_RATE_LIMIT: '1000000/1h' });
   const fleet: WorkerProcess[] = [];
   for (let i = 0; i < workers; i++) fleet.push(await WorkerProcess.start({ env }));
@@ -212,6 +225,7 @@ async function scalingRun(b: Bench, workers: number, jobs: number, projects: num
       .map((j) => Date.parse(j.createdAt));
     return {
       workers,
+      serverNodes,
       projects,
       jobs,
       wallMs,
@@ -228,6 +242,25 @@ async function scalingRun(b: Bench, workers: number, jobs: number, projects: num
 }
 
 const readCpu = (w: WorkerProcess): number => readUsage(w.pid)?.cpuSeconds ?? 0;
+
+/**
+ * The one-worker burst again with a second server node sharing PostgreSQL (started for the run when it
+ * was down, and stopped after): what one more node buys on this machine.
+ */
+async function secondNodeRun(b: Bench): Promise<ScalingRun> {
+  const wasUp = runningNode(2) !== undefined;
+  await ensureCluster({ nodes: 2 });
+  try {
+    await waitFor(async () => ((await ownedShards(2)) ?? 0) > 0, {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'node 2 to own history shards',
+    });
+    return await scalingRun(b, 1, 150, 15, 2);
+  } finally {
+    if (!wasUp) await stopNodes();
+  }
+}
 
 export async function runCapacityBenchmark(log: (line: string) => void = console.log): Promise<CapacityReport> {
   const b = await startBench(log);
@@ -246,6 +279,8 @@ export async function runCapacityBenchmark(log: (line: string) => void = console
       log(`capacity: 150 short agent jobs over 15 projects, ${workers} worker process(es)`);
       scaling.push(await scalingRun(b, workers, 150, 15));
     }
+    log('capacity: 150 short agent jobs over 15 projects, 1 worker process, 2 server nodes');
+    const secondNode = await secondNodeRun(b);
     log('capacity: one project, 150 jobs through one limiter workflow');
     const limiter = await scalingRun(b, 1, 150, 1);
     const [shards] = psql('temporal', 'SELECT count(*) FROM shards');
@@ -253,6 +288,7 @@ export async function runCapacityBenchmark(log: (line: string) => void = console
       phases,
       snapshots,
       scaling,
+      secondNode,
       limiter,
       longRun: await longRunCheck(b),
       agentDurationsMs: AGENT_DURATIONS_MS,

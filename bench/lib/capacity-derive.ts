@@ -17,6 +17,8 @@ export interface KeeperSnapshots {
 
 export interface ScalingRun {
   workers: number;
+  /** Temporal server nodes serving the run (1 unless said). */
+  serverNodes?: number;
   projects: number;
   jobs: number;
   wallMs: number;
@@ -177,6 +179,8 @@ export interface CapacityInput {
   phases: Record<string, PhaseResult>;
   snapshots: KeeperSnapshots;
   scaling: ScalingRun[];
+  /** The one-worker scaling run with a second server node. */
+  secondNode?: ScalingRun;
   limiter: ScalingRun;
   longRun?: LongRun;
   agentDurationsMs: readonly number[];
@@ -217,6 +221,7 @@ export interface CapacityReport {
   };
   fleet: FleetRow[];
   scaling: ScalingRun[];
+  secondNode?: ScalingRun;
   limiter: ScalingRun;
   longRunCheck?: {
     activeMs: number;
@@ -278,6 +283,7 @@ export function deriveReport(input: CapacityInput & { historyShards: number }): 
     measuredCeilings: c,
     fleet,
     scaling: input.scaling,
+    secondNode: input.secondNode,
     limiter: input.limiter,
     longRunCheck: lr && {
       activeMs: lr.activeMs,

@@ -53,8 +53,9 @@ export interface PhaseResult {
 const cpuSeconds = (w: WorkerProcess): number => readUsage(w.pid)?.cpuSeconds ?? 0;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** An idle worker's CPU rate, over `ms`. */
-export async function idleCpuRate(worker: WorkerProcess, ms = 8_000): Promise<number> {
+/** An idle worker's CPU rate, over `ms`, after `settleMs` (its first seconds still compile and connect). */
+export async function idleCpuRate(worker: WorkerProcess, ms = 10_000, settleMs = 5_000): Promise<number> {
+  await pause(settleMs);
   const before = cpuSeconds(worker);
   await pause(ms);
   return (cpuSeconds(worker) - before) / (ms / 1000);

@@ -1,7 +1,13 @@
 // Renders the capacity benchmark's report (bench/capacity.ts) as Markdown: the per-lifecycle table,
 // what this machine sustained, the fleet arithmetic, the worker scaling and the long-run check.
 import type { FleetRow } from './capacity-derive';
-import { PUBLISHES_PER_DAY, REFRESHES_PER_DAY, type CapacityReport, type Lifecycle } from './capacity-derive';
+import {
+  PUBLISHES_PER_DAY,
+  REFRESHES_PER_DAY,
+  type CapacityReport,
+  type Lifecycle,
+  type ScalingRun,
+} from './capacity-derive';
 
 const f = (n: number, digits = 0): string =>
   Number.isFinite(n)
@@ -32,14 +38,33 @@ function fleetTable(rows: readonly FleetRow[]): string[] {
 }
 
 function scalingTable(r: CapacityReport): string[] {
+  const runs: [string, ScalingRun][] = [
+    ...r.scaling.map((s): [string, ScalingRun] => ['scaling', s]),
+    ...(r.secondNode ? [['second node', r.secondNode] as [string, ScalingRun]] : []),
+    ['one limiter', r.limiter],
+  ];
   return [
-    "| run | worker processes | projects | jobs | wall (s) | jobs/s | worker CPU (s) | history events/s | PostgreSQL tuple writes/s | other namespaces' actions meanwhile |",
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...[...r.scaling, r.limiter].map(
-      (s, i) =>
-        `| ${i < r.scaling.length ? 'scaling' : 'one limiter'} | ${s.workers} | ${s.projects} | ${s.jobs} | ${f(s.wallMs / 1000, 1)} | ${f(s.jobs / (s.wallMs / 1000), 1)} | ${f(s.workerCpuS, 1)} | ${f(s.events / (s.wallMs / 1000))} | ${f(s.tupleWrites / (s.wallMs / 1000))} | ${f(s.otherActions)} |`,
+    "| run | worker processes | server nodes | projects | jobs | wall (s) | jobs/s | worker CPU (s) | history events/s | PostgreSQL tuple writes/s | other namespaces' actions meanwhile |",
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...runs.map(
+      ([run, s]) =>
+        `| ${run} | ${s.workers} | ${s.serverNodes ?? 1} | ${s.projects} | ${s.jobs} | ${f(s.wallMs / 1000, 1)} | ${f(jobsPerSecond(s), 1)} | ${f(s.workerCpuS, 1)} | ${f(s.events / (s.wallMs / 1000))} | ${f(s.tupleWrites / (s.wallMs / 1000))} | ${f(s.otherActions)} |`,
     ),
   ];
+}
+
+const jobsPerSecond = (s: ScalingRun): number => s.jobs / (s.wallMs / 1000);
+
+/** What one more worker process and one more server node bought here, from the scaling runs. */
+export function oneMoreLine(r: Pick<CapacityReport, 'scaling' | 'secondNode'>): string {
+  const one = r.scaling.find((s) => s.workers === 1);
+  const two = r.scaling.find((s) => s.workers === 2);
+  if (!one) return '';
+  const change = (s: ScalingRun | undefined) =>
+    s
+      ? `${f(jobsPerSecond(one), 1)} → ${f(jobsPerSecond(s), 1)} jobs/s (${f(jobsPerSecond(s) / jobsPerSecond(one), 2)}x)`
+      : 'not measured';
+  return `What one more bought on this machine, for the burst above: a worker process ${change(two)}; a server node ${change(r.secondNode)}. Both share the same 2 cores with the server, PostgreSQL and each other, so neither adds CPU here; on hosts of their own, each adds its own ceiling.`;
 }
 
 function longRunLines(r: CapacityReport): string[] {
@@ -74,6 +99,8 @@ export function renderCapacityMarkdown(r: CapacityReport): string {
     `Measured ceilings on this machine (${r.historyShards} history shards, one server node): ${f(c.jobsPerSecond, 1)} short agent jobs/s, ${f(c.nodeEventsPerSecond)} history events/s (${f(c.shardEventsPerSecond)} per shard), ${f(c.tupleWritesPerSecond)} PostgreSQL tuple writes/s, ${f(c.workerCpuMsPerSecond)} worker CPU ms/s per process, at least ${f(c.limiterGrantsPerSecond, 1)} grants/s through one limiter workflow (the one-project run's own rate).`,
     '',
     ...scalingTable(r),
+    '',
+    oneMoreLine(r),
     '',
     ...fleetTable(r.fleet),
     '',

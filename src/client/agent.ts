@@ -28,6 +28,7 @@ import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
 import { checkInput } from './errors';
+import { updateCurrentRun } from './update';
 import { awaitResult, markdownList, type AgentJobWorkflow, type ProgressOptions, type StartOptions } from './start';
 
 export function agentSummary(input: AgentJobInput): string {
@@ -151,21 +152,21 @@ export async function awaitAgentJob(
 /** The parked call did take effect: the job adopts `jobId` (checked to exist in its project) and goes on. */
 export async function resolveAgentJob(client: Client, workflowId: string, jobId: string): Promise<AgentJob> {
   checkInput([...checkWorkflowId(workflowId), ...validateJobId(jobId)]);
-  return client.workflow.getHandle(workflowId).executeUpdate(resolveUpdate, { args: [{ jobId }] });
+  return updateCurrentRun(client, workflowId, (h) => h.executeUpdate(resolveUpdate, { args: [{ jobId }] }));
 }
 
 /** The parked call did not take effect: the job makes it again, under a new permit. */
 export async function resendAgentJob(client: Client, workflowId: string): Promise<void> {
   checkInput(checkWorkflowId(workflowId));
-  await client.workflow.getHandle(workflowId).executeUpdate(resendUpdate);
+  await updateCurrentRun(client, workflowId, (h) => h.executeUpdate(resendUpdate));
 }
 
 /** Give the parked job up: it ends with OutcomeUnknown (with the reason, when given). */
 export async function abandonAgentJob(client: Client, workflowId: string, reason?: string): Promise<void> {
   checkInput(checkWorkflowId(workflowId));
-  await client.workflow
-    .getHandle(workflowId)
-    .executeUpdate(abandonUpdate, { args: [reason !== undefined ? { reason } : {}] });
+  await updateCurrentRun(client, workflowId, (h) =>
+    h.executeUpdate(abandonUpdate, { args: [reason !== undefined ? { reason } : {}] }),
+  );
 }
 
 /** Problems with a workflow id an operator typed (empty, absurdly long). */
@@ -177,5 +178,5 @@ export function checkWorkflowId(workflowId: string): string[] {
 /** Sends a follow-up prompt to a running agent job; resolves with the refreshed job. */
 export async function sendAgentMessage(client: Client, workflowId: string, prompt: string): Promise<AgentJob> {
   checkInput(validatePrompt(prompt));
-  return client.workflow.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [prompt] });
+  return updateCurrentRun(client, workflowId, (h) => h.executeUpdate(sendMessageUpdate, { args: [prompt] }));
 }

@@ -12,6 +12,8 @@ import {
   type UnitCost,
 } from '../../bench/lib/capacity-model';
 import { agentPollDelay } from '../../src/policies/polling';
+import type { ScalingRun } from '../../bench/lib/capacity-derive';
+import { oneMoreLine } from '../../bench/lib/capacity-report';
 
 const ev = (type: string, extra: Partial<EventLite> = {}): EventLite => ({ type, ...extra });
 
@@ -111,5 +113,31 @@ describe('fleetNeeds', () => {
     assert.equal(needs.serverNodes, 2); // 1,675 events/s over 1,000 per node
     assert.equal(needs.historyShards, 8); // 1,675 / 250 = 6.7, next power of two
     assert.ok(Math.abs(needs.limiterLoad - 100 / 3600 / 10) < 1e-12);
+  });
+});
+
+describe('oneMoreLine (what one more worker process and server node bought)', () => {
+  const run = (workers: number, serverNodes: number, wallMs: number): ScalingRun => ({
+    workers,
+    serverNodes,
+    projects: 15,
+    jobs: 150,
+    wallMs,
+    workerCpuS: 10,
+    events: 3000,
+    createSpanMs: 1000,
+    tupleWrites: 10_000,
+    walBytes: 1,
+    otherActions: 0,
+  });
+
+  test('compares each against the one-worker, one-node burst', () => {
+    const line = oneMoreLine({ scaling: [run(1, 1, 15_000), run(2, 1, 30_000)], secondNode: run(1, 2, 12_000) });
+    assert.match(line, /a worker process 10\.0 → 5\.0 jobs\/s \(0\.50x\)/);
+    assert.match(line, /a server node 10\.0 → 12\.5 jobs\/s \(1\.25x\)/);
+  });
+
+  test('says when the second node was not measured', () => {
+    assert.match(oneMoreLine({ scaling: [run(1, 1, 15_000)] }), /a server node not measured/);
   });
 });
