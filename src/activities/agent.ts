@@ -140,9 +140,10 @@ export function createAgentActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Asks the project's limiter for a permit, without calling the API: a local activity inside the
-     * job's workflow task, for the asks after the first (a queued or unanswered call asking again, an
-     * expired permit renewed) and for runs from before the first ask went with the call (src/workflows/permits.ts).
+     * Asks the project's limiter for a permit, without calling the API. Run as a local activity inside
+     * the job's workflow task: a queued job costs no activity task and no second workflow task, which
+     * is what keeps a burst of one project from holding other projects' jobs behind it on a server
+     * without task-queue fairness.
      */
     async askPermit({ projectId, requestKey }: { projectId: string; requestKey: string }): Promise<LimiterAnswer> {
       assertValid(projectId, undefined, deps);

@@ -72,15 +72,13 @@ export const WORKER_POLLERS = {
 } as const satisfies Pick<WorkerOptions, 'workflowTaskPollerBehavior' | 'activityTaskPollerBehavior'>;
 
 /**
- * Workflow task slots of the jobs' worker (the SDK's default is 40). A task holds its slot while its
- * local activities run (status polls: HTTP, a few hundred ms on a loaded API): with 40 the worker sat
- * idle behind a backlog on the server. But every task taken waits its turn on the one workflow thread
- * with its 10 s task timeout running: with 200 on a loaded host (1,000 lifecycles in flight), a third
- * of the agent jobs had a task time out, evicted and replayed from the start (twice the baseline's worker
- * CPU per lifecycle). A job's permit ask no longer holds a task (it goes with the create activity, see
- * src/workflows/permits.ts), so no burst needs more slots to coalesce its asks.
+ * Workflow task slots of the jobs' worker (the SDK's default is 40). An agent job's first task asks
+ * the rate limiter from a local activity and holds its slot until the answer comes (a few hundred ms
+ * on a loaded server): with 40 slots a burst of 300 jobs is admitted 40 at a time in many small
+ * updates, and other projects' first tasks wait behind it; with 200 the burst's asks coalesce into a
+ * few large updates. A slot waiting on a local activity costs no CPU.
  */
-export const JOB_WORKFLOW_TASK_SLOTS = 100;
+export const JOB_WORKFLOW_TASK_SLOTS = 200;
 
 /**
  * Activity slots of the jobs' worker (the SDK's default is 100). A create under a permit handed on

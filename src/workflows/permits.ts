@@ -38,14 +38,6 @@ const CALL_LEAD_MS = 2_500;
 /** The lead before the change (kept for runs that started with it: the workflow timer is or isn't there). */
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
-/**
- * A call's first ask goes with the call: the create or message activity asks the limiter and calls at
- * once when admitted (src/activities/agent.ts, permitted). Asked from a local activity, the ask held the
- * job's workflow task and its slot for the limiter's round trip (seconds on a loaded worker): 200 slots
- * held that way let tasks queue for the workflow thread past the 10 s task timeout, and every timed-out
- * task was replayed from the start. Runs that started before ask from the local activity first.
- */
-const ASK_IN_CALL_PATCH = 'permit-first-ask-in-call';
 
 /**
  * The ask waits at most LIMITER_ANSWER_TIMEOUT_MS (10 s) for the limiter, and as long again to find out
@@ -73,10 +65,7 @@ interface Attempt {
   recheckMs: number;
 }
 
-/**
- * Where a permitted call stands: ask the limiter, wait for a grant, call with a permit (one not granted
- * yet is asked for by the activity, which then calls only if admitted), or done.
- */
+/** Where a permitted call stands: ask the limiter, wait for a grant, call with a permit, or done. */
 type Step<T> =
   | { kind: 'ask' }
   | { kind: 'refused'; refusal: NotAdmitted }
@@ -115,9 +104,7 @@ export class ProjectPermits {
    */
   async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
     const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
-    let step: Step<T> = patched(ASK_IN_CALL_PATCH)
-      ? { kind: 'granted', permit: { requestKey: firstKey } }
-      : { kind: 'ask' };
+    let step: Step<T> = { kind: 'ask' };
     for (;;) {
       if (step.kind === 'done') return step.value;
       if (step.kind === 'ask') step = await this.ask(attempt.requestKey);
