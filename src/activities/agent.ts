@@ -25,7 +25,7 @@ export interface CallPermit {
   notBeforeMs?: number;
   /** The call must be made by then (epoch ms); later, nothing is sent and the permit is asked for again. */
   useByMs?: number;
-  /** Granted as a worker's spare permit: the limiter knows the grant by this identity (its use is reported under it). */
+  /** Granted as a spare permit by an older release's worker: the limiter knows the grant by this identity. */
   grantedAs?: PermitRequest;
 }
 
@@ -121,7 +121,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
   });
-  deps.onClose?.(() => limiter.releaseSpares());
   /**
    * A non-idempotent call (create, message) under its permit, with send checkpoints; the checkpoint
    * channel is open for the whole attempt, so its waits for the permit are kept alive too.

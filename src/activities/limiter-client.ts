@@ -20,9 +20,7 @@ import {
   type PermitRequest,
   type PermitUse,
   type RateLimiterCarry,
-  type SparePermitsAsk,
   admitPermitsUpdate,
-  permitsReleasedSignal,
   permitsUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
@@ -32,16 +30,12 @@ import { projectFairnessKey } from '../shared/fairness';
 import { openLimiter } from '../policies/limiter-opening';
 import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
-import { SparePermits } from './spare-permits';
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
 export const LIMITER_PRIORITY_KEY = 1;
 
 /** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
-
-/** Giving spare permits back waits this long at most (it also runs while the worker shuts down). */
-const RELEASE_TIMEOUT_MS = 5_000;
 
 /**
  * Asks for one project leave in batches, a few at once: asks that came while a batch is out wait at
@@ -53,8 +47,9 @@ const ASK_OVERLAP_AFTER_MS = 50;
 const ASKS_IN_FLIGHT = 4;
 
 /**
- * The answer to one ask: granted now (grantedAs: under a spare permit's identity, which its use is
- * reported under), queued (a grant signal follows), or no answer in time.
+ * The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. grantedAs
+ * (a spare permit's identity, its use reported under it) comes only from an older release's workers,
+ * which still hand out spare permits: removable when no such release runs.
  */
 export type LimiterAnswer =
   | { kind: 'granted'; useByMs?: number; grantedAs?: PermitRequest }
@@ -81,15 +76,9 @@ export class LimiterClient {
   private readonly uses: KeyedBatcher<PermitUse>;
   /** When this process last had an answer from each project's limiter. */
   private readonly heardAtMs = new Map<string, number>();
-  private readonly spares: SparePermits;
-  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
-    this.spares = new SparePermits({
-      windowMs: options.rateLimit.windowMs,
-      release: (projectId, spares) => this.release(projectId, spares),
-    });
     this.admissions = new KeyedBatcher(
       (_key, asks) =>
         this.admit(
@@ -110,12 +99,6 @@ export class LimiterClient {
    */
   async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
-    const { cancellationSignal, cancelled } = Context.current();
-    const spare = await Promise.race([this.spares.take(projectId, request, cancellationSignal), cancelled]);
-    if (spare) {
-      const { requesterWorkflowId, requestKey, useByMs } = spare;
-      return { kind: 'granted', useByMs, grantedAs: { requesterWorkflowId, requestKey } };
-    }
     let admission: PermitAdmission | undefined;
     try {
       const asked = this.admissions.add(`${taskQueue}\n${projectId}`, { projectId, taskQueue, request });
@@ -137,81 +120,44 @@ export class LimiterClient {
       );
   }
 
-  /** Asks the limiter (or starts it, see open()) for these requests and the spares a busy project wants. */
+  /** Asks the limiter (or starts it, see open()) for these requests. */
   private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
     const { temporal, rateLimit } = this.options;
     const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
-    const spareKeys = this.spares.want(projectId, requests.length);
-    const spares: SparePermitsAsk | undefined =
-      spareKeys.length > 0 ? { holder: this.spares.holder, keys: spareKeys } : undefined;
-    let answers: PermitAdmission[];
-    try {
-      const heardAtMs = this.heardAtMs.get(projectId);
-      // Quiet for a window: the limiter may have completed. Starting one with its first answers decided
-      // here costs one call and no wait for its first workflow task; if it runs, ask it as usual.
-      const opened =
-        heardAtMs === undefined || Date.now() - heardAtMs > rateLimit.windowMs
-          ? await this.open(projectId, taskQueue, requests, context, spares)
-          : null;
-      answers =
-        opened ??
-        (await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-          temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-            args: [requests, context, spares],
-            startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-              ...this.startOptions(projectId, taskQueue),
-              workflowIdConflictPolicy: 'USE_EXISTING',
-            }),
+    const heardAtMs = this.heardAtMs.get(projectId);
+    // Quiet for a window: the limiter may have completed. Starting one with its first answers decided
+    // here costs one call and no wait for its first workflow task; if it runs, ask it as usual.
+    const opened =
+      heardAtMs === undefined || Date.now() - heardAtMs > rateLimit.windowMs
+        ? await this.open(projectId, taskQueue, requests, context)
+        : null;
+    const answers =
+      opened ??
+      (await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+        temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+          args: [requests, context],
+          startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+            ...this.startOptions(projectId, taskQueue),
+            workflowIdConflictPolicy: 'USE_EXISTING',
           }),
-        ));
-    } catch (err) {
-      this.spares.settle(projectId, spareKeys, []);
-      // The update may have been applied without its answer reaching us: give back what it may have granted.
-      if (spares)
-        this.release(
-          projectId,
-          spares.keys.map((requestKey) => ({ requesterWorkflowId: spares.holder, requestKey })),
-        );
-      throw err;
-    }
+        }),
+      ));
     this.heardAtMs.set(projectId, Date.now());
-    this.spares.settle(projectId, spareKeys, answers.slice(requests.length));
     return answers.slice(0, requests.length);
   }
 
-  /** Gives spare permits back to the project's limiter (best effort: lost, they free at their lease end). */
-  private release(projectId: string, spares: PermitRequest[]): void {
-    const { temporal } = this.options;
-    const released = temporal
-      .withDeadline(Date.now() + RELEASE_TIMEOUT_MS, () =>
-        temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsReleasedSignal, spares),
-      )
-      .catch((err: unknown) =>
-        log.warn('could not give spare permits back to the limiter', { projectId, error: String(err) }),
-      );
-    this.releasing.add(released);
-    void released.finally(() => this.releasing.delete(released));
-  }
-
-  /** Gives every spare permit of this process back; resolves once delivered (before the connection closes). */
-  async releaseSpares(): Promise<void> {
-    this.spares.releaseAll();
-    await Promise.all([...this.releasing]);
-  }
-
   /**
-   * Starts the project's limiter with these asks answered (see src/policies/limiter-opening.ts), and
-   * as many of the spares as leave half the window free; null if it runs.
+   * Starts the project's limiter with these asks answered (see src/policies/limiter-opening.ts); null
+   * if it runs.
    */
   private async open(
     projectId: string,
     taskQueue: string,
     requests: PermitRequest[],
     context: LimiterRequestContext,
-    spares: SparePermitsAsk | undefined,
   ): Promise<PermitAdmission[] | null> {
     const { temporal } = this.options;
-    const { state, answers } = openLimiter(requests, Date.now(), context, spares);
+    const { state, answers } = openLimiter(requests, Date.now(), context);
     try {
       await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
         temporal.workflow.start(WorkflowType.agentRateLimiter, {

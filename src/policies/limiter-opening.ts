@@ -22,19 +22,17 @@ import {
 export interface LimiterOpening {
   /** The new limiter's state: what it granted and what it queued, in ask order. */
   state: RateLimiterCarry;
-  /** One answer per ask, in ask order (a repeated ask gets its first one's answer), then one per spare granted. */
+  /** One answer per ask, in ask order (a repeated ask gets its first one's answer). */
   answers: PermitAdmission[];
 }
 
 /**
- * Grants the first `limit` distinct asks at nowMs and queues the rest, FIFO, as the limiter would;
- * then the spares that fit (their answers follow the asks', as in admitPermitsUpdate's).
+ * Grants the first `limit` distinct asks at nowMs and queues the rest, FIFO, as the limiter would.
  */
 export function openLimiter(
   asks: readonly PermitRequest[],
   nowMs: number,
   context: Pick<LimiterRequestContext, 'limit' | 'windowMs'>,
-  spares?: SparePermitsAsk,
 ): LimiterOpening {
   const limit: WindowLimit = { limit: context.limit, windowMs: context.windowMs };
   const state: RateLimiterCarry = { grants: [], queue: [], seenLimits: rememberLimit([], limit, nowMs) };
@@ -65,11 +63,12 @@ export function openLimiter(
     answered.set(key, answer);
     return answer;
   });
-  return { state, answers: [...answers, ...grantSparePermits(state, spares, nowMs, limit)] };
+  return { state, answers };
 }
 
 /**
- * Grants the spares a worker process asked for, as the limiter and its opening both do: none while
+ * Grants the spares an older release's worker process asked for (this release's workers ask for none;
+ * the limiter keeps granting them during a rolling deploy, removable when no such release runs): none while
  * anything is queued, only what leaves half the window free (rate-window.ts sparePermits), each a
  * grant to the holder added to state.grants; a key granted before is answered with that grant again.
  */

@@ -1,7 +1,7 @@
 // test-lane: parallel
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { openLimiter } from '../../src/policies/limiter-opening';
+import { grantSparePermits, openLimiter } from '../../src/policies/limiter-opening';
 import { estimateGrantAt, grantedSlotFreeAt, permitUseByMs } from '../../src/policies/rate-window';
 
 const ask = (i: number, key = 'create') => ({ requesterWorkflowId: `job-${i}`, requestKey: `${key}-${i}` });
@@ -62,13 +62,14 @@ test('the limit asked with is remembered, so the limiter applies it from its fir
   assert.deepEqual(state.seenLimits, [{ limit: 3, windowMs: 10_000, seenAtMs: NOW }]);
 });
 
-test('an opening grants spares after the asks, only what leaves half the window free, and none once it queues', () => {
+test('spares an older worker asks for fit after the asks, only what leaves half the window free, none once it queues', () => {
   const limit = { limit: 10, windowMs: 3_600_000 };
   const spares = { holder: 'spare-permits:p1', keys: ['s1', 's2', 's3', 's4', 's5'] };
-  const { state, answers } = openLimiter([ask(1), ask(2)], NOW, limit, spares);
+  const { state, answers } = openLimiter([ask(1), ask(2)], NOW, limit);
+  const spareAnswers = grantSparePermits(state, spares, NOW, limit);
   // 10 slots: 2 asks, 5 kept free, so 3 of the 5 spares.
   assert.deepEqual(
-    answers.map((a) => [a.requestKey, a.granted]),
+    [...answers, ...spareAnswers].map((a) => [a.requestKey, a.granted]),
     [
       ['create-1', true],
       ['create-2', true],
@@ -85,14 +86,13 @@ test('an opening grants spares after the asks, only what leaves half the window 
       ['spare-permits:p1', 's3'],
     ],
   );
-  assert.equal(answers[2]!.useByMs, permitUseByMs(grantedSlotFreeAt(NOW, limit), limit));
+  assert.equal(spareAnswers[0]!.useByMs, permitUseByMs(grantedSlotFreeAt(NOW, limit), limit));
 
   const full = openLimiter(
     [1, 2, 3, 4].map((i) => ask(i)),
     NOW,
     LIMIT,
-    spares,
   );
-  assert.equal(full.answers.length, 4, 'a queued opening grants no spares');
+  assert.equal(grantSparePermits(full.state, spares, NOW, LIMIT).length, 0, 'a queued limiter grants no spares');
   assert.equal(full.state.grants.length, 3);
 });
