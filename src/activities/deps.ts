@@ -23,6 +23,4 @@ export interface ActivityDeps {
   agentRateLimit: RateLimit;
   /** Largest prompt accepted (characters); the API publishes none, so it is ours to choose. */
   maxPromptLength?: number;
-  /** Registers work to do when the worker closes, while its client is still connected (spare permits go back). */
-  onClose?: (cleanup: () => Promise<void>) => void;
 }

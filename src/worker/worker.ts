@@ -500,7 +500,6 @@ export async function createDocsAdminWorker(
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
       adoptLimiterTaskQueue: (taskQueue, version) => adopter.adopt(taskQueue, version),
-      onClose: (fn) => cleanups.push(fn),
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({
