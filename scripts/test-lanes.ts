@@ -88,7 +88,7 @@ export function planRuns(
   for (const file of files) lanes[laneOf(readFirstLine(file))].push(file);
   const longestFirst = (list: string[]) =>
     [...list].sort((a, b) => (previousMs.get(b) ?? Infinity) - (previousMs.get(a) ?? Infinity));
-  const clusterAloneMs = plannedWallMs([[{ what: '', files: lanes['cluster-alone'], concurrency: 1 }]], previousMs);
+  const clusterAloneMs = runWallMs(lanes['cluster-alone'], 1, (file) => previousMs.get(file) ?? 0);
   const beside = besideClusterAlone(longestFirst(lanes.parallel), clusterAloneMs, concurrency - 1, previousMs);
   const shared = longestFirst([...lanes.cluster, ...lanes.parallel.filter((file) => !beside.includes(file))]);
   const stages: Stage[] = [

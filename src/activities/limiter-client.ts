@@ -143,7 +143,7 @@ export class LimiterClient {
         }),
       ));
     this.heardAtMs.set(projectId, Date.now());
-    return answers.slice(0, requests.length);
+    return answers;
   }
 
   /**

@@ -7,8 +7,9 @@
 // until its use is reported (permitsUsedSignal), then one window plus a margin (src/policies/rate-window.ts).
 // One limiter per project: a burst in one project never delays another's permits. Spare permits
 // (asked by an older release's workers, which answered later asks from them; this release asks for
-// none) are granted only while nothing queues and given back by permitsReleasedSignal. Every update says who asks (LimiterRequestContext): the strictest limit heard
-// lately applies, and a limiter found on another task queue than its requesters' moves there.
+// none) are granted only while nothing queues and given back by permitsReleasedSignal. Every update
+// says who asks (LimiterRequestContext): the strictest limit heard lately applies, and a limiter found
+// on another task queue than its requesters' moves there.
 //
 // The state is a class (Limiter) whose methods are the message handlers; the loop below grants, then
 // waits for a slot or for work, and ends by completing (idle), continuing as new (long or quiet
