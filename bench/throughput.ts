@@ -510,6 +510,9 @@ async function runLongDurations({ plan, client }: Bench, emulator: EmulatorHandl
   };
 }
 
+/** Issue 31's target for the completion rate against the baseline (missed so far: bench/README.md says why). */
+const RATIO_TARGET = 0.8;
+
 /** The issue's targets: the ratio to the baseline, the worker's memory, history growth, nothing lost. */
 function throughputTargets(plan: Plan, ratio: number, docsAdmin: DocsAdminFigures, long: LongFigures): Target[] {
   const { size, longFactor } = plan;
@@ -520,10 +523,10 @@ function throughputTargets(plan: Plan, ratio: number, docsAdmin: DocsAdminFigure
     {
       name: 'completions/s vs baseline',
       value: ratio,
-      limit: 0.5,
+      limit: RATIO_TARGET,
       op: '>=',
-      pass: ratio >= 0.5,
-      note: 'docs-admin completions per second / the baseline: the same job shape (activities, local-activity polls, timers) without HTTP or the product extras',
+      pass: ratio >= RATIO_TARGET,
+      note: 'docs-admin completions per second / the baseline: the same job shape (activities, local-activity polls, timers) without HTTP or the product extras (issue 31 asks for 0.8)',
     },
     {
       name: 'worker peak RSS (MiB)',

@@ -186,6 +186,16 @@ export interface CapacityInput {
   agentDurationsMs: readonly number[];
 }
 
+/**
+ * Each row's worker CPU at its implementation's CPU per task in the agent phase: the export and keeper
+ * phases cost a few hundred milliseconds, less than the idle worker's pollers spend in their minutes,
+ * so their own reading (after the idle share is taken off) was mostly noise, often 0.
+ */
+function cpuAtAgentRate(row: Lifecycle, agent: PhaseResult): Lifecycle {
+  const side = row.impl === 'product' ? agent.product : agent.naive;
+  return { ...row, workerCpuMs: (side.workerCpuMs * row.tasks) / Math.max(1, side.tasks) };
+}
+
 export function lifecycleTable(input: CapacityInput): Lifecycle[] {
   const { agent, export: exp, keeper } = input.phases as Record<'agent' | 'export' | 'keeper', PhaseResult>;
   const naiveExport = exportRow(exp.naive, 'naive');
@@ -198,7 +208,7 @@ export function lifecycleTable(input: CapacityInput): Lifecycle[] {
   ];
   const keeperDay = productKeeperDay(keeper.product, input.snapshots);
   if (keeperDay) rows.splice(rows.length - 1, 0, keeperDay);
-  return rows;
+  return rows.map((row) => cpuAtAgentRate(row, agent));
 }
 
 export interface FleetRow {
