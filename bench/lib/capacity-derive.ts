@@ -70,12 +70,14 @@ const stepsOf = (c: RunCost & RowCost): Steps => ({
   historyNodeBytes: c.historyNodeBytes,
 });
 
-/** Steps priced with the side's phase: CPU per task, PostgreSQL writes per history transaction. */
-function priced(side: SideCost, s: Steps, extra: Omit<Lifecycle, keyof Steps | keyof UnitCost>): Lifecycle {
+/** A lifecycle before its worker CPU is priced (cpuAtAgentRate, in lifecycleTable). */
+type Priced = Omit<Lifecycle, 'workerCpuMs'>;
+
+/** Steps priced with the side's phase: PostgreSQL writes per history transaction. */
+function priced(side: SideCost, s: Steps, extra: Omit<Lifecycle, keyof Steps | keyof UnitCost>): Priced {
   return {
     ...s,
     ...extra,
-    workerCpuMs: (side.workerCpuMs * s.tasks) / Math.max(1, side.tasks),
     tupleWrites: (side.tupleWrites * s.historyNodeRows) / Math.max(1, side.historyNodeRows),
     walBytes: (side.walBytes * s.historyNodeRows) / Math.max(1, side.historyNodeRows),
   };
@@ -100,7 +102,7 @@ const mean = (xs: Steps[]): Steps =>
   Object.fromEntries(STEP_KEYS.map((k) => [k, xs.reduce((s, x) => s + x[k], 0) / Math.max(1, xs.length)])) as Steps;
 
 /** Agent jobs: the 2-minute runs as measured, 30 minutes from a straight line through every run vs its polls. */
-function agentRows(side: SideCost, impl: Lifecycle['impl'], durationsMs: readonly number[]): Lifecycle[] {
+function agentRows(side: SideCost, impl: Lifecycle['impl'], durationsMs: readonly number[]): Priced[] {
   const share = sharedShare(side);
   const extra = (side.serverActions - side.actions) / side.lifecycles;
   const twoMin = side.each.filter((_, i) => durationsMs[i] === 120_000);
@@ -125,7 +127,7 @@ function agentRows(side: SideCost, impl: Lifecycle['impl'], durationsMs: readonl
   ];
 }
 
-function exportRow(side: SideCost, impl: Lifecycle['impl']): Lifecycle {
+function exportRow(side: SideCost, impl: Lifecycle['impl']): Priced {
   const steps = add(mean(side.each.map(stepsOf)), sharedShare(side));
   const polls = side.each.reduce((s, c) => s + c.timers, 0) / side.lifecycles;
   const extra = (side.serverActions - side.actions) / side.lifecycles;
@@ -135,7 +137,7 @@ function exportRow(side: SideCost, impl: Lifecycle['impl']): Lifecycle {
 const snapSteps = (s: { cost: RunCost; rows: RowCost }): Steps => stepsOf({ ...s.cost, ...s.rows });
 
 /** The product's keeper for a day: the first install, REFRESHES_PER_DAY refreshes, PUBLISHES_PER_DAY publishes. */
-function productKeeperDay(side: SideCost, snaps: KeeperSnapshots): Lifecycle | undefined {
+function productKeeperDay(side: SideCost, snaps: KeeperSnapshots): Priced | undefined {
   const { installed, refreshed, published } = snaps;
   if (!installed || !refreshed || !published) return undefined;
   const perRefresh = add(snapSteps(refreshed), snapSteps(installed), -1);
@@ -157,7 +159,7 @@ function productKeeperDay(side: SideCost, snaps: KeeperSnapshots): Lifecycle | u
 }
 
 /** The naive keeper for a day: a check every 10 s (8,640) plus the refreshes, and a naive export per publish. */
-function naiveKeeperDay(side: SideCost, naiveExport: Lifecycle): Lifecycle {
+function naiveKeeperDay(side: SideCost, naiveExport: Priced): Priced {
   const ticks = side.each[0]?.timers ?? 1;
   const perTick = Object.fromEntries(STEP_KEYS.map((k) => [k, side[k] / ticks])) as Steps;
   const checks = DAY_MS / NAIVE_POLL_MS + REFRESHES_PER_DAY;
@@ -191,7 +193,7 @@ export interface CapacityInput {
  * phases cost a few hundred milliseconds, less than the idle worker's pollers spend in their minutes,
  * so their own reading (after the idle share is taken off) was mostly noise, often 0.
  */
-function cpuAtAgentRate(row: Lifecycle, agent: PhaseResult): Lifecycle {
+function cpuAtAgentRate(row: Priced, agent: PhaseResult): Lifecycle {
   const side = row.impl === 'product' ? agent.product : agent.naive;
   return { ...row, workerCpuMs: (side.workerCpuMs * row.tasks) / Math.max(1, side.tasks) };
 }
@@ -199,7 +201,7 @@ function cpuAtAgentRate(row: Lifecycle, agent: PhaseResult): Lifecycle {
 export function lifecycleTable(input: CapacityInput): Lifecycle[] {
   const { agent, export: exp, keeper } = input.phases as Record<'agent' | 'export' | 'keeper', PhaseResult>;
   const naiveExport = exportRow(exp.naive, 'naive');
-  const rows: Lifecycle[] = [
+  const rows: Priced[] = [
     ...agentRows(agent.product, 'product', input.agentDurationsMs),
     ...agentRows(agent.naive, 'naive', input.agentDurationsMs),
     exportRow(exp.product, 'product'),
