@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
 import type { StaticExportInput } from '../shared/static-export';
 import { ActivityFailureType } from '../shared/failures';
+import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { type ApplyBundleRequest, type ApplyBundleResult, SinkError, applyToSink } from './sinks';
@@ -18,14 +19,37 @@ export interface GenerateBundleOptions {
   refresh?: boolean;
 }
 
-/** Inside an activity: the cancellation signal and a heartbeat; outside (direct calls): neither. */
-function activityContext(): { signal?: AbortSignal; heartbeat: (details: unknown) => void } {
+interface ProgressContext {
+  signal?: AbortSignal;
+  /** Records progress details as the attempt's heartbeat. */
+  heartbeat: (details: unknown) => void;
+  /** Ends the keep-alive (call when the attempt ends). */
+  done: () => void;
+}
+
+/**
+ * Inside an activity: the cancellation signal and a heartbeat that also repeats the last details every
+ * ACTIVITY_KEEP_ALIVE_MS, so a silent stretch (a `helm upgrade`, a slow first byte) keeps the attempt
+ * alive while a task lost on its way to the worker is retried after the heartbeat timeout. Outside
+ * (direct calls): neither.
+ */
+function progressContext(): ProgressContext {
+  let ctx: Context;
   try {
-    const ctx = Context.current();
-    return { signal: ctx.cancellationSignal, heartbeat: (details) => ctx.heartbeat(details) };
+    ctx = Context.current();
   } catch {
-    return { heartbeat: () => undefined };
+    return { heartbeat: () => undefined, done: () => undefined };
   }
+  let last: unknown;
+  const timer = setInterval(() => ctx.heartbeat(last), ACTIVITY_KEEP_ALIVE_MS);
+  return {
+    signal: ctx.cancellationSignal,
+    heartbeat: (details) => {
+      last = details;
+      ctx.heartbeat(details);
+    },
+    done: () => clearInterval(timer),
+  };
 }
 
 /**
@@ -83,7 +107,7 @@ export function createExportActivities(deps: ActivityDeps) {
 
     /** Downloads the whole bundle and checks status, gzip magic and integrity, and sizeBytes. */
     async verifyBundle(bundle: Bundle): Promise<BundleCheck> {
-      const { signal, heartbeat } = activityContext();
+      const { signal, heartbeat, done } = progressContext();
       try {
         return await downloadAndCheck(bundle.bundleUrl, {
           expectedBytes: bundle.sizeBytes,
@@ -92,13 +116,15 @@ export function createExportActivities(deps: ActivityDeps) {
         });
       } catch (err) {
         throw toFailure(err);
+      } finally {
+        done();
       }
     },
 
     /** Applies a verified bundle through the configured sink (file, webhook, command or mirror). */
     async applyBundle(request: ApplyBundleRequest): Promise<ApplyBundleResult> {
       refuseExpiringLink(request);
-      const { signal, heartbeat } = activityContext();
+      const { signal, heartbeat, done } = progressContext();
       try {
         const result = await applyToSink(request, { signal, onProgress: heartbeat });
         deps.metrics.bundleApplied(request.sink.type);
@@ -106,6 +132,8 @@ export function createExportActivities(deps: ActivityDeps) {
         return result;
       } catch (err) {
         throw toFailure(err);
+      } finally {
+        done();
       }
     },
   };

@@ -67,15 +67,18 @@ const api = proxyActivities<ExportActivities>({
   heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
-// Downloads the whole archive: long, heartbeating. Content problems are non-retryable (BundleInvalid).
+// Downloads the whole archive: long, heartbeating (its progress, and a keep-alive through silences, so
+// a task lost on its way to the worker is retried after the heartbeat timeout, not after 15 minutes).
+// Content problems are non-retryable (BundleInvalid).
 const verifier = proxyActivities<ExportActivities>({
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
-// A sink may run `helm upgrade` (minutes, silent) or copy the archive (mirror).
+// A sink may run `helm upgrade` (minutes, silent: the attempt keeps itself alive) or copy the archive (mirror).
 const applier = proxyActivities<ExportActivities>({
   startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
 

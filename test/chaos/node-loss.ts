@@ -19,6 +19,7 @@ import { killNode, runningNode } from '../../scripts/cluster/nodes';
 import { ownedShards } from '../../scripts/cluster/status';
 import { startEmulator, type EmulatorHandle } from '../../emulator';
 import { publish } from '../../src/client';
+import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { clusterSkipReason } from '../helpers/temporal';
 import { checkOutcomes, connect, secretKey, settle, until, type WorkerProcess } from './helpers';
 import {
@@ -201,6 +202,7 @@ const nodeLossEmulator = (o: NodeLossOptions) =>
 interface BurstRun {
   fleet: Awaited<ReturnType<typeof startFleet>>;
   applied: Awaited<ReturnType<typeof startWatchedKeeper>>['applied'];
+  keeperId: string;
   atKill: { creates: number; exports: number };
   killedAt: number;
   returnedAt: number;
@@ -236,7 +238,25 @@ async function burstWithNodeLoss(
   const returnedAt = Date.now();
   const back = await bringBack();
   phase(`node 2 back: ${JSON.stringify(back)}`);
-  return { fleet, applied, atKill, killedAt, returnedAt, move, back };
+  return { fleet, applied, keeperId: keeper.workflowId, atKill, killedAt, returnedAt, move, back };
+}
+
+/** What the keeper does and waits for (its status, its pending activities): for a failure's message. */
+async function keeperState(client: Client, keeperId: string): Promise<string> {
+  const handle = client.workflow.getHandle(keeperId);
+  // Without the link itself: a presigned link stays out of logs, a test's too.
+  const status = await handle.query(keeperStatusQuery).then(
+    ({ bundleUrl, ...rest }) => ({ ...rest, hasLink: bundleUrl !== null }),
+    (err: Error) => `query failed: ${err.message}`,
+  );
+  const { raw } = await handle.describe();
+  const pending = (raw.pendingActivities ?? []).map((a) => ({
+    type: a.activityType?.name,
+    state: a.state,
+    attempt: a.attempt,
+    lastFailure: a.lastFailure?.message,
+  }));
+  return `keeper status ${JSON.stringify(status)}; pending activities ${JSON.stringify(pending)}`;
 }
 
 /** Settles the run's lifecycles and the keeper's links; the figures, printed. */
@@ -255,7 +275,9 @@ async function settleAndMeasure(
   });
   const completeS = (Math.max(...settled.map((x) => x.atMs)) - fleet.startedAt) / 1000;
   phase('every lifecycle settled');
-  await until(() => applied.length >= 3, 'the keeper to apply three links', 60_000);
+  await until(() => applied.length >= 3, 'the keeper to apply three links', 60_000).catch(async (err: Error) => {
+    throw new Error(`${err.message}; ${applied.length} applied; ${await keeperState(client, run.keeperId)}`);
+  });
   await applied.stop();
   const [before, atKill, atReturn] = await silencesAt(client, ids, [
     run.killedAt - 3_000,

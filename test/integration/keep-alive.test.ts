@@ -3,7 +3,8 @@
 // so a task lost on its way to a worker is retried in seconds instead of after its whole start-to-close
 // timeout. The product's worker keeps the attempts it does run alive, so a slow call is not cut off and
 // sent again: the worker's activity interceptor for plain calls (the keeper's link refresh), the send
-// checkpoints for a create (never sent twice).
+// checkpoints for a create (never sent twice), the keeper's verify and apply for their silences (a
+// `helm upgrade` says nothing for minutes).
 import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { temporal } from '@temporalio/proto';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { ensureKeeper } from '../../src/client';
 import type { EmulatorHandle } from '../../emulator';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../../src/shared/heartbeat';
@@ -87,6 +89,41 @@ describe('activity keep-alive', () => {
       assert.deepEqual(attemptsOf(events, 'generateBundle'), [1], 'one refresh attempt, not cut off');
     } finally {
       emu.setFaults([]);
+      await handle.terminate('test finished').catch(() => undefined);
+    }
+  });
+
+  test('a silent apply slower than the heartbeat timeout completes in its first attempt, under that timeout', async () => {
+    const applied = path.join(dir, 'applied.json');
+    // The command sink's command: silent (no output) for longer than the heartbeat timeout, then applies.
+    const command = `sleep ${SLOW_MS / 1000}; cat > '${applied}'`;
+    const handle = await ensureKeeper(
+      env.client,
+      { domain: 'keep-alive-apply.docs.example.com', sink: { type: 'command', command } },
+      { taskQueue },
+    );
+    try {
+      const status = await waitFor(
+        async () => {
+          const s = await handle.query(keeperStatusQuery);
+          return s.jobId ? s : null;
+        },
+        { timeoutMs: 30_000 + SLOW_MS, what: 'the slow apply' },
+      );
+      const document = JSON.parse(await fsp.readFile(applied, 'utf8')) as { staticExport: { bundleUrl: string } };
+      assert.equal(document.staticExport.bundleUrl, status.bundleUrl, 'the command got the applied link');
+      const events = (await handle.fetchHistory()).events ?? [];
+      assert.deepEqual(attemptsOf(events, 'applyBundle'), [1], 'one apply attempt, not cut off');
+      // A task lost on its way to a worker is retried after this, not after the 15-minute start-to-close.
+      for (const type of ['verifyBundle', 'applyBundle']) {
+        const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type);
+        assert.equal(
+          tsToMs(scheduled?.activityTaskScheduledEventAttributes?.heartbeatTimeout),
+          ACTIVITY_HEARTBEAT_TIMEOUT_MS,
+          `${type} runs under the short heartbeat timeout`,
+        );
+      }
+    } finally {
       await handle.terminate('test finished').catch(() => undefined);
     }
   });
