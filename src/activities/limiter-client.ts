@@ -1,17 +1,11 @@
 // The worker's side of the permit protocol: asks a project's agentRateLimiter for permits
-// (update-with-start, coalesced per project so a burst costs a few updates; a quiet project's limiter
-// is started with its first answers instead, see src/policies/limiter-opening.ts), reports when
-// permits were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
+// (update-with-start, coalesced per project so a burst costs a few updates), reports when permits were
+// used, and never waits on the limiter for long. An ask that gets no answer in time tells the
 // caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
 // queue nobody serves (or routed to a deployment version whose workers are gone) is adopted: this worker
 // serves that queue, as that version, until the limiter has moved.
 import { Context, log } from '@temporalio/activity';
-import {
-  type Client,
-  type WorkflowStartOptions,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-} from '@temporalio/client';
+import { type Client, type WorkflowStartOptions, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
 import {
   type AgentRateLimiterInput,
@@ -19,7 +13,6 @@ import {
   type PermitAdmission,
   type PermitRequest,
   type PermitUse,
-  type RateLimiterCarry,
   admitPermitsUpdate,
   permitsUsedSignal,
   rateLimiterWorkflowId,
@@ -27,7 +20,6 @@ import {
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
-import { openLimiter } from '../policies/limiter-opening';
 import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
 
@@ -74,8 +66,6 @@ export class LimiterClient {
     PermitAdmission
   >;
   private readonly uses: KeyedBatcher<PermitUse>;
-  /** When this process last had an answer from each project's limiter. */
-  private readonly heardAtMs = new Map<string, number>();
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
@@ -120,62 +110,24 @@ export class LimiterClient {
       );
   }
 
-  /** Asks the limiter (or starts it, see open()) for these requests. */
+  /** Asks the limiter for these requests, starting it if it is not running. */
   private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
     const { temporal, rateLimit } = this.options;
     const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
-    const heardAtMs = this.heardAtMs.get(projectId);
-    // Quiet for a window: the limiter may have completed. Starting one with its first answers decided
-    // here costs one call and no wait for its first workflow task; if it runs, ask it as usual.
-    const opened =
-      heardAtMs === undefined || Date.now() - heardAtMs > rateLimit.windowMs
-        ? await this.open(projectId, taskQueue, requests, context)
-        : null;
-    const answers =
-      opened ??
-      (await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-        temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-          args: [requests, context],
-          startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-            ...this.startOptions(projectId, taskQueue),
-            workflowIdConflictPolicy: 'USE_EXISTING',
-          }),
+    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [requests, context],
+        startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+          ...this.startOptions(projectId, taskQueue),
+          workflowIdConflictPolicy: 'USE_EXISTING',
         }),
-      ));
-    this.heardAtMs.set(projectId, Date.now());
-    return answers;
+      }),
+    );
   }
 
-  /**
-   * Starts the project's limiter with these asks answered (see src/policies/limiter-opening.ts); null
-   * if it runs.
-   */
-  private async open(
-    projectId: string,
-    taskQueue: string,
-    requests: PermitRequest[],
-    context: LimiterRequestContext,
-  ): Promise<PermitAdmission[] | null> {
-    const { temporal } = this.options;
-    const { state, answers } = openLimiter(requests, Date.now(), context);
-    try {
-      await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-        temporal.workflow.start(WorkflowType.agentRateLimiter, {
-          ...this.startOptions(projectId, taskQueue, state),
-          workflowIdConflictPolicy: 'FAIL',
-        }),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
-      throw err;
-    }
-    return answers;
-  }
-
-  /** How a limiter is started, by update-with-start or with its opening state. */
-  private startOptions(projectId: string, taskQueue: string, carried?: RateLimiterCarry): WorkflowStartOptions {
+  private startOptions(projectId: string, taskQueue: string): WorkflowStartOptions {
     const { limit, windowMs } = this.options.rateLimit;
-    const input: AgentRateLimiterInput = { projectId, limit, windowMs, ...(carried ? { carried } : {}) };
+    const input: AgentRateLimiterInput = { projectId, limit, windowMs };
     return {
       workflowId: rateLimiterWorkflowId(projectId),
       taskQueue,

@@ -1,8 +1,8 @@
 // agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
 // creates and messages before they reach the API, for every worker process at once. Requests arrive by
 // admitPermitsUpdate (update-with-start from the activity about to call, coalesced per worker process),
-// or in the start input (`carried`: a worker that finds the project quiet starts it with its first
-// asks answered, src/policies/limiter-opening.ts). What fits in the window is granted in the update's
+// or in the start input (`carried`: its own continue-as-new carry, or an older release's worker that
+// started it with its first asks answered). What fits in the window is granted in the update's
 // answer; the rest queues FIFO and is granted later by permitGrantedSignal. A grant holds its slot
 // until its use is reported (permitsUsedSignal), then one window plus a margin (src/policies/rate-window.ts).
 // One limiter per project: a burst in one project never delays another's permits. Spare permits
@@ -33,6 +33,7 @@ import {
   defaultHandoverMs,
   effectiveLimit,
   estimateGrantAt,
+  grantSparePermits,
   grantedSlotFreeAt,
   nextFreeAt,
   planGrants,
@@ -41,7 +42,6 @@ import {
   permitUseByMs,
   usedSlotFreeAt,
 } from '../policies/rate-window';
-import { grantSparePermits } from '../policies/limiter-opening';
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
