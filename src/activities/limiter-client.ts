@@ -30,15 +30,6 @@ export const LIMITER_PRIORITY_KEY = 1;
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
 /**
- * Asks for one project leave in batches, a few at once: asks that came while a batch is out wait at
- * most this long before they go in one of their own (up to ASKS_IN_FLIGHT). The first ask of a burst
- * also starts the limiter workflow, which takes up to a second on a busy server: the burst's other
- * asks (and a quiet project's first few) no longer wait all that time behind it.
- */
-const ASK_OVERLAP_AFTER_MS = 50;
-const ASKS_IN_FLIGHT = 4;
-
-/**
  * The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. grantedAs
  * (a spare permit's identity, its use reported under it) comes only from an older release's workers,
  * which still hand out spare permits: removable when no such release runs.
@@ -69,14 +60,12 @@ export class LimiterClient {
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
-    this.admissions = new KeyedBatcher(
-      (_key, asks) =>
-        this.admit(
-          asks[0]!.projectId,
-          asks[0]!.taskQueue,
-          asks.map((a) => a.request),
-        ),
-      { maxInFlight: ASKS_IN_FLIGHT, overlapAfterMs: ASK_OVERLAP_AFTER_MS },
+    this.admissions = new KeyedBatcher((_key, asks) =>
+      this.admit(
+        asks[0]!.projectId,
+        asks[0]!.taskQueue,
+        asks.map((a) => a.request),
+      ),
     );
     this.uses = new KeyedBatcher((projectId, uses) =>
       options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
