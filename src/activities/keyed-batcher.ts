@@ -1,9 +1,6 @@
-// Coalesces many small sends to the same destination into few: while a send for a key is in flight,
-// items added for that key wait and leave together in the next send. A lone item leaves at once (no
-// timer, no added latency); under a burst, N items cost a handful of sends instead of N.
-//
-// Used for the rate limiter's requests and reports: a burst of 300 agent jobs of one project would
-// otherwise send 300 updates to one workflow, which the server applies one at a time.
+// Coalesces sends per key: while one is in flight, items added for that key leave together in the
+// next. A lone item leaves at once; a burst of N costs a few sends. Used for the limiter's asks and
+// reports, which the server would otherwise apply to one workflow one at a time.
 interface Pending<T, R> {
   items: T[];
   waiters: { resolve: (answer: R) => void; reject: (err: unknown) => void }[];

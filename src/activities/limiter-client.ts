@@ -1,15 +1,11 @@
-// The worker's side of the permit protocol: asks a project's agentRateLimiter for permits
-// (update-with-start, coalesced per project so a burst costs a few updates), reports when permits were
-// used, and never waits on the limiter for long. An ask that gets no answer in time tells the
-// caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
-// queue nobody serves (or routed to a deployment version whose workers are gone) is adopted: this worker
-// serves that queue, as that version, until the limiter has moved.
+// The worker's side of the permit protocol: asks a project's agentRateLimiter for permits by
+// update-with-start (coalesced per project), reports their use, and never waits on it for long: an ask
+// with no answer in time says why, and a limiter stranded on a queue nobody serves gets served here.
 import { Context, log } from '@temporalio/activity';
-import { type Client, type WorkflowStartOptions, WithStartWorkflowOperation } from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
 import {
   type AgentRateLimiterInput,
-  type LimiterRequestContext,
   type PermitAdmission,
   type PermitRequest,
   type PermitUse,
@@ -31,8 +27,7 @@ export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
 /**
  * The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. grantedAs
- * (a spare permit's identity, its use reported under it) comes only from an older release's workers,
- * which still hand out spare permits: removable when no such release runs.
+ * (a spare permit's identity) is only in answers recorded by an older release's workers.
  */
 export type LimiterAnswer =
   | { kind: 'granted'; useByMs?: number; grantedAs?: PermitRequest }
@@ -101,24 +96,12 @@ export class LimiterClient {
 
   /** Asks the limiter for these requests, starting it if it is not running. */
   private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
-    const { temporal, rateLimit } = this.options;
-    const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
-    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-        args: [requests, context],
-        startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-          ...this.startOptions(projectId, taskQueue),
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      }),
-    );
-  }
-
-  private startOptions(projectId: string, taskQueue: string): WorkflowStartOptions {
+    const { temporal } = this.options;
     const { limit, windowMs } = this.options.rateLimit;
     const input: AgentRateLimiterInput = { projectId, limit, windowMs };
-    return {
+    const startWorkflowOperation = new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
       workflowId: rateLimiterWorkflowId(projectId),
+      workflowIdConflictPolicy: 'USE_EXISTING',
       taskQueue,
       args: [input],
       staticSummary: `Agent rate limiter for project ${projectId} (${limit} per ${windowMs} ms)`,
@@ -126,7 +109,13 @@ export class LimiterClient {
       priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
       // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
       typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
-    };
+    });
+    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [requests, { limit, windowMs, taskQueue }],
+        startWorkflowOperation,
+      }),
+    );
   }
 
   /**

@@ -1,15 +1,7 @@
-// Durable checkpoints around a non-idempotent request (agent create and message), so that a worker
-// killed mid-attempt leaves behind exactly what the workflow needs to decide without guessing.
-//
-// Before sending, the attempt records {phase: 'sending'} as its heartbeat details, and waits until
-// Temporal has stored it; after the API answered, it records {phase: 'answered', result}. When the
-// attempt then times out (its worker vanished), the workflow reads the last details from the timeout:
-//   - none: the request was never sent, so sending it now cannot duplicate anything;
-//   - 'answered': the API's answer survived the worker, and is the result;
-//   - 'sending': the request may have reached the API: OutcomeUnknown, as before.
-// Heartbeat details live in the workflow's mutable state (persisted, never in history events), so this
-// costs two short calls to Temporal per create or message and no workflow task (more only for an
-// attempt that runs longer than ACTIVITY_KEEP_ALIVE_MS: the keep-alive).
+// Durable checkpoints around a non-idempotent request (agent create, message), recorded as heartbeat
+// details: 'sending' (stored before the request leaves) and 'answered' with the result. A worker killed
+// mid-attempt leaves the workflow what it needs to decide (src/policies/checkpoint.ts), for two short
+// calls to Temporal and no workflow task.
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -17,27 +9,18 @@ import type { SendCheckpoint } from '../policies/checkpoint';
 import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
 import { ApiFailure } from '../shared/failures';
 
-/**
- * How long recording a checkpoint may take. Without a deadline a lost response held the attempt (and
- * its activity slot) until the attempt's own timeout, a minute later; with one, nothing-sent fails
- * fast and is tried again.
- */
+/** How long recording a checkpoint may take: a lost response fails fast (nothing sent) instead of holding the slot. */
 export const CHECKPOINT_TIMEOUT_MS = 10_000;
 
 /**
  * The answer's checkpoint is best effort (the completion carries the result too), so it gets little
- * time: while Temporal is unreachable it is the completion that must arrive before the attempt's
- * heartbeat timeout, 10 s after its last stored checkpoint. Given the full CHECKPOINT_TIMEOUT_MS, a
- * server restart held answered creates' completions until just after that timeout, and jobs the API
- * had created ended OutcomeUnknown (3 of 100 in a restart with creates answering during the outage).
+ * time: while Temporal is unreachable the completion must still arrive within the heartbeat timeout.
  */
 export const ANSWERED_CHECKPOINT_TIMEOUT_MS = 2_000;
 
 /**
- * An attempt's heartbeats, all through the client so that none can overwrite a checkpoint: the
- * checkpoints themselves, and meanwhile the last one again every `keepAliveMs` (none before the
- * first: nothing sent), which keeps the attempt alive under its heartbeat timeout. One call at a
- * time, in order, so a keep-alive never lands after a newer checkpoint.
+ * An attempt's heartbeats: the checkpoints, and the last one again every `keepAliveMs` to keep the
+ * attempt alive. All through the client, one call at a time, so none overwrites a newer checkpoint.
  */
 export class CheckpointChannel<T> {
   private last: SendCheckpoint<T> | undefined;

@@ -1,6 +1,5 @@
-// The heartbeat details a non-idempotent attempt (agent create, message) records before and after its
-// request (src/activities/send-checkpoint.ts), and how the workflow reads them back from a timeout.
-// Pure and sandbox-safe: both sides import it.
+// The send checkpoints (src/activities/send-checkpoint.ts) and how the workflow reads them back from a
+// timed-out attempt: none, never sent (send again); 'answered', the result; 'sending', OutcomeUnknown.
 
 export type SendCheckpoint<T> = { phase: 'sending' } | { phase: 'answered'; result: T };
 

@@ -10,22 +10,16 @@ import { UNVERSIONED, claimTaskQueue } from './task-queues';
 import { type DeploymentVersion, workerDeploymentOptions } from './versioning';
 
 /**
- * How long a limiter's task waits on its worker's sticky queue before any limiter worker may take it
- * (the SDK's default is 10 s). A job's ask waits at most 10 s for the limiter's answer: with the
- * default, a sticky task that never reached its worker (the server recorded it dispatched; seen under
- * load on the cluster) or whose worker was killed left the ask unanswered, and the job waited 5 s more
- * before asking again. Limiter histories are short (they continue as new when quiet), so replaying one
- * on another worker costs little.
+ * How long a limiter's task waits on its worker's sticky queue before any limiter worker may take it:
+ * well inside the 10 s an ask waits for its answer (the SDK's default, 10 s, left asks unanswered when
+ * that worker was gone). Limiter histories are short, so a replay elsewhere costs little.
  */
 export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
 
 /**
- * Serves a foreign limiter task queue for a while. A limiter an older fleet left where no worker of
- * this release polls waits for workers that may be gone: on an older fleet's own queue
- * (`<queue>-limiter`), or on `docs-admin-limiter` listed in a Worker Deployment Version, where the
- * server hands its tasks only to workers of the version that queue routes to. Served once (as that
- * version, when there is one), it answers the waiting permit requests and continues as new onto our
- * queue, which no versioned worker polls; so the adopted queue is only needed for a few minutes.
+ * Serves a foreign limiter task queue for a few minutes: a limiter an older fleet left where no worker
+ * of this release polls (`<queue>-limiter`, or `docs-admin-limiter` routed to a deployment version).
+ * Served once, as that version if any, it answers its asks and moves itself onto our queue.
  */
 export class LimiterQueueAdopter {
   private readonly adopted = new Map<string, Promise<void>>();

@@ -1,8 +1,6 @@
-// The agent job's side of the permit protocol with its project's agentRateLimiter. Every create and
-// message runs under a permit: the activity asks the limiter itself and calls the API at once when a
-// slot is free; otherwise nothing is sent and the job waits here for the grant signal. What it waits
-// for is always in `waitingFor` (the status query and the Web UI's current details show it): its
-// place in the limiter's queue, its slot's free time, or a limiter that does not answer.
+// The agent job's side of the permit protocol: every create and message runs under a permit from the
+// project's agentRateLimiter (ask, wait for the grant signal when queued, call, report). What a call
+// waits for is always in `waitingFor`, which the status query and the Web UI show.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -28,22 +26,16 @@ const RECHECK_MAX_MS = 10 * 60_000;
 /** A limiter that did not answer is asked again after 5 s, doubling up to a minute. */
 const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
 /**
- * A permit handed on ahead of time waits in the workflow (a timer) until this long before its slot
- * frees, then in the activity: the worker holds an activity slot for a few seconds (it has 200, see
- * JOB_ACTIVITY_SLOTS), not for up to half a window. The lead covers a loaded server's timer, workflow
- * task and activity dispatch, so a window's creates go out when their slots free, not spread after:
- * with a 1 s lead the last window of a 300-job burst went out over 4 s instead of 2.5.
+ * A permit handed on ahead of time waits on a workflow timer until this long before its slot frees,
+ * then in the activity: an activity slot is held for seconds, not half a window, and the lead covers
+ * a loaded server's timer, task and dispatch so the call still goes out when the slot frees.
  */
 const CALL_LEAD_MS = 2_500;
-/** The lead before the change (kept for runs that started with it: the workflow timer is or isn't there). */
+/** The lead runs started with before CALL_LEAD_PATCH keep (their timer is or isn't in history). */
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
-/**
- * The ask waits at most LIMITER_ANSWER_TIMEOUT_MS (10 s) for the limiter, and as long again to find out
- * why it did not answer; it is idempotent, so a failed attempt is retried a few times before the loop
- * below treats it as no answer.
- */
+/** Up to 10 s for the answer and as long to find out why none came; idempotent, so retried. */
 const askLimiter = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45s',
   retry: { initialInterval: '1s', maximumAttempts: 3 },
@@ -80,7 +72,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
-  /** Grants signalled for a request key: when the slot frees (handed on ahead of time) and the use-by time. */
+  /** Grants signalled per request key: not before (handed on ahead of time) and use-by times. */
   private readonly grants = new Map<string, { notBeforeMs?: number; useByMs?: number }>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
@@ -98,9 +90,8 @@ export class ProjectPermits {
   }
 
   /**
-   * Runs `call` (one create or message activity) under a permit for requestKey and returns its value:
-   * ask the limiter, wait for the grant when queued, call, report. The activity reports the permit's
-   * use; only when no activity finished (a timed-out or cancelled attempt) does the workflow report.
+   * Runs `call` (one create or message activity) under a permit for firstKey and returns its value. The
+   * activity reports the permit's use; the workflow does only when no activity finished.
    */
   async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
     const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
@@ -113,8 +104,8 @@ export class ProjectPermits {
     }
   }
   /**
-   * Tells the limiter when the permit was used, when no activity could: now, or its use-by time if that
-   * is later (a timed-out attempt may still be running and call until then). Delivered before the run ends.
+   * Reports the use when no activity could: now, or the use-by time if later (a timed-out attempt may
+   * still call until then).
    */
   reportUse(permit: CallPermit): void {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
@@ -135,10 +126,7 @@ export class ProjectPermits {
     await Promise.all([...this.reports]);
   }
 
-  /**
-   * Asks the limiter from inside this workflow task: granted at once, or queued without an activity
-   * task. An ask that kept failing (not for bad input) counts as no answer.
-   */
+  /** Asks from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
   private async ask<T>(requestKey: string): Promise<Step<T>> {
     let answer: LimiterAnswer;
     try {
@@ -173,7 +161,7 @@ export class ProjectPermits {
       return { kind: 'done', value: outcome.value };
     }
     if (!outcome.expired) return { kind: 'refused', refusal: outcome };
-    // The limiter answers a known key from its records, and that grant's slot stays counted until its lease ends.
+    // A new key: the limiter would answer the old one with its expired grant.
     log.warn('agentJob: a permit expired before its call could be made; asking for another', {
       requestKey: attempt.requestKey,
     });
@@ -183,7 +171,7 @@ export class ProjectPermits {
 
   /**
    * Not admitted: a limiter that did not answer is asked again after a backoff; a queued request waits
-   * for its grant signal, and is asked for again (idempotent) when none comes well after it was expected.
+   * for its grant, and asks again when none comes well after it was expected (a limiter that was reset).
    */
   private async waitForGrant<T>(attempt: Attempt, refusal: NotAdmitted): Promise<Step<T>> {
     const now = Date.now();

@@ -1,14 +1,12 @@
-// One non-idempotent call (agent create or message), made at most once: Temporal never re-runs an
-// attempt that may have sent its request. Each attempt is one activity with no retries of its own;
-// this retries only what the client marks retryable for these calls (nothing was sent, or 429), and
-// settles a timed-out attempt (its worker died) by its send checkpoints (src/policies/checkpoint.ts): never
-// sent (try again), answered (that is the result), or sent without an answer (OutcomeUnknown).
+// One non-idempotent call (agent create or message), made at most once: each attempt is an activity
+// without retries; this retries only what was surely not sent (or a 429), and settles a timed-out
+// attempt by its send checkpoints (src/policies/checkpoint.ts).
 import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { Admitted } from '../activities/agent';
 import { readSendCheckpoint } from '../policies/checkpoint';
 import { ApiFailure } from '../shared/failures';
 
-/** An admitted call's value; fromCheckpoint: recovered from a dead attempt's checkpoint (its permit use was not reported). */
+/** fromCheckpoint: recovered from a dead attempt's checkpoint, so its permit use was not reported. */
 export type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
 
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
