@@ -1,25 +1,14 @@
-// The worker's side of the permit protocol: asks a project's agentRateLimiter for permits
-// (update-with-start, coalesced per project so a burst costs a few updates; a quiet project's limiter
-// is started with its first answers instead, see src/policies/limiter-opening.ts), reports when
-// permits were used, and never waits on the limiter for long. An ask that gets no answer in time tells the
-// caller so (the workflow then says what it waits for and asks again later); a limiter found on a task
-// queue nobody serves (or routed to a deployment version whose workers are gone) is adopted: this worker
-// serves that queue, as that version, until the limiter has moved.
+// The worker's side of the permit protocol: asks a project's agentRateLimiter for permits by
+// update-with-start (coalesced per project), reports their use, and never waits on it for long: an ask
+// with no answer in time says why, and a limiter stranded on a queue nobody serves gets served here.
 import { Context, log } from '@temporalio/activity';
-import {
-  type Client,
-  type WorkflowStartOptions,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-} from '@temporalio/client';
+import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
 import {
   type AgentRateLimiterInput,
-  type LimiterRequestContext,
   type PermitAdmission,
   type PermitRequest,
   type PermitUse,
-  type RateLimiterCarry,
   admitPermitsUpdate,
   permitsUsedSignal,
   rateLimiterWorkflowId,
@@ -27,7 +16,6 @@ import {
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
-import { openLimiter } from '../policies/limiter-opening';
 import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
 
@@ -38,18 +26,8 @@ export const LIMITER_PRIORITY_KEY = 1;
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
 /**
- * Asks for one project leave in batches, a few at once: asks that came while a batch is out wait at
- * most this long before they go in one of their own (up to ASKS_IN_FLIGHT). The first ask of a burst
- * also starts the limiter workflow, which takes up to a second on a busy server: the burst's other
- * asks (and a quiet project's first few) no longer wait all that time behind it.
- */
-const ASK_OVERLAP_AFTER_MS = 50;
-const ASKS_IN_FLIGHT = 4;
-
-/**
  * The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. grantedAs
- * (a spare permit's identity, its use reported under it) comes only from an older release's workers,
- * which still hand out spare permits: removable when no such release runs.
+ * (a spare permit's identity) is only in answers recorded by an older release's workers.
  */
 export type LimiterAnswer =
   | { kind: 'granted'; useByMs?: number; grantedAs?: PermitRequest }
@@ -74,19 +52,15 @@ export class LimiterClient {
     PermitAdmission
   >;
   private readonly uses: KeyedBatcher<PermitUse>;
-  /** When this process last had an answer from each project's limiter. */
-  private readonly heardAtMs = new Map<string, number>();
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
-    this.admissions = new KeyedBatcher(
-      (_key, asks) =>
-        this.admit(
-          asks[0]!.projectId,
-          asks[0]!.taskQueue,
-          asks.map((a) => a.request),
-        ),
-      { maxInFlight: ASKS_IN_FLIGHT, overlapAfterMs: ASK_OVERLAP_AFTER_MS },
+    this.admissions = new KeyedBatcher((_key, asks) =>
+      this.admit(
+        asks[0]!.projectId,
+        asks[0]!.taskQueue,
+        asks.map((a) => a.request),
+      ),
     );
     this.uses = new KeyedBatcher((projectId, uses) =>
       options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
@@ -120,64 +94,14 @@ export class LimiterClient {
       );
   }
 
-  /** Asks the limiter (or starts it, see open()) for these requests. */
+  /** Asks the limiter for these requests, starting it if it is not running. */
   private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
-    const { temporal, rateLimit } = this.options;
-    const context: LimiterRequestContext = { limit: rateLimit.limit, windowMs: rateLimit.windowMs, taskQueue };
-    const heardAtMs = this.heardAtMs.get(projectId);
-    // Quiet for a window: the limiter may have completed. Starting one with its first answers decided
-    // here costs one call and no wait for its first workflow task; if it runs, ask it as usual.
-    const opened =
-      heardAtMs === undefined || Date.now() - heardAtMs > rateLimit.windowMs
-        ? await this.open(projectId, taskQueue, requests, context)
-        : null;
-    const answers =
-      opened ??
-      (await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-        temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-          args: [requests, context],
-          startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-            ...this.startOptions(projectId, taskQueue),
-            workflowIdConflictPolicy: 'USE_EXISTING',
-          }),
-        }),
-      ));
-    this.heardAtMs.set(projectId, Date.now());
-    return answers;
-  }
-
-  /**
-   * Starts the project's limiter with these asks answered (see src/policies/limiter-opening.ts); null
-   * if it runs.
-   */
-  private async open(
-    projectId: string,
-    taskQueue: string,
-    requests: PermitRequest[],
-    context: LimiterRequestContext,
-  ): Promise<PermitAdmission[] | null> {
     const { temporal } = this.options;
-    const { state, answers } = openLimiter(requests, Date.now(), context);
-    try {
-      await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
-        temporal.workflow.start(WorkflowType.agentRateLimiter, {
-          ...this.startOptions(projectId, taskQueue, state),
-          workflowIdConflictPolicy: 'FAIL',
-        }),
-      );
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
-      throw err;
-    }
-    return answers;
-  }
-
-  /** How a limiter is started, by update-with-start or with its opening state. */
-  private startOptions(projectId: string, taskQueue: string, carried?: RateLimiterCarry): WorkflowStartOptions {
     const { limit, windowMs } = this.options.rateLimit;
-    const input: AgentRateLimiterInput = { projectId, limit, windowMs, ...(carried ? { carried } : {}) };
-    return {
+    const input: AgentRateLimiterInput = { projectId, limit, windowMs };
+    const startWorkflowOperation = new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
       workflowId: rateLimiterWorkflowId(projectId),
+      workflowIdConflictPolicy: 'USE_EXISTING',
       taskQueue,
       args: [input],
       staticSummary: `Agent rate limiter for project ${projectId} (${limit} per ${windowMs} ms)`,
@@ -185,7 +109,13 @@ export class LimiterClient {
       priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
       // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
       typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
-    };
+    });
+    return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
+      temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [requests, { limit, windowMs, taskQueue }],
+        startWorkflowOperation,
+      }),
+    );
   }
 
   /**

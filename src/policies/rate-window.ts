@@ -1,14 +1,9 @@
-// Sliding-window arithmetic for the per-project agent rate limiter (src/workflows/rate-limiter.ts).
-// Pure and deterministic: times are plain epoch milliseconds handed in by the caller, so the same
-// functions run inside the workflow sandbox and in unit tests.
-//
-// Model: every permit occupies one slot of the window until a "free-at" time. The API counts a request
-// when it arrives, which may be well after the grant (a busy worker, a retried connect). So a granted
-// permit holds its slot open-ended (a lease) until its user reports when the call was made; from then
-// it holds it until usedAt + window + margin. The report is an upper bound of the arrival time (made
-// after the call returned), so the API never sees limit + 1 of our requests in one of its windows;
-// the margin covers clock differences between Temporal and the API.
-import type { SeenLimit } from '../shared/rate-limiter';
+// Sliding-window arithmetic for the agent rate limiter (src/workflows/rate-limiter.ts); pure, times in
+// epoch ms. Every permit occupies a slot until its free-at time. The API counts a request when it
+// arrives, maybe long after the grant, so a grant holds its slot as a lease until its use is reported,
+// then until usedAt + window + margin: the report comes after the call returned, so the API never sees
+// limit + 1 of our calls in one window. The margin covers clock differences.
+import type { PermitAdmission, RateLimiterCarry, SeenLimit, SparePermitsAsk } from '../shared/rate-limiter';
 
 export interface WindowLimit {
   /** Permits per window (the API's 100). */
@@ -39,10 +34,8 @@ export function grantedSlotFreeAt(grantedAtMs: number, limit: WindowLimit): numb
 }
 
 /**
- * The last moment a granted permit may still be used, given its slot's free-at while the use is not
- * reported (a lease). A call made by then is counted by the API in a window that ends before the slot
- * frees, even if its report never arrives; a call held up for longer (a worker or server outage
- * between grant and call) must ask again instead of arriving in a window already handed on.
+ * The last moment a granted permit may be used: a call made by then falls in a window that ends before
+ * the lease does, even if its report never arrives; a call held up longer must ask again.
  */
 export function permitUseByMs(leaseFreeAtMs: number, limit: WindowLimit): number {
   return leaseFreeAtMs - limit.windowMs - marginOf(limit);
@@ -63,14 +56,44 @@ export function availablePermits(freeAtMs: readonly number[], nowMs: number, lim
   return Math.max(0, limit.limit - liveSlots(freeAtMs, nowMs).length);
 }
 
-/**
- * How many of `wanted` spare permits (asked by a worker process ahead of its jobs) may be granted at
- * nowMs: only what leaves half the window free, so spares never hold slots that queued or other
- * processes' requests would need soon.
- */
+/** How many of `wanted` spare permits may be granted at nowMs: only what leaves half the window free. */
 export function sparePermits(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit, wanted: number): number {
   const reserve = Math.ceil(limit.limit / 2);
   return Math.max(0, Math.min(Math.floor(wanted), availablePermits(freeAtMs, nowMs, limit) - reserve));
+}
+
+/**
+ * Grants the spares an older release's workers ask for (this release asks for none; removable when no
+ * such release runs): none while anything queues, only what sparePermits allows, each a grant to the
+ * holder added to state.grants; a key granted before is answered with that grant again.
+ */
+export function grantSparePermits(
+  state: RateLimiterCarry,
+  spares: SparePermitsAsk | undefined,
+  nowMs: number,
+  limit: WindowLimit,
+): PermitAdmission[] {
+  if (!spares || typeof spares.holder !== 'string' || !Array.isArray(spares.keys) || state.queue.length > 0) return [];
+  const keys = spares.keys.filter((k): k is string => typeof k === 'string');
+  const count = sparePermits(
+    state.grants.filter((g) => !g.handedOver).map((g) => g.freeAtMs),
+    nowMs,
+    limit,
+    keys.length,
+  );
+  return keys.slice(0, count).map((requestKey): PermitAdmission => {
+    let grant = state.grants.find((g) => g.requesterWorkflowId === spares.holder && g.requestKey === requestKey);
+    if (!grant) {
+      grant = {
+        requesterWorkflowId: spares.holder,
+        requestKey,
+        atMs: nowMs,
+        freeAtMs: grantedSlotFreeAt(nowMs, limit),
+      };
+      state.grants.push(grant);
+    }
+    return { requestKey, granted: true, useByMs: permitUseByMs(grant.freeAtMs, limit) };
+  });
 }
 
 /**
@@ -100,9 +123,8 @@ export function planGrants(freeAtMs: readonly number[], queued: number, nowMs: n
 }
 
 /**
- * How long before a slot frees it may be handed on to a queued request (granted now, to be used not
- * before the slot frees): half a window, at most 30 s. The requester's call is then ready to go at the
- * exact moment, instead of starting its way through Temporal only after it.
+ * How long before a reported slot frees it may be handed on to a queued request (to be used not before
+ * it frees): the call is then ready when the slot frees instead of starting its way through Temporal.
  */
 export function defaultHandoverMs(windowMs: number): number {
   return Math.min(30_000, Math.round(windowMs / 2));
@@ -160,11 +182,9 @@ export function rememberLimit(
 }
 
 /**
- * The limit a project's limiter applies: the most restrictive (fewest permits per unit of time) of the
- * limits workers asked with during the last window of each. Two fleets configured differently never
- * exceed the stricter one together; a changed AGENT_RATE_LIMIT takes over as soon as it is the only
- * one heard for a window (a rolling deploy), or at once when it is stricter. Falls back to the latest
- * heard, then to `fallback`, so it is never empty.
+ * The limit a limiter applies: the strictest of those heard within their own window, so two fleets
+ * configured differently never exceed the stricter together, and a looser AGENT_RATE_LIMIT takes over
+ * once the old one is no longer heard. Falls back to the latest heard, then to `fallback`.
  */
 export function effectiveLimit(
   seen: readonly SeenLimit[],

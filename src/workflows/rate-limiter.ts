@@ -1,20 +1,8 @@
-// agentRateLimiter: one workflow per project (id rateLimiterWorkflowId(projectId)) that admits agent
-// creates and messages before they reach the API, for every worker process at once. Requests arrive by
-// admitPermitsUpdate (update-with-start from the activity about to call, coalesced per worker process),
-// or in the start input (`carried`: a worker that finds the project quiet starts it with its first
-// asks answered, src/policies/limiter-opening.ts). What fits in the window is granted in the update's
-// answer; the rest queues FIFO and is granted later by permitGrantedSignal. A grant holds its slot
-// until its use is reported (permitsUsedSignal), then one window plus a margin (src/policies/rate-window.ts).
-// One limiter per project: a burst in one project never delays another's permits. Spare permits
-// (asked by an older release's workers, which answered later asks from them; this release asks for
-// none) are granted only while nothing queues and given back by permitsReleasedSignal. Every update
-// says who asks (LimiterRequestContext): the strictest limit heard lately applies, and a limiter found
-// on another task queue than its requesters' moves there.
-//
-// The state is a class (Limiter) whose methods are the message handlers; the loop below grants, then
-// waits for a slot or for work, and ends by completing (idle), continuing as new (long or quiet
-// history) or moving queue. The command sequence is the one of the closure it replaced: runs started
-// by that code replay on this one (test/integration/replay-corpus.test.ts).
+// agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
+// process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
+// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
+// its use is reported, then for one window (src/policies/rate-window.ts). Its command sequence must
+// stay as it is: running limiters replay on it (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,
@@ -33,6 +21,7 @@ import {
   defaultHandoverMs,
   effectiveLimit,
   estimateGrantAt,
+  grantSparePermits,
   grantedSlotFreeAt,
   nextFreeAt,
   planGrants,
@@ -41,7 +30,6 @@ import {
   permitUseByMs,
   usedSlotFreeAt,
 } from '../policies/rate-window';
-import { grantSparePermits } from '../policies/limiter-opening';
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
@@ -61,16 +49,10 @@ import {
   requestPermitSignal,
 } from '../shared/rate-limiter';
 
-/**
- * Continue as new past this many events: a new worker replays every live limiter before it answers an
- * ask, and ~1,400 events took seconds on a busy worker. (The patch: runs from before it keep going.)
- */
+/** Continue as new past this many events: a new worker replays every live limiter before it answers. */
 const MAX_HISTORY_EVENTS = 500;
 const SHORT_HISTORY_PATCH = 'limiter-short-history';
-/**
- * Also continue as new once quiet this long past a fifth of MAX_HISTORY_EVENTS: ten limiters of
- * 200-460 events held a burst's first asks 5-9 s on a loaded cluster (bench/README.md).
- */
+/** And once quiet this long past a fifth of them, so a burst meets a short history. */
 const QUIET_MS = 5_000;
 const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
 
@@ -80,7 +62,7 @@ const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
-/** Requests waiting for a permit, per project (a workflow metric, served by Core's exporter under this name). */
+/** Requests waiting for a permit, per project. */
 const permitsQueuedGauge = () =>
   metricMeter.createGauge(
     'docs_admin_permits_queued',
@@ -100,7 +82,7 @@ class Limiter {
   moveTo: string | null = null;
   /** Granted requests that asked again by signal (answered again by signal). */
   readonly regrants: PermitGrant[] = [];
-  /** A report freed a slot (or brought one within hand-over reach) sooner than the planned wake-up. */
+  /** A report freed a slot (or brought one within hand-over reach) before the planned wake-up. */
   reported = false;
   plannedWakeAtMs = Number.POSITIVE_INFINITY;
   /** When a request, report or release last arrived. */
@@ -274,7 +256,6 @@ class Limiter {
   grantRound(now: number, gauge: ReturnType<typeof permitsQueuedGauge>): GrantPlan {
     for (const grant of this.regrants.splice(0)) this.notify(grant);
     const plan = this.grantWhatFits(now);
-    // For the dashboard and alerts (dropped on replay; no command).
     gauge.set(this.queued, { project: this.input.projectId });
     return plan;
   }
@@ -298,10 +279,9 @@ class Limiter {
   }
 
   /**
-   * Nothing queued: wait for work until the window has emptied (then complete) or, once the history
-   * is worth compacting, until quiet for QUIET_MS (then continue as new). Granted asks and use reports
-   * grow the history without queueing anything: without the long-history check a limiter that never
-   * fills its window never continued as new.
+   * Nothing queued: wait for work until the window has emptied (then complete) or, once the history is
+   * worth compacting, until quiet for QUIET_MS (then continue as new). Asks granted at once and use
+   * reports grow the history too: hence the long-history check.
    */
   async waitForWork(now: number): Promise<Idle> {
     const lastFreesAt = Math.max(now, ...this.counted().map((g) => g.freeAtMs));
@@ -356,7 +336,7 @@ class Limiter {
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
       .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs, useByMs)
       .catch((err: unknown) => {
-        // The requester is gone (completed, terminated): its permit stays spent, which errs on the safe side.
+        // The requester is gone: its permit stays spent, which errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
           requester: grant.requesterWorkflowId,
           error: String(err),
@@ -392,7 +372,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     limiter.reported = false;
     limiter.applyLimit(now);
     if (limiter.moveTo !== null) {
-      // Started on a queue its requesters no longer serve (an older fleet's): carry on where they are.
+      // Its requesters serve another queue (this one is an older fleet's): carry on there.
       const taskQueue = limiter.moveTo;
       await limiter.settled();
       log.info('agentRateLimiter: moving to the limiter task queue its requesters serve', {

@@ -1,7 +1,8 @@
 // test-lane: cluster
 // The rate limiter on the arrangements users have, on the production-shaped cluster (default server
 // settings): a fleet that moves to another task queue, a limiter an older fleet left on a queue nobody
-// serves, two fleets on different task queues sharing projects, and a changed AGENT_RATE_LIMIT. Jobs
+// serves, two fleets on different task queues sharing projects, a limiter an older worker started with
+// its first asks answered, and a changed AGENT_RATE_LIMIT. Jobs
 // start by workflow type name with plain JSON, as another service starts them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -129,27 +130,31 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     await Promise.all([a.close(), b.close()]);
   });
 
-  test("a quiet project's first job is granted as its limiter starts, without waiting for the limiter's first task", async () => {
-    const projectId = `quiet-${run}`;
-    // No limiter worker in this process: a job that waited for the limiter's answer would wait here.
-    const f = await fleet(uniqueTaskQueue('quiet'), '100/10s', false);
-    const handle = await startJob(f.worker.options.taskQueue, projectId);
-    const job = await waitFor(async () => (await handle.query(agentStatusQuery)).jobId, {
-      timeoutMs: 30_000,
-      what: 'the job to be created while no worker runs the limiter',
+  test('a limiter an older worker started with its first asks answered (carried) counts them and queues the rest', async () => {
+    const projectId = `carried-${run}`;
+    const f = await fleet(uniqueTaskQueue('carried'), '2/10s');
+    const now = Date.now();
+    const grant = (i: number) => ({
+      requesterWorkflowId: `older-${i}`,
+      requestKey: 'create',
+      atMs: now,
+      freeAtMs: now + 60_000,
     });
-    assert.equal((await handle.result()).jobId, job);
-    const limiter = env.client.workflow.getHandle(rateLimiterWorkflowId(projectId));
-    const history = await limiter.fetchHistory();
-    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-    const input = env.client.options.loadedDataConverter.payloadConverter.fromPayload<AgentRateLimiterInput>(
-      started.input!.payloads![0]!,
+    const carried = { grants: [grant(1), grant(2)], queue: [{ requesterWorkflowId: 'older-3', requestKey: 'create' }] };
+    const input: AgentRateLimiterInput = { projectId, limit: 2, windowMs: 10_000, carried };
+    const limiter = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+      taskQueue: LIMITER_TASK_QUEUE,
+      workflowId: rateLimiterWorkflowId(projectId),
+      args: [input],
+    });
+    const status = await waitFor(
+      async () => {
+        const s = await limiter.query(rateLimiterStatusQuery);
+        return s.inWindow === 2 && s.queued === 1 ? s : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the limiter to count the carried grants and queue' },
     );
-    assert.deepEqual(
-      input.carried?.grants.map((g) => g.requesterWorkflowId),
-      [handle.workflowId],
-      "the limiter started with the job's grant in its state",
-    );
+    assert.equal(status.granted, 0, 'nothing granted beyond the carried state');
     await limiter.terminate('test done');
     await f.close();
   });

@@ -7,6 +7,7 @@ import {
   defaultMarginMs,
   effectiveLimit,
   estimateGrantAt,
+  grantSparePermits,
   grantedSlotFreeAt,
   liveSlots,
   nextFreeAt,
@@ -71,6 +72,30 @@ describe('rate-limit arithmetic', () => {
     assert.equal(sparePermits([500, 600, 700, 800, 900], 650, ten, 16), 2);
     assert.equal(sparePermits([], 0, { limit: 3, windowMs: 1_000 }, 16), 1);
     assert.equal(sparePermits([], 0, { limit: 1, windowMs: 1_000 }, 16), 0);
+  });
+
+  test('spares an older worker asks for: a grant each to the holder, half the window kept free, none once it queues', () => {
+    const limit = { limit: 10, windowMs: 3_600_000 };
+    const asked = {
+      requesterWorkflowId: 'job-1',
+      requestKey: 'create-1',
+      atMs: 0,
+      freeAtMs: grantedSlotFreeAt(0, limit),
+    };
+    const state = { grants: [asked, { ...asked, requesterWorkflowId: 'job-2' }], queue: [] };
+    const spares = { holder: 'spare-permits:p1', keys: ['s1', 's2', 's3', 's4', 's5'] };
+    // 10 slots: 2 taken, 5 kept free, so 3 of the 5 spares.
+    const answers = grantSparePermits(state, spares, 0, limit);
+    assert.deepEqual(
+      answers.map((a) => [a.requestKey, a.granted, a.useByMs]),
+      ['s1', 's2', 's3'].map((k) => [k, true, permitUseByMs(grantedSlotFreeAt(0, limit), limit)]),
+    );
+    assert.deepEqual(
+      state.grants.slice(2).map((g) => [g.requesterWorkflowId, g.requestKey]),
+      ['s1', 's2', 's3'].map((k) => ['spare-permits:p1', k]),
+    );
+    const queued = { grants: [], queue: [{ requesterWorkflowId: 'job-3', requestKey: 'create-3' }] };
+    assert.deepEqual(grantSparePermits(queued, spares, 0, limit), [], 'a queued limiter grants no spares');
   });
 
   test('the next free time is now while under the limit, else when enough slots free', () => {
