@@ -26,8 +26,8 @@ import { startEmulator, type EmulatorHandle } from '../emulator';
 import { theoreticalDrainMs } from '../src/policies/rate-window';
 import { DEFAULT_TASK_QUEUE } from '../src/shared/defaults';
 import { WorkflowType } from '../src/shared/workflow-types';
-import { rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared/rate-limiter';
-import { WorkerProcess, mapLimit, until } from '../test/chaos/helpers';
+import { type RateLimiterStatus, rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared/rate-limiter';
+import { WorkerProcess, mapLimit } from '../test/chaos/helpers';
 import { completionTimes } from './lib/completions';
 
 const KEY = 'mint_bench_user_path_key';
@@ -103,24 +103,39 @@ async function startFleet(
   };
 }
 
-/** Waits until a project's limiter (reused from an earlier run) has nothing left in its window. */
-async function limiterIdle(client: Client, projectId: string, timeoutMs: number): Promise<void> {
+/**
+ * Waits until a project's limiter (reused from an earlier run) has nothing left in its window: at most
+ * three of the longer of `windowMs` and the limiter's own window (an earlier run's may be longer), plus a
+ * minute. A timeout names the limiter's last status.
+ */
+async function limiterIdle(client: Client, projectId: string, windowMs: number): Promise<void> {
   const handle = client.workflow.getHandle(rateLimiterWorkflowId(projectId));
-  await until(
-    async () => {
-      try {
-        const described = await handle.describe();
-        if (described.status.name !== 'RUNNING') return true;
-        const status = await handle.query(rateLimiterStatusQuery);
-        return status.inWindow === 0 && status.queued === 0;
-      } catch {
-        return true; // never started
-      }
-    },
-    `the rate limiter of ${projectId} to be idle`,
-    timeoutMs,
-    1_000,
-  );
+  const startedAt = Date.now();
+  let last: RateLimiterStatus | undefined;
+  for (;;) {
+    try {
+      const described = await handle.describe();
+      if (described.status.name !== 'RUNNING') return;
+      last = await handle.query(rateLimiterStatusQuery);
+      // inWindow is as of the limiter's last task; windowEmptyAt says when its slots free in real time.
+      const { windowEmptyAt } = last;
+      const emptyAt =
+        windowEmptyAt === undefined
+          ? Number.POSITIVE_INFINITY // a limiter of an earlier release: its inWindow only
+          : windowEmptyAt === null
+            ? 0
+            : Date.parse(windowEmptyAt);
+      if (last.queued === 0 && (last.inWindow === 0 || emptyAt <= Date.now())) return;
+    } catch {
+      return; // never started
+    }
+    const timeoutMs = 3 * Math.max(windowMs, last.windowMs) + 60_000;
+    if (Date.now() - startedAt > timeoutMs)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for the rate limiter of ${projectId} to be idle; last status ${JSON.stringify(last)}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
 
 const percentile = (sorted: readonly number[], p: number): number =>
@@ -223,7 +238,7 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
   );
   try {
     const { client, emu } = fleet;
-    for (const p of [projectA, projectB]) await limiterIdle(client, p, 3 * windowMs + 60_000);
+    for (const p of [projectA, projectB]) await limiterIdle(client, p, windowMs);
     const run = Date.now().toString(36);
     const start = (projectId: string, i: number) =>
       client.workflow.start(WorkflowType.agentJob, {

@@ -42,10 +42,18 @@ export interface RateLimiterStatus {
   /** Task queue this limiter runs on (LIMITER_TASK_QUEUE once moved). */
   taskQueue: string;
   queued: number;
-  /** Grants still occupying a slot. */
+  /** Grants still occupying a slot, as of `asOf`. */
   inWindow: number;
   granted: number;
   nextFreeAt: string | null;
+  /**
+   * The limiter's clock for these figures: its last workflow task (a query does not move it on). A quiet
+   * limiter keeps its last figures until its next task, at most a window after `windowEmptyAt`. This and
+   * `windowEmptyAt` are absent from limiters of earlier releases.
+   */
+  asOf?: string;
+  /** When the last slot counted in `inWindow` frees (null when none): from then on the window is empty. */
+  windowEmptyAt?: string | null;
 }
 
 export const rateLimiterStatusQuery = defineQuery<RateLimiterStatus>('status');

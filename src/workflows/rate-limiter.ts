@@ -211,6 +211,8 @@ class Limiter {
       inWindow: live.length,
       granted: this.granted,
       nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.limit)).toISOString() : null,
+      asOf: new Date(now).toISOString(),
+      windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
     };
   }
 

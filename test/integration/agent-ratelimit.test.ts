@@ -102,6 +102,12 @@ describe('agent rate limiting', () => {
       const status = await statusWhen((s) => s.granted === 2 && s.queued === 1, 'two grants and one queued request');
       assert.equal(status.inWindow, 2);
       assert.ok(status.nextFreeAt !== null);
+      // Neither report arrived: both slots are held for their lease, and the window empties with the later.
+      assert.ok(
+        typeof status.windowEmptyAt === 'string' &&
+          Date.parse(status.windowEmptyAt) >= Date.parse(status.asOf!) + 60_000,
+      );
+      assert.ok(Date.parse(status.windowEmptyAt) >= Date.parse(status.nextFreeAt));
       await handle.terminate('test finished');
     });
   });
