@@ -12,6 +12,7 @@ import {
   makeContinueAsNewFunc,
   metricMeter,
   patched,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -48,6 +49,7 @@ import {
   rateLimiterStatusQuery,
   requestPermitSignal,
 } from '../shared/rate-limiter';
+import { markdownTable } from './details';
 
 /** Continue as new past this many events: a new worker replays every live limiter before it answers. */
 const MAX_HISTORY_EVENTS = 500;
@@ -214,6 +216,22 @@ class Limiter {
       asOf: new Date(now).toISOString(),
       windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
     };
+  }
+
+  /** The Web UI's current details: the status, and what the limiter waits for. */
+  show(waitingFor: string): void {
+    const s = this.status();
+    setCurrentDetails(
+      markdownTable(`Rate limiter · ${s.projectId}`, [
+        ['limit', `${s.limit} per ${s.windowMs / 1000} s`],
+        ['waiting for', waitingFor],
+        ['queued', s.queued],
+        [`in the window (${s.asOf})`, s.inWindow],
+        ['next slot frees', s.nextFreeAt],
+        ['window empty at', s.windowEmptyAt],
+        ['granted by this run', s.granted],
+      ]),
+    );
   }
 
   // --- granting ---
@@ -391,10 +409,12 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     if (plan.wakeAtMs !== null) {
       const aheadAtMs = limiter.handOverAhead(now) ?? Number.POSITIVE_INFINITY;
       if (limiter.queued > 0) {
+        limiter.show('a slot of the window to free for the queued requests');
         await limiter.waitForSlot(now, Math.min(plan.wakeAtMs, aheadAtMs));
         continue;
       }
     }
+    limiter.show('requests; it completes a window after the window empties');
     const idle = await limiter.waitForWork(now);
     if (idle === 'complete') return;
     if (idle === 'compact') return continueAsNew<typeof agentRateLimiter>(next());

@@ -108,6 +108,16 @@ describe('agent rate limiting', () => {
           Date.parse(status.windowEmptyAt) >= Date.parse(status.asOf!) + 60_000,
       );
       assert.ok(Date.parse(status.windowEmptyAt) >= Date.parse(status.nextFreeAt));
+      // The Web UI's current details say the same, and what the limiter waits for.
+      const details = await waitFor(
+        async () => {
+          const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+          return currentDetails?.includes('| queued | 1 |') ? currentDetails : null;
+        },
+        { what: "the limiter's current details with one queued request" },
+      );
+      assert.match(details, /\| waiting for \| a slot of the window to free/);
+      assert.match(details, /\| in the window \([^)]+\) \| 2 \|/);
       await handle.terminate('test finished');
     });
   });
