@@ -23,6 +23,8 @@ const VENV = path.join(DATA_DIR, 'python-venv');
 
 interface Run {
   code: number;
+  /** The signal that ended the process, if one did. */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -30,9 +32,14 @@ interface Run {
 const run = (command: string, args: string[], env: NodeJS.ProcessEnv, timeout = 90_000): Promise<Run> =>
   new Promise((resolve) => {
     execFile(command, args, { cwd: ROOT, env, timeout }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, signal: err?.signal ?? null, stdout, stderr });
     });
   });
+
+/** What a failed run said, for an assertion's message (a crash may leave stderr empty). */
+const said = (r: Run): string =>
+  `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}; stderr: ${r.stderr.trim() || '(none)'}; stdout: ${r.stdout.trim() || '(none)'}`;
 
 const lastJson = (text: string): Record<string, unknown> =>
   JSON.parse(text.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
@@ -107,13 +114,13 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
       ...base(),
       ...tlsEnv,
     });
-    assert.equal(agent.code, 0, agent.stderr);
+    assert.equal(agent.code, 0, said(agent));
     assert.equal(lastJson(agent.stdout).status, 'completed');
     const exported = await cli(['export', '--domain', `tls-${tag}.example.com`, '--wait', '--json'], {
       ...base(),
       ...tlsEnv,
     });
-    assert.equal(exported.code, 0, exported.stderr);
+    assert.equal(exported.code, 0, said(exported));
     assert.match(String(lastJson(exported.stdout).bundleUrl), /^http:\/\/127\.0\.0\.1:\d+\//);
   });
 
@@ -131,7 +138,7 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
       ...base(),
       ...tlsEnv,
     });
-    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.code, 0, said(listed));
     const refused = await run(temporal, ['workflow', 'list', '--limit', '1', '--address', CLUSTER_ADDRESS], base());
     assert.notEqual(refused.code, 0, 'the Temporal CLI without a certificate is refused');
   });
@@ -166,7 +173,7 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
       ['test/fixtures/python/start_agent_job.py', taskQueue, `python-tls-${tag}`, `tls-py-${tag}`, 'From Python'],
       { ...base(), ...tlsEnv },
     );
-    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.code, 0, said(result));
     const job = lastJson(result.stdout);
     assert.equal(job.status, 'completed');
     assert.match(String(job.prLink), /\/pull\/\d+$/);
