@@ -5,8 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
 import type { StaticExportInput } from '../shared/static-export';
 import { ActivityFailureType } from '../shared/failures';
-import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
 import { callAdminApi } from './api-call';
+import { recordProgress } from './keep-alive';
 import type { ActivityDeps } from './deps';
 import { type ApplyBundleRequest, type ApplyBundleResult, SinkError, applyToSink } from './sinks';
 import { BundleError, type BundleCheck, downloadAndCheck } from './verify';
@@ -19,37 +19,13 @@ export interface GenerateBundleOptions {
   refresh?: boolean;
 }
 
-interface ProgressContext {
-  signal?: AbortSignal;
-  /** Records progress details as the attempt's heartbeat. */
-  heartbeat: (details: unknown) => void;
-  /** Ends the keep-alive (call when the attempt ends). */
-  done: () => void;
-}
-
-/**
- * Inside an activity: the cancellation signal and a heartbeat that also repeats the last details every
- * ACTIVITY_KEEP_ALIVE_MS, so a silent stretch (a `helm upgrade`, a slow first byte) keeps the attempt
- * alive while a task lost on its way to the worker is retried after the heartbeat timeout. Outside
- * (direct calls): neither.
- */
-function progressContext(): ProgressContext {
-  let ctx: Context;
+/** Inside an activity, its cancellation signal; outside (a direct call), none. */
+function cancellationSignal(): AbortSignal | undefined {
   try {
-    ctx = Context.current();
+    return Context.current().cancellationSignal;
   } catch {
-    return { heartbeat: () => undefined, done: () => undefined };
+    return undefined;
   }
-  let last: unknown;
-  const timer = setInterval(() => ctx.heartbeat(last), ACTIVITY_KEEP_ALIVE_MS);
-  return {
-    signal: ctx.cancellationSignal,
-    heartbeat: (details) => {
-      last = details;
-      ctx.heartbeat(details);
-    },
-    done: () => clearInterval(timer),
-  };
 }
 
 /**
@@ -107,33 +83,27 @@ export function createExportActivities(deps: ActivityDeps) {
 
     /** Downloads the whole bundle and checks status, gzip magic and integrity, and sizeBytes. */
     async verifyBundle(bundle: Bundle): Promise<BundleCheck> {
-      const { signal, heartbeat, done } = progressContext();
       try {
         return await downloadAndCheck(bundle.bundleUrl, {
           expectedBytes: bundle.sizeBytes,
-          signal,
-          onProgress: (bytes) => heartbeat({ bytes }),
+          signal: cancellationSignal(),
+          onProgress: (bytes) => recordProgress({ bytes }),
         });
       } catch (err) {
         throw toFailure(err);
-      } finally {
-        done();
       }
     },
 
     /** Applies a verified bundle through the configured sink (file, webhook, command or mirror). */
     async applyBundle(request: ApplyBundleRequest): Promise<ApplyBundleResult> {
       refuseExpiringLink(request);
-      const { signal, heartbeat, done } = progressContext();
       try {
-        const result = await applyToSink(request, { signal, onProgress: heartbeat });
+        const result = await applyToSink(request, { signal: cancellationSignal(), onProgress: recordProgress });
         deps.metrics.bundleApplied(request.sink.type);
         deps.metrics.linkApplied(request.domain, result.appliedExpiresAt);
         return result;
       } catch (err) {
         throw toFailure(err);
-      } finally {
-        done();
       }
     },
   };

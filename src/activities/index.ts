@@ -16,12 +16,11 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 
 /**
- * Activities that record heartbeat details of their own: send checkpoints (which also keep the attempt
- * alive) and download or apply progress. The worker's keep-alive heartbeat must not overwrite them.
+ * Activities that heartbeat through the client (send checkpoints, src/activities/send-checkpoint.ts), each
+ * stored before the call goes on, and keep themselves alive the same way: the worker's keep-alive
+ * (src/activities/keep-alive.ts) must not interleave with them.
  */
 export const HEARTBEATING_ACTIVITIES: ReadonlySet<string> = new Set<keyof Activities>([
   'createAgentJob',
   'sendAgentMessage',
-  'verifyBundle',
-  'applyBundle',
 ]);

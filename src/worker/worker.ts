@@ -8,7 +8,6 @@
 // Prometheus exporter, bound by installRuntime (src/observability/runtime.ts) to a private loopback port and appended to each
 // scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
-import type { Context } from '@temporalio/activity';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
@@ -21,6 +20,7 @@ import {
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import { HEARTBEATING_ACTIVITIES, createActivities } from '../activities';
+import { keepAttemptAlive } from '../activities/keep-alive';
 import { AdminApiClient } from '../api/client';
 import type { AdminApi } from '../api/types';
 import type { WorkerConfig } from '../config';
@@ -32,7 +32,6 @@ import {
   type PrometheusMetrics,
 } from '../observability/prometheus';
 import { connectClientAt, connectNative } from '../connection';
-import { ACTIVITY_KEEP_ALIVE_MS } from '../shared/heartbeat';
 import { LIMITER_TASK_QUEUE } from '../shared/rate-limiter';
 import { NEEDS_OPERATOR } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
@@ -295,19 +294,6 @@ async function openDependencies(
 }
 
 /**
- * Heartbeats an attempt given a heartbeat timeout every ACTIVITY_KEEP_ALIVE_MS while it runs (none
- * for a shorter one), so only a lost attempt (never started here, or its worker gone) times out by
- * it. Activities that heartbeat themselves are left alone: an empty heartbeat would overwrite their
- * details (send checkpoints, download progress).
- */
-function keepAlive(ctx: Context): () => void {
-  const { heartbeatTimeoutMs, isLocal, activityType } = ctx.info;
-  if (isLocal || !heartbeatTimeoutMs || HEARTBEATING_ACTIVITIES.has(activityType)) return () => undefined;
-  const timer = setInterval(() => ctx.heartbeat(), Math.min(ACTIVITY_KEEP_ALIVE_MS, heartbeatTimeoutMs / 3));
-  return () => clearInterval(timer);
-}
-
-/**
  * One place counts retries for every activity (attempt > 1 means Temporal is retrying it), keeps
  * the attempts in flight, which a shutdown that overruns its deadline reports, and keeps them alive.
  */
@@ -324,7 +310,7 @@ function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActiv
           startedAtMs: Date.now(),
         };
         active.add(entry);
-        const stopKeepAlive = keepAlive(ctx);
+        const stopKeepAlive = keepAttemptAlive(ctx, HEARTBEATING_ACTIVITIES);
         try {
           return await next(input);
         } finally {

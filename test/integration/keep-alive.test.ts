@@ -2,9 +2,9 @@
 // Activity tasks that call the API run under a short heartbeat timeout (ACTIVITY_HEARTBEAT_TIMEOUT_MS),
 // so a task lost on its way to a worker is retried in seconds instead of after its whole start-to-close
 // timeout. The product's worker keeps the attempts it does run alive, so a slow call is not cut off and
-// sent again: the worker's activity interceptor for plain calls (the keeper's link refresh), the send
-// checkpoints for a create (never sent twice), the keeper's verify and apply for their silences (a
-// `helm upgrade` says nothing for minutes).
+// sent again: the worker's activity interceptor for plain calls (the keeper's link refresh) and for the
+// keeper's verify and apply through their silences (a `helm upgrade` says nothing for minutes), repeating
+// their last progress; the send checkpoints for a create (never sent twice).
 import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { temporal } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
+import type { WorkflowHandle } from '@temporalio/client';
 import { ensureKeeper } from '../../src/client';
 import type { EmulatorHandle } from '../../emulator';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../../src/shared/heartbeat';
@@ -36,6 +38,19 @@ function attemptsOf(events: temporal.api.history.v1.IHistoryEvent[], type: strin
   return events
     .filter((e) => scheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)))
     .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 0);
+}
+
+/**
+ * The heartbeat details of a running `type` attempt once one was stored 5 s or more after the attempt
+ * started (by then only the keep-alive heartbeats), else null.
+ */
+async function keptHeartbeatDetails(handle: WorkflowHandle, type: string): Promise<{ details: unknown } | null> {
+  const pending = (await handle.describe()).raw.pendingActivities ?? [];
+  const attempt = pending.find((p) => p.activityType?.name === type);
+  if (!attempt?.lastStartedTime || !attempt.lastHeartbeatTime) return null;
+  if (tsToMs(attempt.lastHeartbeatTime) - tsToMs(attempt.lastStartedTime) < 5_000) return null;
+  const [payload] = attempt.heartbeatDetails?.payloads ?? [];
+  return { details: payload ? defaultPayloadConverter.fromPayload(payload) : undefined };
 }
 
 describe('activity keep-alive', () => {
@@ -93,16 +108,22 @@ describe('activity keep-alive', () => {
     }
   });
 
-  test('a silent apply slower than the heartbeat timeout completes in its first attempt, under that timeout', async () => {
+  test('a silent apply slower than the heartbeat timeout completes in its first attempt, its progress kept', async () => {
     const applied = path.join(dir, 'applied.json');
-    // The command sink's command: silent (no output) for longer than the heartbeat timeout, then applies.
-    const command = `sleep ${SLOW_MS / 1000}; cat > '${applied}'`;
+    // The command sink's command: one line of progress, then silent for longer than the heartbeat timeout, then applies.
+    const command = `echo unpacking >&2; sleep ${SLOW_MS / 1000}; cat > '${applied}'`;
     const handle = await ensureKeeper(
       env.client,
       { domain: 'keep-alive-apply.docs.example.com', sink: { type: 'command', command } },
       { taskQueue },
     );
     try {
+      // A keep-alive heartbeat stored well into the silence still carries the progress recorded before it.
+      const { details } = await waitFor(() => keptHeartbeatDetails(handle, 'applyBundle'), {
+        timeoutMs: 30_000 + SLOW_MS,
+        what: 'a keep-alive heartbeat of the silent apply',
+      });
+      assert.deepEqual(details, { stderrBytes: 'unpacking\n'.length }, 'the last progress, not an empty heartbeat');
       const status = await waitFor(
         async () => {
           const s = await handle.query(keeperStatusQuery);
