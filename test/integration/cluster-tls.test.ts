@@ -4,14 +4,14 @@
 // the product's worker process, the CLI, the client library, the Temporal CLI and a Python SDK caller
 // over mTLS with the TEMPORAL_TLS_* variables the cluster prints, checks that clients without a
 // certificate are refused with one line, and always switches the cluster back to plain mode at the end
-// (`npm test` runs one file at a time, so no other file sees the TLS window).
+// (`npm test` runs one file at a time, so no other file sees the TLS window); run alone, it stops what it started.
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
-import { ensureCluster } from '../../scripts/cluster/control';
+import { type ClusterComponent, ensureCluster, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS } from '../../scripts/cluster/layout';
 import { DATA_DIR, findTemporalCli } from '../../scripts/tools';
 import { connectClient } from '../../src/connection';
@@ -68,7 +68,11 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
   const cli = (args: string[], env: NodeJS.ProcessEnv) =>
     run(process.execPath, ['--import', 'tsx', 'src/starter.ts', ...args], env);
 
+  /** What was down before this file (a run of it alone): stopped again at the end. */
+  let startedHere: ClusterComponent[] = [];
+
   before(async () => {
+    startedHere = (await ensureCluster()).started;
     const ensured = await ensureCluster({ tls: true });
     assert.equal(ensured.tls, true);
     tlsEnv = ensured.clientEnv;
@@ -107,6 +111,8 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
     // Whatever happened above: the shared cluster goes back to its plain production defaults.
     const plain = await ensureCluster({ tls: false });
     assert.equal(plain.tls, false);
+    if (startedHere.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1')
+      await stopCluster(() => undefined, startedHere);
   });
 
   test('the worker and the CLI run an agent job and an export end to end over mTLS', async () => {
