@@ -25,10 +25,30 @@ import { runThroughputBenchmark, type RunFigures, type Target, type ThroughputRe
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/**
+ * CPU of the whole machine's part in a run (worker, server when started here, this process: the starts
+ * and, for docs-admin, the emulator) per workflow: steadier than completions/s on shared cores.
+ */
+export function machineCpuMsPerLifecycle(f: RunFigures): number {
+  const seconds = f.worker.cpuSeconds + (f.otherCpu.serverSeconds ?? NaN) + f.otherCpu.benchProcessSeconds;
+  return (seconds * 1000) / Math.max(1, f.workflows);
+}
+
+/** The product's CPU per lifecycle against the baseline's, by process. */
+function cpuPerLifecycleLine({ baseline: b, docsAdmin: d }: ThroughputReport): string {
+  const per = (seconds: number | null, f: RunFigures) => fmt(((seconds ?? NaN) * 1000) / Math.max(1, f.workflows), 0);
+  const ratio = machineCpuMsPerLifecycle(d) / machineCpuMsPerLifecycle(b);
+  return (
+    `CPU per lifecycle, ms (docs-admin / baseline): ${fmt(machineCpuMsPerLifecycle(d), 0)} / ${fmt(machineCpuMsPerLifecycle(b), 0)} (${fmt(ratio, 2)}x); ` +
+    `worker ${per(d.worker.cpuSeconds, d)} / ${per(b.worker.cpuSeconds, b)}, server ${per(d.otherCpu.serverSeconds, d)} / ${per(b.otherCpu.serverSeconds, b)}, ` +
+    `this process (starts; the emulator) ${per(d.otherCpu.benchProcessSeconds, d)} / ${per(b.otherCpu.benchProcessSeconds, b)}.`
+  );
+}
+
 export function renderThroughputMarkdown(r: ThroughputReport): string {
   const d = r.durations;
   const row = (name: string, f: RunFigures): string =>
-    `| ${name} | ${f.workflows} | ${f.completed} | ${f.failed} | ${fmt(f.wallSeconds)} | **${fmt(f.completedPerSecond)}** | ${fmt(f.worker.peakRssMiB, 0)} | ${fmt(f.worker.cpuSeconds)} | ${fmt(f.worker.cpuPercent, 0)} % |`;
+    `| ${name} | ${f.workflows} | ${f.completed} | ${f.failed} | ${fmt(f.wallSeconds)} | **${fmt(f.completedPerSecond)}** | ${fmt(f.worker.peakRssMiB, 0)} | ${fmt(f.worker.cpuSeconds)} | ${fmt(f.worker.cpuPercent, 0)} % | ${fmt(f.otherCpu.serverSeconds ?? NaN)} | ${fmt(f.otherCpu.benchProcessSeconds)} | ${fmt(machineCpuMsPerLifecycle(f), 0)} |`;
   const out = [
     '# End-to-end throughput',
     '',
@@ -44,10 +64,12 @@ export function renderThroughputMarkdown(r: ThroughputReport): string {
       ? `Server: \`temporal server start-dev\` (in memory) started by the benchmark, ${r.server.partitions} task queue partition(s).`
       : `Server: the one at ${r.server.address}.`,
     '',
-    '| run | workflows | completed | failed | wall (s) | completed/s | worker peak RSS (MiB) | worker CPU (s) | worker CPU |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| run | workflows | completed | failed | wall (s) | completed/s | worker peak RSS (MiB) | worker CPU (s) | worker CPU | server CPU (s) | this process CPU (s) | CPU ms per lifecycle |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     row('baseline (same shape, no HTTP)', r.baseline),
     row('docs-admin (HTTP to emulator)', r.docsAdmin),
+    '',
+    cpuPerLifecycleLine(r),
     '',
     `| per workflow | export (1x) | export (${d.longFactor}x) | agent (1x) | agent (${d.longFactor}x) |`,
     '|---|---:|---:|---:|---:|',

@@ -72,6 +72,11 @@ export interface RunFigures {
   /** Completions per whole second since the first start, cumulative. */
   timeline: number[];
   worker: { peakRssMiB: number; cpuSeconds: number; cpuPercent: number; rssTimelineMiB: number[] };
+  /**
+   * The rest of the machine's CPU in the run, seconds: the Temporal server (when started here, else
+   * null) and this process (the starts, the waits and, in the docs-admin run, the emulator).
+   */
+  otherCpu: { serverSeconds: number | null; benchProcessSeconds: number };
 }
 
 export interface HistoryFigures {
@@ -159,11 +164,35 @@ async function serverTimes(
   return { start: Math.min(...rows.map((r) => r.start)), closes: rows.map((r) => r.close).sort((a, b) => a - b) };
 }
 
+/** CPU of the worker process, the server and this process through one run. */
+class RunCpu {
+  readonly #worker: UsageSampler;
+  readonly #server: UsageSampler | undefined;
+  readonly #benchAtStart = process.cpuUsage();
+
+  constructor(workerPid: number, serverPid: number | undefined) {
+    this.#worker = new UsageSampler(workerPid);
+    this.#server = serverPid === undefined ? undefined : new UsageSampler(serverPid, 1_000);
+  }
+
+  stop(): { worker: ProcessUsage; other: RunFigures['otherCpu'] } {
+    const bench = process.cpuUsage(this.#benchAtStart);
+    const server = this.#server?.stop();
+    return {
+      worker: this.#worker.stop(),
+      other: {
+        serverSeconds: server ? round(server.cpuSeconds) : null,
+        benchProcessSeconds: round((bench.user + bench.system) / 1e6),
+      },
+    };
+  }
+}
+
 function figures(
   settled: Settled[],
   times: { start: number; closes: number[] },
   startSeconds: number,
-  usage: ProcessUsage,
+  { worker: usage, other }: ReturnType<RunCpu['stop']>,
 ): RunFigures {
   const { completed, failed, failures } = tally(settled);
   const end = times.closes[times.closes.length - 1] ?? times.start;
@@ -199,6 +228,7 @@ function figures(
         (v, i) => v ?? rssTimelineMiB.slice(0, i).findLast((x) => x !== undefined) ?? 0,
       ),
     },
+    otherCpu: other,
   };
 }
 
@@ -251,7 +281,7 @@ export async function runThroughputBenchmark(opts: ThroughputOptions = {}): Prom
   const server = address ? undefined : await DevServer.start({ dynamicConfig: partitionConfig(plan.partitions) });
   const temporalAddress = address ?? server!.address;
   const { client, close: closeClient } = await connect(temporalAddress);
-  const bench: Bench = { plan, client, temporalAddress, workers: [] };
+  const bench: Bench = { plan, client, temporalAddress, serverPid: server?.pid, workers: [] };
   try {
     plan.log(
       `throughput: ${plan.size} lifecycles (${plan.exportsN} exports, ${plan.agentsN} agent jobs) on ${temporalAddress}${server ? ' (dev server started here)' : ''}`,
@@ -332,6 +362,8 @@ interface Bench {
   plan: Plan;
   client: Client;
   temporalAddress: string;
+  /** The dev server started here, whose CPU each run reports. */
+  serverPid?: number;
   workers: WorkerProcess[];
   emulator?: EmulatorHandle;
 }
@@ -340,7 +372,13 @@ type DocsAdminFigures = ThroughputReport['docsAdmin'];
 type LongFigures = ThroughputReport['long'];
 
 /** The baseline: the same job shape without HTTP, on its own worker process and task queue. */
-async function runBaseline({ plan, client, temporalAddress, workers }: Bench): Promise<ThroughputReport['baseline']> {
+async function runBaseline({
+  plan,
+  client,
+  temporalAddress,
+  serverPid,
+  workers,
+}: Bench): Promise<ThroughputReport['baseline']> {
   const { size, exportsN, agentsN, tag, projects } = plan;
   const baselineQueue = `bench-baseline-${tag}`;
   const baselineWorker = await WorkerProcess.start({
@@ -360,7 +398,7 @@ async function runBaseline({ plan, client, temporalAddress, workers }: Bench): P
     readyLine: 'baseline worker started',
   });
   workers.push(baselineWorker);
-  const sampler = new UsageSampler(baselineWorker.pid);
+  const cpu = new RunCpu(baselineWorker.pid, serverPid);
   const started = Date.now();
   const baselineIds: string[] = [];
   const baselineKinds = Array.from({ length: size }, (_, i) => (i % 2 === 0 && i / 2 < exportsN ? 'export' : 'agent'));
@@ -381,7 +419,7 @@ async function runBaseline({ plan, client, temporalAddress, workers }: Bench): P
   const startSeconds = (Date.now() - started) / 1000;
   plan.log(`baseline: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
   const baselineSettled = await settle(client, baselineIds);
-  const baselineUsage = sampler.stop();
+  const baselineUsage = cpu.stop();
   const baselineTimes = await serverTimes(client, baselineQueue, ['baselineExport', 'baselineAgent'], size);
   const polls = { export: 0, agent: 0 };
   for (const s of baselineSettled) {
@@ -450,13 +488,13 @@ async function historyFigures(
 
 /** The main run: `size` lifecycles through the product, its worker process sampled. */
 async function runDocsAdmin(
-  { plan, client }: Bench,
+  { plan, client, serverPid }: Bench,
   emulator: EmulatorHandle,
   worker: WorkerProcess,
 ): Promise<DocsAdminFigures> {
   const { size, exportsN, agentsN, projects, tag } = plan;
   const queue = docsAdminQueue(plan);
-  const sampler = new UsageSampler(worker.pid);
+  const cpu = new RunCpu(worker.pid, serverPid);
   const before = emulator.counters();
   const started = Date.now();
   const main = await startLifecycles(client, queue, { exports: exportsN, agents: agentsN, projects, tag: `${tag}m` });
@@ -464,7 +502,7 @@ async function runDocsAdmin(
   plan.log(`docs-admin: started ${size} in ${round(startSeconds, 1)} s, waiting for them`);
   const mainIds = [...main.exportIds, ...main.agents.map((a) => a.workflowId)];
   const mainSettled = await settle(client, mainIds);
-  const mainUsage = sampler.stop();
+  const mainUsage = cpu.stop();
   const mainTimes = await serverTimes(client, queue, [WorkflowType.staticExport, WorkflowType.agentJob], size);
   const byRoute = callsDelta(before, emulator.counters());
   const historyShort = await historyFigures(client, plan, main, { exports: exportsN, agents: agentsN });

@@ -33,6 +33,10 @@ test(
     assert.ok(report.baseline.completedPerSecond > 0 && report.docsAdmin.completedPerSecond > 0);
     assert.ok(report.docsAdmin.worker.peakRssMiB > 50, 'the worker process RSS was sampled');
     assert.ok(report.docsAdmin.worker.cpuSeconds > 0, 'the worker process CPU was sampled');
+    for (const run of [report.baseline, report.docsAdmin]) {
+      assert.ok((run.otherCpu.serverSeconds ?? 0) > 0, 'the dev server started here was sampled');
+      assert.ok(run.otherCpu.benchProcessSeconds > 0, "this process's CPU was counted");
+    }
     // One start, at least one status poll, one bundle per export; one create and at least one poll per agent job.
     assert.ok(
       report.docsAdmin.apiCallsPerJob.export >= 3,
