@@ -4,7 +4,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
-import type { PermitRequest } from '../shared/rate-limiter';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
 import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
@@ -25,8 +24,6 @@ export interface CallPermit {
   notBeforeMs?: number;
   /** The call must be made by then (epoch ms); later, nothing is sent and the permit is asked for again. */
   useByMs?: number;
-  /** Granted as a spare permit by an older release's worker: the limiter knows the grant by this identity. */
-  grantedAs?: PermitRequest;
 }
 
 /**
@@ -83,13 +80,13 @@ async function permitted<T>(
 ): Promise<Admitted<T>> {
   if (!permit) return { admitted: true, value: await call(() => undefined) };
   const requesterWorkflowId = Context.current().info.workflowExecution!.workflowId;
-  let { useByMs, grantedAs } = permit;
+  let { useByMs } = permit;
   if (!permit.granted) {
     const answer = await limiter.ask(projectId, { requesterWorkflowId, requestKey: permit.requestKey });
     if (answer.kind === 'unanswered') return { admitted: false, unanswered: answer.reason };
     if (answer.kind === 'queued')
       return { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs };
-    ({ useByMs, grantedAs } = answer);
+    ({ useByMs } = answer);
   }
   // Waiting here is safe: a worker that dies now has recorded and sent nothing (see send checkpoints).
   const waitMs = (permit.notBeforeMs ?? 0) - Date.now();
@@ -107,7 +104,8 @@ async function permitted<T>(
   } finally {
     // Not awaited: the job's polling need not wait for the limiter.
     limiter.reportUse(projectId, {
-      ...(grantedAs ?? { requesterWorkflowId, requestKey: permit.requestKey }),
+      requesterWorkflowId,
+      requestKey: permit.requestKey,
       usedAtMs: answeredAtMs ?? Date.now(),
     });
   }

@@ -25,12 +25,9 @@ export const LIMITER_PRIORITY_KEY = 1;
 /** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
-/**
- * The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. grantedAs
- * (a spare permit's identity) is only in answers recorded by an older release's workers.
- */
+/** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
 export type LimiterAnswer =
-  | { kind: 'granted'; useByMs?: number; grantedAs?: PermitRequest }
+  | { kind: 'granted'; useByMs?: number }
   | { kind: 'queued'; position?: number; expectedAtMs?: number }
   | { kind: 'unanswered'; reason: string };
 

@@ -3,7 +3,7 @@
 // arrives, maybe long after the grant, so a grant holds its slot as a lease until its use is reported,
 // then until usedAt + window + margin: the report comes after the call returned, so the API never sees
 // limit + 1 of our calls in one window. The margin covers clock differences.
-import type { PermitAdmission, RateLimiterCarry, SeenLimit, SparePermitsAsk } from '../shared/rate-limiter';
+import type { SeenLimit } from '../shared/rate-limiter';
 
 export interface WindowLimit {
   /** Permits per window (the API's 100). */
@@ -54,46 +54,6 @@ export function liveSlots(freeAtMs: readonly number[], nowMs: number): number[] 
 /** How many permits may be granted at nowMs (0..limit). */
 export function availablePermits(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit): number {
   return Math.max(0, limit.limit - liveSlots(freeAtMs, nowMs).length);
-}
-
-/** How many of `wanted` spare permits may be granted at nowMs: only what leaves half the window free. */
-export function sparePermits(freeAtMs: readonly number[], nowMs: number, limit: WindowLimit, wanted: number): number {
-  const reserve = Math.ceil(limit.limit / 2);
-  return Math.max(0, Math.min(Math.floor(wanted), availablePermits(freeAtMs, nowMs, limit) - reserve));
-}
-
-/**
- * Grants the spares an older release's workers ask for (this release asks for none; removable when no
- * such release runs): none while anything queues, only what sparePermits allows, each a grant to the
- * holder added to state.grants; a key granted before is answered with that grant again.
- */
-export function grantSparePermits(
-  state: RateLimiterCarry,
-  spares: SparePermitsAsk | undefined,
-  nowMs: number,
-  limit: WindowLimit,
-): PermitAdmission[] {
-  if (!spares || typeof spares.holder !== 'string' || !Array.isArray(spares.keys) || state.queue.length > 0) return [];
-  const keys = spares.keys.filter((k): k is string => typeof k === 'string');
-  const count = sparePermits(
-    state.grants.filter((g) => !g.handedOver).map((g) => g.freeAtMs),
-    nowMs,
-    limit,
-    keys.length,
-  );
-  return keys.slice(0, count).map((requestKey): PermitAdmission => {
-    let grant = state.grants.find((g) => g.requesterWorkflowId === spares.holder && g.requestKey === requestKey);
-    if (!grant) {
-      grant = {
-        requesterWorkflowId: spares.holder,
-        requestKey,
-        atMs: nowMs,
-        freeAtMs: grantedSlotFreeAt(nowMs, limit),
-      };
-      state.grants.push(grant);
-    }
-    return { requestKey, granted: true, useByMs: permitUseByMs(grant.freeAtMs, limit) };
-  });
 }
 
 /**

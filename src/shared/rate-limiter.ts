@@ -65,7 +65,6 @@ export interface PermitRequest {
   requestKey: string;
 }
 
-export const requestPermitSignal = defineSignal<[PermitRequest]>('requestPermit');
 /**
  * A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that.
  * The third argument, the permit's use-by time (epoch ms), came later: a grant without it has no deadline.
@@ -97,28 +96,13 @@ export interface LimiterRequestContext {
   taskQueue: string;
 }
 /**
- * Spare permits a worker process asks for with its requests, to answer its next asks itself without a
- * round trip to the limiter. Granted only while nothing is queued and half the window stays free
- * (src/policies/rate-window.ts sparePermits); each is a grant to `holder` (no workflow: nothing is
- * ever signalled to it) that the process reports used, or gives back with permitsReleasedSignal.
+ * Several requests answered at once, one answer per request in order (update-with-start from the
+ * activity about to make the call, so a permit that is free now costs no signal and no workflow task on
+ * the requester). FIFO order kept.
  */
-export interface SparePermitsAsk {
-  holder: string;
-  /** One request key per spare wanted, unique to the holder. */
-  keys: string[];
-}
-/**
- * Several requests answered at once (update-with-start from the activity about to make the call, so a
- * permit that is free now costs no signal and no workflow task on the requester). FIFO order kept. The
- * answers to the requests come first, in order, then one per spare granted. A limiter from before
- * spares ignores the third argument and grants none.
- */
-export const admitPermitsUpdate = defineUpdate<
-  PermitAdmission[],
-  [PermitRequest[], LimiterRequestContext?, SparePermitsAsk?]
->('admitPermits');
-/** Spare permits given back unused: their slots free at once. */
-export const permitsReleasedSignal = defineSignal<[PermitRequest[]]>('permitsReleased');
+export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>(
+  'admitPermits',
+);
 
 /** A use report: the requester tells the limiter when it used a permit, so the slot frees one window after the real call. */
 export interface PermitUse extends PermitRequest {

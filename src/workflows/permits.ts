@@ -111,7 +111,8 @@ export class ProjectPermits {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
       .signal(permitUsedSignal, {
-        ...(permit.grantedAs ?? { requesterWorkflowId: workflowInfo().workflowId, requestKey: permit.requestKey }),
+        requesterWorkflowId: workflowInfo().workflowId,
+        requestKey: permit.requestKey,
         usedAtMs,
       })
       .catch((err: unknown) =>
@@ -137,7 +138,7 @@ export class ProjectPermits {
       answer = { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
     }
     if (answer.kind !== 'granted') return { kind: 'refused', refusal: notAdmitted(answer) };
-    const permit = { requestKey, granted: true, useByMs: answer.useByMs, grantedAs: answer.grantedAs };
+    const permit = { requestKey, granted: true, useByMs: answer.useByMs };
     return { kind: 'granted', permit };
   }
 

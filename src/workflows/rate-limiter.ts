@@ -22,7 +22,6 @@ import {
   defaultHandoverMs,
   effectiveLimit,
   estimateGrantAt,
-  grantSparePermits,
   grantedSlotFreeAt,
   nextFreeAt,
   planGrants,
@@ -40,14 +39,11 @@ import {
   type PermitUse,
   type RateLimiterCarry,
   type RateLimiterStatus,
-  type SparePermitsAsk,
   admitPermitsUpdate,
   permitGrantedSignal,
   permitUsedSignal,
-  permitsReleasedSignal,
   permitsUsedSignal,
   rateLimiterStatusQuery,
-  requestPermitSignal,
 } from '../shared/rate-limiter';
 import { markdownTable } from './details';
 
@@ -82,8 +78,6 @@ class Limiter {
   limit: WindowLimit;
   /** The limiter task queue the requesters serve, when this run is on another one. */
   moveTo: string | null = null;
-  /** Granted requests that asked again by signal (answered again by signal). */
-  readonly regrants: PermitGrant[] = [];
   /** A report freed a slot (or brought one within hand-over reach) before the planned wake-up. */
   reported = false;
   plannedWakeAtMs = Number.POSITIVE_INFINITY;
@@ -110,9 +104,9 @@ class Limiter {
     return this.state.queue.length;
   }
 
-  /** Nothing asks for a look: no queue, no repeated ask, no move. */
+  /** Nothing asks for a look: no queue, no move. */
   nothingPending(): boolean {
-    return this.queued === 0 && this.regrants.length === 0 && this.moveTo === null;
+    return this.queued === 0 && this.moveTo === null;
   }
 
   historyIsLong(): boolean {
@@ -165,26 +159,15 @@ class Limiter {
     if (grant.freeAtMs - defaultHandoverMs(this.limit.windowMs) < this.plannedWakeAtMs) this.reported = true;
   }
 
-  /** Gives back unused grants; a used one holds its slot until the API's window has passed. */
-  release(released: PermitRequest[]): void {
-    this.lastHeardAtMs = Date.now();
-    if (!Array.isArray(released)) return;
-    const kept = this.state.grants.filter(
-      (g) => g.usedAtMs !== undefined || g.handedOver || !released.some((r) => r && sameRequest(g, r)),
-    );
-    if (kept.length < this.state.grants.length) this.reported = true;
-    this.state.grants = kept;
-  }
-
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
-  admit(requests: PermitRequest[], context?: LimiterRequestContext, spares?: SparePermitsAsk): PermitAdmission[] {
+  admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
     this.heard(context, now);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
     const slots = this.counted().map((g) => g.freeAtMs);
-    const answers = asked.map((r): PermitAdmission => {
+    return asked.map((r): PermitAdmission => {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
       if (grant) {
         const useByMs = grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, this.limit) : undefined;
@@ -194,10 +177,6 @@ class Limiter {
       const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.limit);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
     });
-    const before = this.state.grants.length;
-    const spareAnswers = grantSparePermits(this.state, spares, now, this.limit);
-    this.granted += this.state.grants.length - before;
-    return [...answers, ...spareAnswers];
   }
 
   status(): RateLimiterStatus {
@@ -272,9 +251,8 @@ class Limiter {
     return plan.wakeAtMs;
   }
 
-  /** Answers repeated asks again, then grants what fits; updates the queue gauge. */
+  /** Grants what fits; updates the queue gauge. */
   grantRound(now: number, gauge: ReturnType<typeof permitsQueuedGauge>): GrantPlan {
-    for (const grant of this.regrants.splice(0)) this.notify(grant);
     const plan = this.grantWhatFits(now);
     gauge.set(this.queued, { project: this.input.projectId });
     return plan;
@@ -287,12 +265,7 @@ class Limiter {
     const queued = this.queued;
     this.plannedWakeAtMs = wakeAtMs;
     await condition(
-      () =>
-        this.regrants.length > 0 ||
-        this.reported ||
-        this.moveTo !== null ||
-        this.queued > queued ||
-        this.historyIsLong(),
+      () => this.reported || this.moveTo !== null || this.queued > queued || this.historyIsLong(),
       Math.max(1, wakeAtMs - now),
     );
     this.plannedWakeAtMs = Number.POSITIVE_INFINITY;
@@ -309,12 +282,7 @@ class Limiter {
     const compact = this.worthCompacting();
     const quietMs = Math.max(1, this.lastHeardAtMs + QUIET_MS - now);
     const gotWork = await condition(
-      () =>
-        this.queued > 0 ||
-        this.regrants.length > 0 ||
-        this.moveTo !== null ||
-        this.historyIsLong() ||
-        (!compact && this.worthCompacting()),
+      () => this.queued > 0 || this.moveTo !== null || this.historyIsLong() || (!compact && this.worthCompacting()),
       compact ? Math.min(idleMs, quietMs) : idleMs,
     );
     if (gotWork || !this.nothingPending()) return 'work';
@@ -369,17 +337,12 @@ class Limiter {
 
 /** Registers the limiter's handlers; the update's is last, as an update-with-start is handled at once. */
 function handle(limiter: Limiter): void {
-  setHandler(requestPermitSignal, (request) => {
-    const previous = limiter.enqueue(request);
-    if (previous) limiter.regrants.push(previous);
-  });
   setHandler(permitUsedSignal, (use) => limiter.recordUse(use));
   setHandler(permitsUsedSignal, (uses) => {
     if (Array.isArray(uses)) uses.forEach((u) => limiter.recordUse(u));
   });
   setHandler(rateLimiterStatusQuery, () => limiter.status());
-  setHandler(permitsReleasedSignal, (released) => limiter.release(released));
-  setHandler(admitPermitsUpdate, (requests, context, spares) => limiter.admit(requests, context, spares));
+  setHandler(admitPermitsUpdate, (requests, context) => limiter.admit(requests, context));
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {

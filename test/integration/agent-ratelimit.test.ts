@@ -3,16 +3,15 @@
 // against the emulator's window scaled down to 100 per 10 s (AGENT_RATE_LIMIT 100/10s).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
 import {
   type AgentRateLimiterInput,
   type RateLimiterStatus,
   admitPermitsUpdate,
-  permitsReleasedSignal,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
-  requestPermitSignal,
 } from '../../src/shared/rate-limiter';
 import { agentRateLimiter } from '../../src/workflows';
 import { createDevEnv, runWorker, uniqueTaskQueue, waitFor } from '../helpers/temporal';
@@ -63,21 +62,27 @@ describe('agent rate limiting', () => {
   });
 
   /**
-   * A limiter of its own project on its own task queue, asked by signal-with-start for requesters that
-   * do not exist (the limiter logs the undeliverable grant and carries on).
+   * A limiter of its own project on its own task queue, asked by update-with-start as workers ask, for
+   * requesters that do not exist (the limiter logs an undeliverable grant and carries on). `request`
+   * resolves with the limiter run it reached.
    */
   function signalledLimiter(name: string, limits: Omit<AgentRateLimiterInput, 'projectId'>) {
     const taskQueue = uniqueTaskQueue(name);
     const projectId = `${name}-${taskQueue.slice(-8)}`;
     const workflowId = rateLimiterWorkflowId(projectId);
-    const request = (requestKey: string) =>
-      env.client.workflow.signalWithStart(agentRateLimiter, {
+    const request = async (requestKey: string) => {
+      const startWorkflowOperation = new WithStartWorkflowOperation(agentRateLimiter, {
         taskQueue,
         workflowId,
+        workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ projectId, ...limits }],
-        signal: requestPermitSignal,
-        signalArgs: [{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }],
       });
+      await env.client.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [[{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }]],
+        startWorkflowOperation,
+      });
+      return startWorkflowOperation.workflowHandle();
+    };
     /** The status of the project's current limiter run, once `check` holds. */
     const statusWhen = (check: (status: RateLimiterStatus) => boolean, what: string) =>
       waitFor(
@@ -122,54 +127,6 @@ describe('agent rate limiting', () => {
     });
   });
 
-  test('spare permits are granted only while half the window stays free; given back, their slot goes to the queue', async () => {
-    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-spares', { limit: 4, windowMs: 60_000 });
-    const projectId = workflowId.slice(workflowId.indexOf(':') + 1);
-    const holder = `spare-permits:${taskQueue}`;
-    await runWorker(env, { taskQueue }, async () => {
-      await env.client.workflow.start(agentRateLimiter, {
-        taskQueue,
-        workflowId,
-        args: [{ projectId, limit: 4, windowMs: 60_000 }],
-      });
-      const handle = env.client.workflow.getHandle(workflowId);
-      const admit = (keys: string[], spareKeys: string[]) =>
-        handle.executeUpdate(admitPermitsUpdate, {
-          args: [
-            keys.map((requestKey) => ({ requesterWorkflowId: `requester-${requestKey}`, requestKey })),
-            undefined,
-            { holder, keys: spareKeys },
-          ],
-        });
-      // 4 slots: one ask, two kept free, so one of the three spares.
-      const first = await admit(['a'], ['s1', 's2', 's3']);
-      assert.deepEqual(
-        first.map((a) => [a.requestKey, a.granted]),
-        [
-          ['a', true],
-          ['s1', true],
-        ],
-      );
-      assert.ok(first[1]!.useByMs! > Date.now() + 30_000, 'a spare can be used for a window');
-      // Two more fit, the third queues: no spares while anything waits.
-      const second = await admit(['b', 'c', 'd'], ['s4']);
-      assert.deepEqual(
-        second.map((a) => [a.requestKey, a.granted]),
-        [
-          ['b', true],
-          ['c', true],
-          ['d', false],
-        ],
-      );
-      await statusWhen((s) => s.inWindow === 4 && s.queued === 1, 'a full window and one queued ask');
-      // A used spare keeps its slot; an unused one given back frees it for the queue at once.
-      await handle.signal(permitsReleasedSignal, [{ requesterWorkflowId: holder, requestKey: 's1' }]);
-      const after = await statusWhen((s) => s.queued === 0, 'the queued ask granted the released slot');
-      assert.equal(after.inWindow, 4);
-      await handle.terminate('test finished');
-    });
-  });
-
   test('a limiter whose history grows long continues as new with its grants and queue, and keeps the limit', async () => {
     const { taskQueue, workflowId, request, statusWhen } = signalledLimiter('limiter-can', {
       limit: 3,
@@ -177,7 +134,7 @@ describe('agent rate limiting', () => {
       maxHistoryEvents: 20,
     });
     await runWorker(env, { taskQueue }, async () => {
-      const first = await request('r0');
+      const firstRunId = (await (await request('r0')).describe()).runId;
       for (let i = 1; i < 12; i++) {
         await request(`r${i}`);
         // One at a time, so each request is its own workflow task and the history grows.
@@ -190,7 +147,7 @@ describe('agent rate limiting', () => {
       assert.equal(status.limit, 3);
       const latest = env.client.workflow.getHandle(workflowId);
       const description = await latest.describe();
-      assert.notEqual(description.runId, first.signaledRunId, 'the limiter continued as new');
+      assert.notEqual(description.runId, firstRunId, 'the limiter continued as new');
       assert.ok(description.historyLength < 40, `the current run has ${description.historyLength} events`);
       await latest.terminate('test finished');
     });

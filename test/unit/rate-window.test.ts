@@ -7,7 +7,6 @@ import {
   defaultMarginMs,
   effectiveLimit,
   estimateGrantAt,
-  grantSparePermits,
   grantedSlotFreeAt,
   liveSlots,
   nextFreeAt,
@@ -15,7 +14,6 @@ import {
   planGrants,
   planHandovers,
   rememberLimit,
-  sparePermits,
   theoreticalDrainMs,
   usedSlotFreeAt,
   type WindowLimit,
@@ -60,42 +58,6 @@ describe('rate-limit arithmetic', () => {
     assert.equal(availablePermits([1_000, 1_010], 20, L), 1);
     assert.equal(availablePermits([1_000, 1_010, 1_020, 1_030, 1_040], 50, L), 0);
     assert.equal(availablePermits([1_000, 1_010, 1_020], 1_005, L), 1);
-  });
-
-  test('spare permits leave half the window free (rounded up), never more than wanted', () => {
-    const ten = { limit: 10, windowMs: 1_000 };
-    assert.equal(sparePermits([], 0, ten, 16), 5);
-    assert.equal(sparePermits([], 0, ten, 2), 2);
-    assert.equal(sparePermits([500, 600, 700], 0, ten, 16), 2);
-    assert.equal(sparePermits([500, 600, 700, 800, 900], 0, ten, 16), 0);
-    // Slots that have freed count as free again.
-    assert.equal(sparePermits([500, 600, 700, 800, 900], 650, ten, 16), 2);
-    assert.equal(sparePermits([], 0, { limit: 3, windowMs: 1_000 }, 16), 1);
-    assert.equal(sparePermits([], 0, { limit: 1, windowMs: 1_000 }, 16), 0);
-  });
-
-  test('spares an older worker asks for: a grant each to the holder, half the window kept free, none once it queues', () => {
-    const limit = { limit: 10, windowMs: 3_600_000 };
-    const asked = {
-      requesterWorkflowId: 'job-1',
-      requestKey: 'create-1',
-      atMs: 0,
-      freeAtMs: grantedSlotFreeAt(0, limit),
-    };
-    const state = { grants: [asked, { ...asked, requesterWorkflowId: 'job-2' }], queue: [] };
-    const spares = { holder: 'spare-permits:p1', keys: ['s1', 's2', 's3', 's4', 's5'] };
-    // 10 slots: 2 taken, 5 kept free, so 3 of the 5 spares.
-    const answers = grantSparePermits(state, spares, 0, limit);
-    assert.deepEqual(
-      answers.map((a) => [a.requestKey, a.granted, a.useByMs]),
-      ['s1', 's2', 's3'].map((k) => [k, true, permitUseByMs(grantedSlotFreeAt(0, limit), limit)]),
-    );
-    assert.deepEqual(
-      state.grants.slice(2).map((g) => [g.requesterWorkflowId, g.requestKey]),
-      ['s1', 's2', 's3'].map((k) => ['spare-permits:p1', k]),
-    );
-    const queued = { grants: [], queue: [{ requesterWorkflowId: 'job-3', requestKey: 'create-3' }] };
-    assert.deepEqual(grantSparePermits(queued, spares, 0, limit), [], 'a queued limiter grants no spares');
   });
 
   test('the next free time is now while under the limit, else when enough slots free', () => {
