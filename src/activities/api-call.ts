@@ -20,7 +20,8 @@ export interface AdminApiFailureDetails {
 
 const NEVER_ABORTED = new AbortController().signal;
 
-function activitySignal(): AbortSignal {
+/** Inside an activity, its cancellation signal; outside (a direct call), one that never aborts. */
+export function activitySignal(): AbortSignal {
   try {
     return Context.current().cancellationSignal;
   } catch {

@@ -1,11 +1,10 @@
 // Static export and bundle keeper activities. Thin: API calls go through callAdminApi (which maps
 // AdminApiError to ApplicationFailure once); bundle checks and sinks map their own errors here.
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
 import type { StaticExportInput } from '../shared/static-export';
 import { ActivityFailureType } from '../shared/failures';
-import { callAdminApi } from './api-call';
+import { activitySignal, callAdminApi } from './api-call';
 import { recordProgress } from './keep-alive';
 import type { ActivityDeps } from './deps';
 import { type ApplyBundleRequest, type ApplyBundleResult, SinkError, applyToSink } from './sinks';
@@ -17,15 +16,6 @@ export type { BundleCheck } from './verify';
 export interface GenerateBundleOptions {
   /** A fresh link for an already exported job (counted as a refresh in metrics). */
   refresh?: boolean;
-}
-
-/** Inside an activity, its cancellation signal; outside (a direct call), none. */
-function cancellationSignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -86,7 +76,7 @@ export function createExportActivities(deps: ActivityDeps) {
       try {
         return await downloadAndCheck(bundle.bundleUrl, {
           expectedBytes: bundle.sizeBytes,
-          signal: cancellationSignal(),
+          signal: activitySignal(),
           onProgress: (bytes) => recordProgress({ bytes }),
         });
       } catch (err) {
@@ -98,7 +88,7 @@ export function createExportActivities(deps: ActivityDeps) {
     async applyBundle(request: ApplyBundleRequest): Promise<ApplyBundleResult> {
       refuseExpiringLink(request);
       try {
-        const result = await applyToSink(request, { signal: cancellationSignal(), onProgress: recordProgress });
+        const result = await applyToSink(request, { signal: activitySignal(), onProgress: recordProgress });
         deps.metrics.bundleApplied(request.sink.type);
         deps.metrics.linkApplied(request.domain, result.appliedExpiresAt);
         return result;
