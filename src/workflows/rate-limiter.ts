@@ -135,18 +135,16 @@ class Limiter {
 
   // --- message handlers ---
 
-  /** Queues a new request; a repeated one stays where it is (queued, or granted: then that grant is returned). */
-  enqueue(request: PermitRequest): PermitGrant | null {
+  /** Queues a new request; a repeated one stays where it is (queued, or granted: admit answers with that grant). */
+  enqueue(request: PermitRequest): void {
     this.lastHeardAtMs = Date.now();
     if (!isRequest(request)) {
       log.warn('agentRateLimiter: ignoring a malformed permit request');
-      return null;
+      return;
     }
-    if (this.state.queue.some((q) => sameRequest(q, request))) return null;
-    const previous = this.state.grants.find((g) => sameRequest(g, request));
-    if (previous) return previous;
+    const known = (r: PermitRequest) => sameRequest(r, request);
+    if (this.state.queue.some(known) || this.state.grants.some(known)) return;
     this.state.queue.push({ requesterWorkflowId: request.requesterWorkflowId, requestKey: request.requestKey });
-    return null;
   }
 
   recordUse(use: PermitUse): void {
