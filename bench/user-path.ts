@@ -28,6 +28,7 @@ import { DEFAULT_TASK_QUEUE } from '../src/shared/defaults';
 import { WorkflowType } from '../src/shared/workflow-types';
 import { type RateLimiterStatus, rateLimiterStatusQuery, rateLimiterWorkflowId } from '../src/shared/rate-limiter';
 import { WorkerProcess, mapLimit } from '../test/chaos/helpers';
+import { waitFor } from '../scripts/wait';
 import { completionTimes } from './lib/completions';
 
 const KEY = 'mint_bench_user_path_key';
@@ -110,32 +111,31 @@ async function startFleet(
  */
 async function limiterIdle(client: Client, projectId: string, windowMs: number): Promise<void> {
   const handle = client.workflow.getHandle(rateLimiterWorkflowId(projectId));
-  const startedAt = Date.now();
   let last: RateLimiterStatus | undefined;
-  for (;;) {
+  const idle = async (): Promise<boolean> => {
     try {
       const described = await handle.describe();
-      if (described.status.name !== 'RUNNING') return;
+      if (described.status.name !== 'RUNNING') return true;
       last = await handle.query(rateLimiterStatusQuery);
-      // inWindow is as of the limiter's last task; windowEmptyAt says when its slots free in real time.
-      const { windowEmptyAt } = last;
-      const emptyAt =
-        windowEmptyAt === undefined
-          ? Number.POSITIVE_INFINITY // a limiter of an earlier release: its inWindow only
-          : windowEmptyAt === null
-            ? 0
-            : Date.parse(windowEmptyAt);
-      if (last.queued === 0 && (last.inWindow === 0 || emptyAt <= Date.now())) return;
     } catch {
-      return; // never started
+      return true; // never started
     }
-    const timeoutMs = 3 * Math.max(windowMs, last.windowMs) + 60_000;
-    if (Date.now() - startedAt > timeoutMs)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for the rate limiter of ${projectId} to be idle; last status ${JSON.stringify(last)}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
+    // inWindow is as of the limiter's last task; windowEmptyAt says when its slots free in real time.
+    const { windowEmptyAt } = last;
+    const emptyAt =
+      windowEmptyAt === undefined
+        ? Number.POSITIVE_INFINITY // a limiter of an earlier release: its inWindow only
+        : windowEmptyAt === null
+          ? 0
+          : Date.parse(windowEmptyAt);
+    return last.queued === 0 && (last.inWindow === 0 || emptyAt <= Date.now());
+  };
+  if ((await idle()) || !last) return;
+  await waitFor(idle, {
+    timeoutMs: 3 * Math.max(windowMs, last.windowMs) + 60_000,
+    intervalMs: 1_000,
+    what: () => `the rate limiter of ${projectId} to be idle; last status ${JSON.stringify(last)}`,
+  });
 }
 
 const percentile = (sorted: readonly number[], p: number): number =>

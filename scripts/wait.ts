@@ -6,8 +6,8 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Pause between two checks. Default 50 ms. */
   intervalMs?: number;
-  /** What is awaited, for the timeout's message. */
-  what?: string;
+  /** What is awaited, for the timeout's message; a function is asked at the timeout (it may name the last state seen). */
+  what?: string | (() => string);
 }
 
 /** Polls predicate until it returns a truthy value (returned) or the deadline passes (throws). */
@@ -19,7 +19,8 @@ export async function waitFor<T>(
   for (;;) {
     const value = await predicate();
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
