@@ -25,21 +25,25 @@ import { runThroughputBenchmark, type RunFigures, type Target, type ThroughputRe
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** CPU seconds of a run as milliseconds per workflow (NaN when not measured). */
+const msPerLifecycle = (seconds: number | null, f: RunFigures): number =>
+  ((seconds ?? NaN) * 1000) / Math.max(1, f.workflows);
+
 /**
  * CPU of the whole machine's part in a run (worker, server when started here, this process: the starts
  * and, for docs-admin, the emulator) per workflow: steadier than completions/s on shared cores.
  */
 export function machineCpuMsPerLifecycle(f: RunFigures): number {
-  const seconds = f.worker.cpuSeconds + (f.otherCpu.serverSeconds ?? NaN) + f.otherCpu.benchProcessSeconds;
-  return (seconds * 1000) / Math.max(1, f.workflows);
+  const { serverSeconds, benchProcessSeconds } = f.otherCpu;
+  return msPerLifecycle(f.worker.cpuSeconds + (serverSeconds ?? NaN) + benchProcessSeconds, f);
 }
 
 /** The product's CPU per lifecycle against the baseline's, by process. */
 function cpuPerLifecycleLine({ baseline: b, docsAdmin: d }: ThroughputReport): string {
-  const per = (seconds: number | null, f: RunFigures) => fmt(((seconds ?? NaN) * 1000) / Math.max(1, f.workflows), 0);
-  const ratio = machineCpuMsPerLifecycle(d) / machineCpuMsPerLifecycle(b);
+  const per = (seconds: number | null, f: RunFigures) => fmt(msPerLifecycle(seconds, f), 0);
+  const [product, baseline] = [machineCpuMsPerLifecycle(d), machineCpuMsPerLifecycle(b)];
   return (
-    `CPU per lifecycle, ms (docs-admin / baseline): ${fmt(machineCpuMsPerLifecycle(d), 0)} / ${fmt(machineCpuMsPerLifecycle(b), 0)} (${fmt(ratio, 2)}x); ` +
+    `CPU per lifecycle, ms (docs-admin / baseline): ${fmt(product, 0)} / ${fmt(baseline, 0)} (${fmt(product / baseline, 2)}x); ` +
     `worker ${per(d.worker.cpuSeconds, d)} / ${per(b.worker.cpuSeconds, b)}, server ${per(d.otherCpu.serverSeconds, d)} / ${per(b.otherCpu.serverSeconds, b)}, ` +
     `this process (starts; the emulator) ${per(d.otherCpu.benchProcessSeconds, d)} / ${per(b.otherCpu.benchProcessSeconds, b)}.`
   );
