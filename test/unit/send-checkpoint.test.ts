@@ -130,9 +130,10 @@ test('a long attempt is kept alive with its last checkpoint, in order, and nothi
   // After the answer only the answer is repeated, and nothing once the channel is closed.
   assert.ok(answered.length >= 2 && answered.every((step) => step === 'checkpoint answered'), answered.join(', '));
   assert.equal(steps.length, closedWith, `keep-alives after the close: ${steps.slice(closedWith).join(', ')}`);
-  // Keep-alives are paced by the 20 ms interval (timers never fire early): over the run, at most one per
-  // interval besides the checkpoints sent at once when the phase changes (sending, answered).
+  // Keep-alives are paced by the 20 ms interval: over the run, at most one per interval besides the
+  // checkpoints sent at once when the phase changes (sending, answered). libuv's timer clock counts whole
+  // milliseconds, so an interval can end up to 1 ms early in real time (seen: 8 in 99 ms): 19 ms apart at least.
   const checkpoints = steps.filter((step) => step.startsWith('checkpoint')).length;
   const spanMs = at.at(-1)! - at[0]!;
-  assert.ok(checkpoints <= 3 + spanMs / 20, `${checkpoints} keep-alives in ${spanMs} ms at a 20 ms interval`);
+  assert.ok(checkpoints <= 3 + spanMs / 19, `${checkpoints} keep-alives in ${spanMs} ms at a 20 ms interval`);
 });
