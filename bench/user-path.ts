@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { generateKeyLine, payloadEncryption } from '../src/codec';
 import { parseDuration } from '../src/config';
 import { startEmulator, type EmulatorHandle } from '../emulator';
@@ -30,6 +30,7 @@ import { type RateLimiterStatus, rateLimiterStatusQuery, rateLimiterWorkflowId }
 import { WorkerProcess, mapLimit } from '../test/chaos/helpers';
 import { waitFor } from '../scripts/wait';
 import { completionTimes } from './lib/completions';
+import { type LimiterLoad, describeLimiterLoad, limiterLoad } from './lib/limiter-load';
 
 const KEY = 'mint_bench_user_path_key';
 
@@ -188,6 +189,8 @@ export interface BurstFigures {
   /** Burst start to project B's last create and last completion. */
   otherLastCreateS: number;
   otherLastCompletionS: number;
+  /** What the burst cost project A's limiter (its histories): less noisy than the times. */
+  limiterA: LimiterLoad;
 }
 
 /** When the API created each job of a project (epoch ms). */
@@ -219,6 +222,32 @@ function describeDrain(emu: EmulatorHandle, projectId: string, startedAt: number
   return `  project A creates by window: ${spans.join(', ')}; last job done in the API at ${seconds(lastApiDone)} s`;
 }
 
+/** Starts `jobs` agent jobs of project A, then `otherJobs` of project B, by type name with plain JSON. */
+async function startBurst(
+  client: Client,
+  burst: { projectA: string; projectB: string; jobs: number; otherJobs: number },
+): Promise<{ a: WorkflowHandle[]; b: WorkflowHandle[]; startedAt: number }> {
+  const run = Date.now().toString(36);
+  const start = (projectId: string, i: number) =>
+    client.workflow.start(WorkflowType.agentJob, {
+      taskQueue: DEFAULT_TASK_QUEUE,
+      workflowId: `bench-burst-${projectId}-${run}-${i}`,
+      args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }],
+    });
+  const startedAt = Date.now();
+  const a = await mapLimit(
+    Array.from({ length: burst.jobs }, (_, i) => i),
+    50,
+    (i) => start(burst.projectA, i),
+  );
+  const b = await mapLimit(
+    Array.from({ length: burst.otherJobs }, (_, i) => i),
+    10,
+    (i) => start(burst.projectB, i),
+  );
+  return { a, b, startedAt };
+}
+
 export async function runBurst(target: UserPathTarget, options: BurstOptions = {}): Promise<BurstFigures> {
   const workers = options.workers ?? 1;
   const windowMs = options.windowMs ?? 10_000;
@@ -239,24 +268,7 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
   try {
     const { client, emu } = fleet;
     for (const p of [projectA, projectB]) await limiterIdle(client, p, windowMs);
-    const run = Date.now().toString(36);
-    const start = (projectId: string, i: number) =>
-      client.workflow.start(WorkflowType.agentJob, {
-        taskQueue: DEFAULT_TASK_QUEUE,
-        workflowId: `bench-burst-${projectId}-${run}-${i}`,
-        args: [{ projectId, prompt: `Burst job ${i} of ${projectId}` }],
-      });
-    const startedAt = Date.now();
-    const a = await mapLimit(
-      Array.from({ length: jobs }, (_, i) => i),
-      50,
-      (i) => start(projectA, i),
-    );
-    const b = await mapLimit(
-      Array.from({ length: otherJobs }, (_, i) => i),
-      10,
-      (i) => start(projectB, i),
-    );
+    const { a, b, startedAt } = await startBurst(client, { projectA, projectB, jobs, otherJobs });
     log(
       `burst on ${target.label}, ${workers} worker(s), ${windowMs / 1000} s window: started ${jobs} + ${otherJobs} in ${Date.now() - startedAt} ms`,
     );
@@ -271,6 +283,8 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
     const created = (projectId: string) => createdAt(emu, projectId);
     const drainMs = Math.max(...aDone.filter(Number.isFinite));
     log(describeDrain(emu, projectA, startedAt, limit));
+    const limiterA = await limiterLoad(client, projectA, startedAt);
+    log(describeLimiterLoad(limiterA));
     const minMs = theoreticalDrainMs(jobs, { limit, windowMs }) + agentActiveMs;
     const ratio = drainMs / minMs;
     return {
@@ -293,6 +307,7 @@ export async function runBurst(target: UserPathTarget, options: BurstOptions = {
       drainTargetS: seconds(windowMs <= 10_000 ? 1.25 * minMs + 3_000 : 1.1 * minMs),
       otherLastCreateS: seconds(Math.max(...created(projectB)) - startedAt),
       otherLastCompletionS: seconds(Math.max(...bDone.filter(Number.isFinite))),
+      limiterA,
     };
   } finally {
     await fleet.close();
@@ -554,12 +569,13 @@ export function userPathMarkdown(report: UserPathReport): string {
         (r.pairs.length > 1 ? `: the median of ${r.pairs.length} pairs of runs (${r.pairs.join(', ')}).` : '.'),
     ),
     '',
-    '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) | limiter: tasks / events / runs / stalls |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.burst.map(
       (b) =>
         `| ${b.server} | ${b.workers} | ${b.windowMs / 1000} s | ${b.rateLimited} of ${b.createCalls} | ${b.maxCreatesInWindow} | ${b.drainS} (${b.drainRatio}x) | ` +
-        `${b.theoreticalMinS} | ${b.drainTargetS} | ${b.otherLastCreateS} / ${b.otherLastCompletionS} |`,
+        `${b.theoreticalMinS} | ${b.drainTargetS} | ${b.otherLastCreateS} / ${b.otherLastCompletionS} | ` +
+        `${b.limiterA.workflowTasks} / ${b.limiterA.events} / ${b.limiterA.runs} / ${b.limiterA.stickyTimeouts + b.limiterA.failedTasks} |`,
     ),
   ];
   return `${lines.join('\n')}\n`;

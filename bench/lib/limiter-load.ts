@@ -1,0 +1,61 @@
+// What a burst cost a project's rate limiter, read from its histories: workflow tasks and events (each
+// a database write on the server), runs (continue-as-new mid-burst), and the stalls in which it answered
+// nothing: a task left on a sticky queue until it timed out, or a task the server refused.
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const { EventType, TimeoutType } = temporal.api.enums.v1;
+
+export interface LimiterLoad {
+  workflowTasks: number;
+  events: number;
+  /** Runs the burst touched: one more per continue-as-new. */
+  runs: number;
+  /** Tasks that waited out the sticky timeout (the limiter answered nothing meanwhile). */
+  stickyTimeouts: number;
+  /** Tasks the server refused (a continue-as-new while messages arrived: the run then replays in full). */
+  failedTasks: number;
+}
+
+const eventMs = (e: HistoryEvent): number =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
+/** Counts the events of these runs' histories from `sinceMs` on. */
+export function countLimiterLoad(runs: readonly (readonly HistoryEvent[])[], sinceMs: number): LimiterLoad {
+  const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0 };
+  for (const events of runs) {
+    const inBurst = events.filter((e) => eventMs(e) >= sinceMs);
+    if (inBurst.length === 0) continue;
+    load.runs += 1;
+    load.events += inBurst.length;
+    for (const e of inBurst) {
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) load.workflowTasks += 1;
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) load.failedTasks += 1;
+      if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+        load.stickyTimeouts += 1;
+    }
+  }
+  return load;
+}
+
+/** The load on `projectId`'s limiter from `sinceMs` until now, over every run open in that time. */
+export async function limiterLoad(client: Client, projectId: string, sinceMs: number): Promise<LimiterLoad> {
+  const workflowId = rateLimiterWorkflowId(projectId);
+  const since = new Date(sinceMs).toISOString();
+  const query = `WorkflowId = '${workflowId}' AND (CloseTime >= '${since}' OR ExecutionStatus = 'Running')`;
+  const histories: HistoryEvent[][] = [];
+  for await (const run of client.workflow.list({ query })) {
+    const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    histories.push(history.events ?? []);
+  }
+  return countLimiterLoad(histories, sinceMs);
+}
+
+export function describeLimiterLoad(load: LimiterLoad): string {
+  return (
+    `  project A's limiter: ${load.workflowTasks} workflow tasks, ${load.events} events, ${load.runs} run(s), ` +
+    `${load.stickyTimeouts} sticky timeout(s), ${load.failedTasks} refused task(s)`
+  );
+}
