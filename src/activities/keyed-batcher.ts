@@ -1,29 +1,25 @@
 // Coalesces sends per key: while one is in flight, items added for that key leave together in the
-// next. A lone item leaves at once (or after lingerMs); a burst of N costs a few sends. Used for the
-// limiter's asks and reports, which the server would otherwise apply to one workflow one at a time.
+// next. A lone item leaves at once; a burst of N costs a few sends. Used for the limiter's asks and
+// reports, which the server would otherwise apply to one workflow one at a time.
 interface Pending<T, R> {
   items: T[];
   waiters: { resolve: (answer: R) => void; reject: (err: unknown) => void }[];
-  /** A send is in flight, or one is due when the linger ends. */
   sending: boolean;
 }
 
 export class KeyedBatcher<T, R = void> {
   private readonly keys = new Map<string, Pending<T, R>>();
   private readonly maxBatch: number;
-  private readonly lingerMs: number;
 
   /**
    * `send` delivers one batch and answers each item (same order), or nothing when items need no answer.
-   * maxBatch (default 200) keeps a payload small. lingerMs (default 0) holds a batch that would leave
-   * at once for that long, so items arriving meanwhile go with it: for sends nobody waits on.
+   * maxBatch (default 200) keeps a payload small.
    */
   constructor(
     private readonly send: (key: string, items: T[]) => Promise<R[] | void>,
-    options: { maxBatch?: number; lingerMs?: number } = {},
+    options: { maxBatch?: number } = {},
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 200);
-    this.lingerMs = Math.max(0, options.lingerMs ?? 0);
   }
 
   /** Resolves with the item's answer once a send carrying it succeeded; rejects with that send's error. */
@@ -36,11 +32,7 @@ export class KeyedBatcher<T, R = void> {
       }
       pending.items.push(item);
       pending.waiters.push({ resolve, reject });
-      if (pending.sending) return;
-      if (this.lingerMs === 0) return this.sendNext(key, pending);
-      pending.sending = true;
-      const due = pending;
-      setTimeout(() => this.sendNext(key, due), this.lingerMs);
+      if (!pending.sending) this.sendNext(key, pending);
     });
   }
 

@@ -25,13 +25,6 @@ export const LIMITER_PRIORITY_KEY = 1;
 /** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
-/**
- * Use reports wait this long for company before they leave: each report the limiter hears costs it a
- * workflow task, and a burst's reports half a second late only move its hand-overs (planned up to half
- * a window ahead) that much. A report lost at shutdown keeps its slot until the lease ends, as before.
- */
-export const USE_REPORT_LINGER_MS = 500;
-
 /** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
 export type LimiterAnswer =
   | { kind: 'granted'; useByMs?: number }
@@ -66,10 +59,8 @@ export class LimiterClient {
         asks.map((a) => a.request),
       ),
     );
-    this.uses = new KeyedBatcher(
-      (projectId, uses) =>
-        options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
-      { lingerMs: USE_REPORT_LINGER_MS },
+    this.uses = new KeyedBatcher((projectId, uses) =>
+      options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
     );
   }
 

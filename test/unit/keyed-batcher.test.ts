@@ -67,31 +67,3 @@ test('a send that throws synchronously rejects its items and the key keeps worki
   await batcher.add('k', 2);
   assert.equal(calls, 2);
 });
-
-test('with lingerMs, a batch waits that long for company: items added meanwhile go in one send', async () => {
-  const sends: { items: number[]; atMs: number }[] = [];
-  const lingerMs = 60;
-  const batcher = new KeyedBatcher<number>(
-    async (_key, items) => {
-      sends.push({ items: [...items], atMs: Date.now() });
-    },
-    { lingerMs },
-  );
-  const startedAt = Date.now();
-  const first = batcher.add('k', 1);
-  await new Promise((r) => setTimeout(r, 20));
-  assert.equal(sends.length, 0, 'nothing left before the linger ended');
-  await Promise.all([first, batcher.add('k', 2), batcher.add('k', 3)]);
-  assert.deepEqual(
-    sends.map((s) => s.items),
-    [[1, 2, 3]],
-  );
-  // libuv counts whole milliseconds: a timer may end up to 1 ms early in real time.
-  assert.ok(sends[0]!.atMs - startedAt >= lingerMs - 1, `sent after ${sends[0]!.atMs - startedAt} ms`);
-  // The key is free again: a later item lingers anew and goes alone.
-  await batcher.add('k', 4);
-  assert.deepEqual(
-    sends.map((s) => s.items),
-    [[1, 2, 3], [4]],
-  );
-});
