@@ -8,6 +8,13 @@ import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType, TimeoutType } = temporal.api.enums.v1;
 
+/** The parts of a history event counted here (a history's events fit; `seconds` may be a Long). */
+export interface CountedEvent {
+  eventTime?: { seconds?: unknown; nanos?: number | null } | null;
+  eventType?: number | null;
+  workflowTaskTimedOutEventAttributes?: { timeoutType?: number | null } | null;
+}
+
 export interface LimiterLoad {
   workflowTasks: number;
   events: number;
@@ -19,11 +26,11 @@ export interface LimiterLoad {
   failedTasks: number;
 }
 
-const eventMs = (e: HistoryEvent): number =>
+const eventMs = (e: CountedEvent): number =>
   Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
 /** Counts the events of these runs' histories from `sinceMs` on. */
-export function countLimiterLoad(runs: readonly (readonly HistoryEvent[])[], sinceMs: number): LimiterLoad {
+export function countLimiterLoad(runs: readonly (readonly CountedEvent[])[], sinceMs: number): LimiterLoad {
   const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0 };
   for (const events of runs) {
     const inBurst = events.filter((e) => eventMs(e) >= sinceMs);

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { temporal } from '@temporalio/proto';
-import { countLimiterLoad } from '../../bench/lib/limiter-load';
+import { type CountedEvent, countLimiterLoad } from '../../bench/lib/limiter-load';
 
 const { EventType, TimeoutType } = temporal.api.enums.v1;
-type Event = temporal.api.history.v1.IHistoryEvent;
+type Event = CountedEvent;
 
 const at = (ms: number, eventType: temporal.api.enums.v1.EventType, extra: Partial<Event> = {}): Event => ({
   eventTime: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 },
