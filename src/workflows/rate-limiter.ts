@@ -46,6 +46,7 @@ import {
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
 import { markdownTable } from './details';
+import { settleAll } from './settle';
 
 /** Continue as new past this many events: a new worker replays every live limiter before it answers. */
 const MAX_HISTORY_EVENTS = 500;
@@ -291,10 +292,13 @@ class Limiter {
     return idle ? 'complete' : 'compact';
   }
 
-  /** Every grant signal sent and every handler done (before the run ends). */
-  async settled(): Promise<void> {
-    await Promise.all([...this.inFlight]);
-    await condition(allHandlersFinished);
+  /**
+   * Every grant signal delivered and every handler done, before the run ends: a signal still in flight
+   * then is never delivered (its requester waited for its recheck, a minute, with its permit spent),
+   * and an ask answered meanwhile may grant a queued request by signal.
+   */
+  settled(): Promise<void> {
+    return settleAll(this.inFlight, allHandlersFinished, () => condition(allHandlersFinished));
   }
 
   // --- internals ---
