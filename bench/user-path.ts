@@ -569,13 +569,13 @@ export function userPathMarkdown(report: UserPathReport): string {
         (r.pairs.length > 1 ? `: the median of ${r.pairs.length} pairs of runs (${r.pairs.join(', ')}).` : '.'),
     ),
     '',
-    '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) | limiter: tasks / events / runs / stalls |',
+    '| server | workers | window | 429s | most creates in a window | drain (s) | minimum (s) | target (s) | other project: last create / last completion (s) | limiter: tasks / events / runs / stalls / lost grants |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...report.burst.map(
       (b) =>
         `| ${b.server} | ${b.workers} | ${b.windowMs / 1000} s | ${b.rateLimited} of ${b.createCalls} | ${b.maxCreatesInWindow} | ${b.drainS} (${b.drainRatio}x) | ` +
         `${b.theoreticalMinS} | ${b.drainTargetS} | ${b.otherLastCreateS} / ${b.otherLastCompletionS} | ` +
-        `${b.limiterA.workflowTasks} / ${b.limiterA.events} / ${b.limiterA.runs} / ${b.limiterA.stickyTimeouts + b.limiterA.failedTasks} |`,
+        `${b.limiterA.workflowTasks} / ${b.limiterA.events} / ${b.limiterA.runs} / ${b.limiterA.stickyTimeouts + b.limiterA.failedTasks} / ${b.limiterA.lostGrants} |`,
     ),
   ];
   return `${lines.join('\n')}\n`;

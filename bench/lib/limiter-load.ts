@@ -24,6 +24,8 @@ export interface LimiterLoad {
   stickyTimeouts: number;
   /** Tasks the server refused (a continue-as-new while messages arrived: the run then replays in full). */
   failedTasks: number;
+  /** Grant signals sent in the task that ended a run: never delivered, each requester waits for its recheck. */
+  lostGrants: number;
 }
 
 const eventMs = (e: CountedEvent): number =>
@@ -31,7 +33,7 @@ const eventMs = (e: CountedEvent): number =>
 
 /** Counts the events of these runs' histories from `sinceMs` on. */
 export function countLimiterLoad(runs: readonly (readonly CountedEvent[])[], sinceMs: number): LimiterLoad {
-  const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0 };
+  const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 };
   for (const events of runs) {
     const inBurst = events.filter((e) => eventMs(e) >= sinceMs);
     if (inBurst.length === 0) continue;
@@ -43,8 +45,23 @@ export function countLimiterLoad(runs: readonly (readonly CountedEvent[])[], sin
       if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
         load.stickyTimeouts += 1;
     }
+    load.lostGrants += grantsInEndingTask(inBurst);
   }
   return load;
+}
+
+const RUN_ENDS = new Set<number>([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+]);
+
+/** Grant signals initiated by the last task of a run that ended (continued as new or completed). */
+function grantsInEndingTask(events: readonly CountedEvent[]): number {
+  if (!events.some((e) => RUN_ENDS.has(e.eventType ?? 0))) return 0;
+  const lastTask = events.findLastIndex((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+  return events
+    .slice(lastTask + 1)
+    .filter((e) => e.eventType === EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED).length;
 }
 
 /** The load on `projectId`'s limiter from `sinceMs` until now, over every run open in that time. */
@@ -63,6 +80,6 @@ export async function limiterLoad(client: Client, projectId: string, sinceMs: nu
 export function describeLimiterLoad(load: LimiterLoad): string {
   return (
     `  project A's limiter: ${load.workflowTasks} workflow tasks, ${load.events} events, ${load.runs} run(s), ` +
-    `${load.stickyTimeouts} sticky timeout(s), ${load.failedTasks} refused task(s)`
+    `${load.stickyTimeouts} sticky timeout(s), ${load.failedTasks} refused task(s), ${load.lostGrants} grant(s) lost at a run's end`
   );
 }

@@ -40,7 +40,23 @@ test("a burst's limiter load counts only what happened from its start, over ever
     runs: 2,
     stickyTimeouts: 1,
     failedTasks: 1,
+    lostGrants: 0,
   });
+});
+
+test('grants sent in the task that ended a run are counted as lost; those of a running run are not', () => {
+  const grant = (ms: number) => at(ms, EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED);
+  const ended = [
+    at(1_000, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED),
+    ...task(1_010),
+    grant(1_013), // an earlier task's grant: delivered
+    ...task(2_000),
+    grant(2_003),
+    grant(2_003),
+    at(2_004, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW),
+  ];
+  const running = [at(2_004, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED), ...task(2_010), grant(2_013)];
+  assert.equal(countLimiterLoad([ended, running], 0).lostGrants, 2);
 });
 
 test('a start-to-close timeout is not counted as a sticky stall', () => {
