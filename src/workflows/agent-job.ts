@@ -431,8 +431,9 @@ class AgentRun {
 
   /** Hands the job on to a new run once no handler is running (a message may change the job meanwhile). */
   private async continueAsNew(job: AgentJob): Promise<never> {
-    await condition(() => allHandlersFinished() && !this.messages.locked);
-    await this.permits.delivered();
+    const quiet = () => allHandlersFinished() && !this.messages.locked;
+    await condition(quiet);
+    await this.permits.delivered(quiet);
     const carry = {
       job: this.job ?? job,
       observations: recentObservations(this.observations),

@@ -4,6 +4,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  allHandlersFinished,
   condition,
   getExternalWorkflowHandle,
   log,
@@ -18,6 +19,7 @@ import type { Admitted, CallPermit } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
 import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
 import type { Settled } from './send-once';
+import { settleAll } from './settle';
 
 /** Ask again when no grant arrives this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
@@ -122,9 +124,13 @@ export class ProjectPermits {
     void report.finally(() => this.reports.delete(report));
   }
 
-  /** Resolves once every report is delivered (await before completing or continuing as new). */
-  async delivered(): Promise<void> {
-    await Promise.all([...this.reports]);
+  /**
+   * Resolves once every report is delivered and `quiet()` holds, both at once: await before completing
+   * or continuing as new (a report still in flight then never arrives, and a handler that started
+   * meanwhile, a message, must finish first).
+   */
+  async delivered(quiet: () => boolean = allHandlersFinished): Promise<void> {
+    await settleAll(this.reports, quiet, () => condition(quiet));
   }
 
   /** Asks from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
