@@ -2,18 +2,12 @@
 // a database write on the server), runs (continue-as-new mid-burst), and the stalls in which it answered
 // nothing: a task left on a sticky queue until it timed out, or a task the server refused.
 import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType, TimeoutType } = temporal.api.enums.v1;
-
-/** The parts of a history event counted here (a history's events fit; `seconds` may be a Long). */
-export interface CountedEvent {
-  eventTime?: { seconds?: unknown; nanos?: number | null } | null;
-  eventType?: number | null;
-  workflowTaskTimedOutEventAttributes?: { timeoutType?: number | null } | null;
-}
 
 export interface LimiterLoad {
   workflowTasks: number;
@@ -28,14 +22,11 @@ export interface LimiterLoad {
   lostGrants: number;
 }
 
-const eventMs = (e: CountedEvent): number =>
-  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
-
 /** Counts the events of these runs' histories from `sinceMs` on. */
-export function countLimiterLoad(runs: readonly (readonly CountedEvent[])[], sinceMs: number): LimiterLoad {
+export function countLimiterLoad(runs: readonly (readonly HistoryEvent[])[], sinceMs: number): LimiterLoad {
   const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 };
   for (const events of runs) {
-    const inBurst = events.filter((e) => eventMs(e) >= sinceMs);
+    const inBurst = events.filter((e) => tsToMs(e.eventTime) >= sinceMs);
     if (inBurst.length === 0) continue;
     load.runs += 1;
     load.events += inBurst.length;
@@ -56,7 +47,7 @@ const RUN_ENDS = new Set<number>([
 ]);
 
 /** Grant signals initiated by the last task of a run that ended (continued as new or completed). */
-function grantsInEndingTask(events: readonly CountedEvent[]): number {
+function grantsInEndingTask(events: readonly HistoryEvent[]): number {
   if (!events.some((e) => RUN_ENDS.has(e.eventType ?? 0))) return 0;
   const lastTask = events.findLastIndex((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
   return events

@@ -432,6 +432,7 @@ class AgentRun {
   /** Hands the job on to a new run once no handler is running (a message may change the job meanwhile). */
   private async continueAsNew(job: AgentJob): Promise<never> {
     const quiet = () => allHandlersFinished() && !this.messages.locked;
+    // Waited for first, as runs recorded before did: they end at the same point of their task.
     await condition(quiet);
     await this.permits.delivered(quiet);
     const carry = {

@@ -2,13 +2,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { temporal } from '@temporalio/proto';
-import { type CountedEvent, countLimiterLoad } from '../../bench/lib/limiter-load';
+import { msNumberToTs } from '@temporalio/common/lib/time';
+import { countLimiterLoad } from '../../bench/lib/limiter-load';
 
 const { EventType, TimeoutType } = temporal.api.enums.v1;
-type Event = CountedEvent;
+type Event = temporal.api.history.v1.IHistoryEvent;
 
 const at = (ms: number, eventType: temporal.api.enums.v1.EventType, extra: Partial<Event> = {}): Event => ({
-  eventTime: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 },
+  eventTime: msNumberToTs(ms),
   eventType,
   ...extra,
 });
