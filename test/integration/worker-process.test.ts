@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_METRICS_PORT, type WorkerConfig } from '../../src/config';
@@ -345,7 +346,6 @@ describe('the worker process', () => {
 
     const limiterEvents = (await env.client.workflow.getHandle(rateLimiterWorkflowId(projectId)).fetchHistory())
       .events!;
-    const at = (e: (typeof limiterEvents)[number]) => Number(e.eventTime!.seconds) * 1000 + e.eventTime!.nanos! / 1e6;
     const timedOut = limiterEvents.find(
       (e) =>
         e.workflowTaskTimedOutEventAttributes?.timeoutType ===
@@ -360,7 +360,7 @@ describe('the worker process', () => {
         (e) => Number(e.eventId) === Number(timedOut.workflowTaskTimedOutEventAttributes?.scheduledEventId),
       );
       assert.ok(scheduled, 'the timed-out task was scheduled in the same history');
-      stuckMs = at(timedOut) - at(scheduled);
+      stuckMs = tsToMs(timedOut.eventTime) - tsToMs(scheduled.eventTime);
       assert.ok(
         stuckMs < LIMITER_STICKY_TIMEOUT_MS + SLACK_MS,
         `the sticky task moved to the normal queue after ${stuckMs} ms (the SDK's default is 10 s)`,
