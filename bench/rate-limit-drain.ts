@@ -22,6 +22,7 @@ import { createDocsAdminWorker, type DocsAdminWorker } from '../src/worker';
 import { agentJob } from '../src/workflows';
 import { createDevEnv, uniqueTaskQueue, workflowBundle } from '../test/helpers/temporal';
 import { completionTimes } from './lib/completions';
+import { type LimiterLoad, describeLimiterLoad, limiterLoad } from './lib/limiter-load';
 
 export interface RateLimitDrainOptions {
   /** Jobs of the bursting project. Default 300. */
@@ -74,6 +75,8 @@ export interface RateLimitDrainFigures {
     /** Start of the burst to each of its completions, sorted. */
     completionMs: number[];
   };
+  /** What the burst cost the bursting project's limiter, read from its histories. */
+  limiter: LimiterLoad;
   other: {
     /** Start of the burst to each of the second project's creates (its permit wait plus latency), sorted. */
     createMs: number[];
@@ -93,7 +96,9 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
     await warmUp(rig, plan);
     const burst = await runBurst(rig, plan);
     if (process.env.DRAIN_DEBUG) await logWhereTimeWent(rig, plan, burst);
-    return measure(rig, plan, burst);
+    const limiter = await limiterLoad(rig.env.client, rig.burstProject, burst.startedAt);
+    plan.log(describeLimiterLoad(limiter, "the bursting project's limiter"));
+    return { ...measure(rig, plan, burst), limiter };
   } finally {
     await tearDown(rig);
   }
@@ -260,7 +265,7 @@ function measure(
   { emu, burstProject, otherProject }: DrainRig,
   plan: DrainPlan,
   burst: BurstRun,
-): RateLimitDrainFigures {
+): Omit<RateLimitDrainFigures, 'limiter'> {
   const { jobs, otherJobs, limit, windowMs, agentActiveMs } = plan;
   const { startedAt, burstDone, otherDone, failed } = burst;
   const counters = emu.counters();

@@ -68,9 +68,9 @@ export async function limiterLoad(client: Client, projectId: string, sinceMs: nu
   return countLimiterLoad(histories, sinceMs);
 }
 
-export function describeLimiterLoad(load: LimiterLoad): string {
+export function describeLimiterLoad(load: LimiterLoad, whose = "project A's limiter"): string {
   return (
-    `  project A's limiter: ${load.workflowTasks} workflow tasks, ${load.events} events, ${load.runs} run(s), ` +
+    `  ${whose}: ${load.workflowTasks} workflow tasks, ${load.events} events, ${load.runs} run(s), ` +
     `${load.stickyTimeouts} sticky timeout(s), ${load.failedTasks} refused task(s), ${load.lostGrants} grant(s) lost at a run's end`
   );
 }

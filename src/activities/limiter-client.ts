@@ -22,6 +22,15 @@ import { KeyedBatcher } from './keyed-batcher';
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
 export const LIMITER_PRIORITY_KEY = 1;
 
+/**
+ * The history budget of the limiters this worker starts (a run started without one keeps the
+ * workflow's 500). A burst of a few hundred jobs, about 1,300 events, then fits in one run: a run that
+ * ends mid-burst first waits for every grant signal's delivery and hands nothing over meanwhile (6 s
+ * of a 10 s window, measured). In the input rather than the workflow's code, so that every build
+ * replays every run alike, with no patch.
+ */
+export const LIMITER_HISTORY_EVENTS = 2_000;
+
 /** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 
@@ -95,7 +104,7 @@ export class LimiterClient {
   private async admit(projectId: string, taskQueue: string, requests: PermitRequest[]): Promise<PermitAdmission[]> {
     const { temporal } = this.options;
     const { limit, windowMs } = this.options.rateLimit;
-    const input: AgentRateLimiterInput = { projectId, limit, windowMs };
+    const input: AgentRateLimiterInput = { projectId, limit, windowMs, maxHistoryEvents: LIMITER_HISTORY_EVENTS };
     const startWorkflowOperation = new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
       workflowId: rateLimiterWorkflowId(projectId),
       workflowIdConflictPolicy: 'USE_EXISTING',

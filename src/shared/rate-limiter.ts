@@ -23,8 +23,9 @@ export interface AgentRateLimiterInput {
   /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
   marginMs?: number;
   /**
-   * Continue as new past this many history events (default 500: a new worker replays it quickly), and
-   * once quiet for 5 s past a fifth of them.
+   * Continue as new past this many history events (default 500; the workers' asks start it with
+   * 2,000), and once quiet for 5 s past a fifth of them, at most 100. A new worker replays it before
+   * it answers.
    */
   maxHistoryEvents?: number;
   /**

@@ -48,11 +48,12 @@ import {
 import { markdownTable } from './details';
 import { settleAll } from './settle';
 
-/** Continue as new past this many events: a new worker replays every live limiter before it answers. */
+/** Continue as new past this many events when the start set no budget (workers set 2,000: limiter-client.ts). */
 const MAX_HISTORY_EVENTS = 500;
 const SHORT_HISTORY_PATCH = 'limiter-short-history';
-/** And once quiet this long past a fifth of them, so a burst meets a short history. */
+/** And once quiet this long past a fifth of them (at most 100), so a burst meets a short history. */
 const QUIET_MS = 5_000;
+const QUIET_COMPACT_MAX_EVENTS = 100;
 const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
@@ -115,7 +116,8 @@ class Limiter {
   }
 
   worthCompacting(): boolean {
-    return workflowInfo().historyLength > this.maxHistoryEvents / 5 && patched(COMPACT_WHEN_QUIET_PATCH);
+    const compactPast = Math.min(this.maxHistoryEvents / 5, QUIET_COMPACT_MAX_EVENTS);
+    return workflowInfo().historyLength > compactPast && patched(COMPACT_WHEN_QUIET_PATCH);
   }
 
   applyLimit(now: number): void {

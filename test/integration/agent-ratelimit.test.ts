@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
+import { LIMITER_HISTORY_EVENTS } from '../../src/activities/limiter-client';
 import {
   type AgentRateLimiterInput,
   type RateLimiterStatus,
@@ -39,10 +40,15 @@ describe('agent rate limiting', () => {
       `# rate-limit drain: ${figures.drainMs} ms for ${figures.jobs} jobs (theoretical minimum ${figures.theoreticalMinMs} ms, ` +
         `ratio ${figures.drainRatio}); 429s ${figures.rateLimited}/${figures.createCalls} creates; ` +
         `second window of the burst from ${figures.secondWindowCreateMs} ms; other project's creates at ` +
-        `${figures.other.createMs.join(', ')} ms, completions at ${figures.other.completionMs.join(', ')} ms\n`,
+        `${figures.other.createMs.join(', ')} ms, completions at ${figures.other.completionMs.join(', ')} ms; ` +
+        `limiter: ${figures.limiter.workflowTasks} tasks, ${figures.limiter.events} events, ${figures.limiter.runs} run(s)\n`,
     );
     assert.equal(figures.failed, 0);
     assert.equal(figures.completed, 310);
+    // The workers start a limiter with a history budget that holds the burst: a run that ended
+    // mid-burst would first wait for its grants' deliveries, handing nothing over meanwhile.
+    assert.equal(figures.limiter.runs, 1, `the burst's limiter ran ${figures.limiter.runs} runs`);
+    assert.equal(figures.limiter.lostGrants, 0);
     // A count, not a timing: at most 1% of create calls answered 429.
     assert.ok(
       figures.rateLimited <= Math.floor(figures.createCalls * 0.01),
@@ -190,14 +196,13 @@ describe('agent rate limiting', () => {
     });
   });
 
-  test('a quiet limiter with a fifth of its history budget continues as new at once, not at the next burst', async () => {
-    // New worker processes replay every live limiter before answering: the next burst should meet a short history.
-    const limits = { limit: 100, windowMs: 600_000, maxHistoryEvents: 50 };
-    const { taskQueue, workflowId, statusWhen } = signalledLimiter('limiter-quiet', limits);
+  /** Asks `asks` times, then checks the limiter continues as new once quiet, carrying its grants. */
+  async function expectQuietCompaction(name: string, limits: Omit<AgentRateLimiterInput, 'projectId'>, asks: number) {
+    const { taskQueue, workflowId, statusWhen } = signalledLimiter(name, limits);
     await runWorker(env, { taskQueue }, async () => {
-      const first = await startAndAskByUpdate(taskQueue, workflowId, limits, 3);
+      const first = await startAndAskByUpdate(taskQueue, workflowId, limits, asks);
       const asked = await first.describe();
-      assert.ok(asked.historyLength > 10, `${asked.historyLength} events after three asks`);
+      assert.ok(asked.historyLength > 10, `${asked.historyLength} events after ${asks} asks`);
       assert.equal(asked.runId, first.firstExecutionRunId, 'the same run right after the asks (not quiet yet)');
       const moved = await waitFor(
         async () => {
@@ -207,10 +212,21 @@ describe('agent rate limiting', () => {
         { timeoutMs: 20_000, intervalMs: 250, what: 'the quiet limiter to continue as new' },
       );
       assert.ok(moved.historyLength < 10, `the new run has ${moved.historyLength} events`);
-      // Its grants came along: the window still counts the three.
-      const status = await statusWhen((s) => s.inWindow === 3, 'the three grants carried into the new run');
+      // Its grants came along: the window still counts them.
+      const status = await statusWhen((s) => s.inWindow === asks, `the ${asks} grants carried into the new run`);
       assert.equal(status.queued, 0);
       await env.client.workflow.getHandle(workflowId).terminate('test finished');
     });
+  }
+
+  test('a quiet limiter with a fifth of its history budget continues as new at once, not at the next burst', async () => {
+    // New worker processes replay every live limiter before answering: the next burst should meet a short history.
+    await expectQuietCompaction('limiter-quiet', { limit: 100, windowMs: 600_000, maxHistoryEvents: 50 }, 3);
+  });
+
+  test("a quiet limiter with the workers' large history budget continues as new past 100 events", async () => {
+    // The budget (LIMITER_HISTORY_EVENTS) holds a burst; a fifth of it would leave 400 events to replay.
+    const limits = { limit: 100, windowMs: 600_000, maxHistoryEvents: LIMITER_HISTORY_EVENTS };
+    await expectQuietCompaction('limiter-quiet-large', limits, 30);
   });
 });
