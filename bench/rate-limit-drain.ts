@@ -75,7 +75,7 @@ export interface RateLimitDrainFigures {
     /** Start of the burst to each of its completions, sorted. */
     completionMs: number[];
   };
-  /** What the burst cost the bursting project's limiter, read from its histories. */
+  /** What the burst cost the bursting project's limiter until its last create, read from its histories. */
   limiter: LimiterLoad;
   other: {
     /** Start of the burst to each of the second project's creates (its permit wait plus latency), sorted. */
@@ -96,9 +96,12 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
     await warmUp(rig, plan);
     const burst = await runBurst(rig, plan);
     if (process.env.DRAIN_DEBUG) await logWhereTimeWent(rig, plan, burst);
-    const limiter = await limiterLoad(rig.env.client, rig.burstProject, burst.startedAt);
-    plan.log(describeLimiterLoad(limiter, "the bursting project's limiter"));
-    return { ...measure(rig, plan, burst), limiter };
+    const figures = measure(rig, plan, burst);
+    // Until the burst's last create: a quiet limiter's compaction after it is not the burst's.
+    const { startedAt } = burst;
+    const limiter = await limiterLoad(rig.env.client, rig.burstProject, startedAt, startedAt + figures.lastCreateMs);
+    plan.log(describeLimiterLoad(limiter, "the bursting project's limiter, until its last create"));
+    return { ...figures, limiter };
   } finally {
     await tearDown(rig);
   }

@@ -22,11 +22,15 @@ export interface LimiterLoad {
   lostGrants: number;
 }
 
-/** Counts the events of these runs' histories from `sinceMs` on. */
-export function countLimiterLoad(runs: readonly (readonly HistoryEvent[])[], sinceMs: number): LimiterLoad {
+/** Counts the events of these runs' histories from `sinceMs` until `untilMs`. */
+export function countLimiterLoad(
+  runs: readonly (readonly HistoryEvent[])[],
+  sinceMs: number,
+  untilMs = Number.POSITIVE_INFINITY,
+): LimiterLoad {
   const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 };
   for (const events of runs) {
-    const inBurst = events.filter((e) => tsToMs(e.eventTime) >= sinceMs);
+    const inBurst = events.filter((e) => tsToMs(e.eventTime) >= sinceMs && tsToMs(e.eventTime) <= untilMs);
     if (inBurst.length === 0) continue;
     load.runs += 1;
     load.events += inBurst.length;
@@ -55,8 +59,16 @@ function grantsInEndingTask(events: readonly HistoryEvent[]): number {
     .filter((e) => e.eventType === EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED).length;
 }
 
-/** The load on `projectId`'s limiter from `sinceMs` until now, over every run open in that time. */
-export async function limiterLoad(client: Client, projectId: string, sinceMs: number): Promise<LimiterLoad> {
+/**
+ * The load on `projectId`'s limiter from `sinceMs` until `untilMs` (default now), over every run open in
+ * that time. Ending at the burst's last create leaves out the run a quiet limiter compacts into after it.
+ */
+export async function limiterLoad(
+  client: Client,
+  projectId: string,
+  sinceMs: number,
+  untilMs?: number,
+): Promise<LimiterLoad> {
   const workflowId = rateLimiterWorkflowId(projectId);
   const since = new Date(sinceMs).toISOString();
   const query = `WorkflowId = '${workflowId}' AND (CloseTime >= '${since}' OR ExecutionStatus = 'Running')`;
@@ -65,7 +77,7 @@ export async function limiterLoad(client: Client, projectId: string, sinceMs: nu
     const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
     histories.push(history.events ?? []);
   }
-  return countLimiterLoad(histories, sinceMs);
+  return countLimiterLoad(histories, sinceMs, untilMs);
 }
 
 export function describeLimiterLoad(load: LimiterLoad, whose = "project A's limiter"): string {

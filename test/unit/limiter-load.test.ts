@@ -68,3 +68,16 @@ test('a start-to-close timeout is not counted as a sticky stall', () => {
   ];
   assert.equal(countLimiterLoad([events], 0).stickyTimeouts, 0);
 });
+
+test('a load counted until a time leaves out what came after it, such as the run a quiet limiter compacts into', () => {
+  const burst = [
+    at(100_000, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED),
+    ...task(100_010),
+    ...task(150_000),
+    at(160_000, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW),
+  ];
+  const compacted = [at(160_000, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED), ...task(160_010)];
+  const until = countLimiterLoad([burst, compacted], 100_000, 155_000);
+  assert.deepEqual(until, { workflowTasks: 2, events: 7, runs: 1, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 });
+  assert.equal(countLimiterLoad([burst, compacted], 100_000).runs, 2);
+});
