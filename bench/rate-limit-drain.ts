@@ -75,6 +75,8 @@ export interface RateLimitDrainFigures {
     /** Start of the burst to each of its completions, sorted. */
     completionMs: number[];
   };
+  /** The bursting project (its limiter is rateLimiterWorkflowId of it). */
+  burstProject: string;
   /** What the burst cost the bursting project's limiter until its last create, read from its histories. */
   limiter: LimiterLoad;
   other: {
@@ -101,7 +103,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
     const { startedAt } = burst;
     const limiter = await limiterLoad(rig.env.client, rig.burstProject, startedAt, startedAt + figures.lastCreateMs);
     plan.log(describeLimiterLoad(limiter, "the bursting project's limiter, until its last create"));
-    return { ...figures, limiter };
+    return { ...figures, burstProject: rig.burstProject, limiter };
   } finally {
     await tearDown(rig);
   }
@@ -268,7 +270,7 @@ function measure(
   { emu, burstProject, otherProject }: DrainRig,
   plan: DrainPlan,
   burst: BurstRun,
-): Omit<RateLimitDrainFigures, 'limiter'> {
+): Omit<RateLimitDrainFigures, 'limiter' | 'burstProject'> {
   const { jobs, otherJobs, limit, windowMs, agentActiveMs } = plan;
   const { startedAt, burstDone, otherDone, failed } = burst;
   const counters = emu.counters();

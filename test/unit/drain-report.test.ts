@@ -31,6 +31,7 @@ function figures(windowMs: number, drainMs: number): RateLimitDrainFigures {
     secondWindowCreateMs: windowMs + 1_200,
     firstWindowCreateMs: [1_100, 2_700],
     burst: { createMs, completionMs: createMs.map((t) => t + 1_400) },
+    burstProject: 'drain-burst-test',
     limiter: { workflowTasks: 150, events: 1_000, runs: 1, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 },
     other: { createMs: [2_000], completionMs: [4_000], maxCreateMs: 2_000, maxCompletionMs: 4_000 },
   };
