@@ -103,7 +103,7 @@ export async function runRateLimitDrain(options: RateLimitDrainOptions = {}): Pr
     const { startedAt } = burst;
     const limiter = await limiterLoad(rig.env.client, rig.burstProject, startedAt, startedAt + figures.lastCreateMs);
     plan.log(describeLimiterLoad(limiter, "the bursting project's limiter, until its last create"));
-    return { ...figures, burstProject: rig.burstProject, limiter };
+    return { ...figures, limiter };
   } finally {
     await tearDown(rig);
   }
@@ -270,7 +270,7 @@ function measure(
   { emu, burstProject, otherProject }: DrainRig,
   plan: DrainPlan,
   burst: BurstRun,
-): Omit<RateLimitDrainFigures, 'limiter' | 'burstProject'> {
+): Omit<RateLimitDrainFigures, 'limiter'> {
   const { jobs, otherJobs, limit, windowMs, agentActiveMs } = plan;
   const { startedAt, burstDone, otherDone, failed } = burst;
   const counters = emu.counters();
@@ -291,6 +291,7 @@ function measure(
   return {
     jobs,
     otherJobs,
+    burstProject,
     limit,
     windowMs,
     marginMs: defaultMarginMs(windowMs),

@@ -30,7 +30,10 @@ export function countLimiterLoad(
 ): LimiterLoad {
   const load: LimiterLoad = { workflowTasks: 0, events: 0, runs: 0, stickyTimeouts: 0, failedTasks: 0, lostGrants: 0 };
   for (const events of runs) {
-    const inBurst = events.filter((e) => tsToMs(e.eventTime) >= sinceMs && tsToMs(e.eventTime) <= untilMs);
+    const inBurst = events.filter((e) => {
+      const atMs = tsToMs(e.eventTime);
+      return atMs >= sinceMs && atMs <= untilMs;
+    });
     if (inBurst.length === 0) continue;
     load.runs += 1;
     load.events += inBurst.length;

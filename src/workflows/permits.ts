@@ -130,7 +130,7 @@ export class ProjectPermits {
    * meanwhile, a message, must finish first).
    */
   async delivered(quiet: () => boolean = allHandlersFinished): Promise<void> {
-    await settleAll(this.reports, quiet, () => condition(quiet));
+    await settleAll(this.reports, quiet);
   }
 
   /** Asks from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */

@@ -300,7 +300,7 @@ class Limiter {
    * and an ask answered meanwhile may grant a queued request by signal.
    */
   settled(): Promise<void> {
-    return settleAll(this.inFlight, allHandlersFinished, () => condition(allHandlersFinished));
+    return settleAll(this.inFlight, allHandlersFinished);
   }
 
   // --- internals ---

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WithStartWorkflowOperation } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { runRateLimitDrain } from '../../bench/rate-limit-drain';
 import { LIMITER_HISTORY_EVENTS } from '../../src/activities/limiter-client';
@@ -49,8 +50,9 @@ describe('agent rate limiting', () => {
     // The workers start a limiter with a history budget that holds the burst (about 1,000 events):
     // a run that ended mid-burst would first wait for its grants' deliveries, handing nothing over.
     const limiterRun = await env.client.workflow.getHandle(rateLimiterWorkflowId(figures.burstProject)).fetchHistory();
-    const started = limiterRun.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    const input = JSON.parse(Buffer.from(started ?? []).toString()) as AgentRateLimiterInput;
+    const started = limiterRun.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    assert.ok(started, 'the limiter run has its start input');
+    const input = defaultPayloadConverter.fromPayload<AgentRateLimiterInput>(started);
     assert.equal(input.maxHistoryEvents, LIMITER_HISTORY_EVENTS);
     assert.ok(figures.limiter.events < LIMITER_HISTORY_EVENTS, `${figures.limiter.events} events in the burst`);
     // A count, not a timing: at most 1% of create calls answered 429.
