@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
-const { TaskQueueKind, TaskQueueType, VersioningBehavior } = temporal.api.enums.v1;
+const { PendingWorkflowTaskState, TaskQueueKind, TaskQueueType, VersioningBehavior } = temporal.api.enums.v1;
 
 export interface DeploymentVersionRef {
   deploymentName: string;
@@ -26,6 +26,27 @@ const versionOf = (v: VersionLike): DeploymentVersionRef | undefined =>
 const versionName = (v: DeploymentVersionRef): string => `${v.deploymentName}.${v.buildId}`;
 const sameVersion = (a: VersionLike, b: DeploymentVersionRef | undefined): boolean =>
   !b ? !a?.deploymentName : a?.deploymentName === b.deploymentName && a?.buildId === b.buildId;
+
+type PendingTask = temporal.api.workflow.v1.IPendingWorkflowTaskInfo | null | undefined;
+type ProtoTime = temporal.api.workflow.v1.IPendingWorkflowTaskInfo['startedTime'];
+const msOf = (t: ProtoTime): number | undefined =>
+  t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
+
+/**
+ * What the limiter's pending workflow task is doing at nowMs: waiting for a worker to take it, or
+ * taken by one and not done (a worker that stopped or hangs holds it until the task timeout).
+ */
+export function describePendingTask(task: PendingTask, taskTimeoutMs: number | undefined, nowMs: number): string {
+  if (!task) return 'no workflow task pending';
+  const ago = (t: ProtoTime) => `${Math.round((nowMs - (msOf(t) ?? nowMs)) / 1000)} s`;
+  const attempt = (task.attempt ?? 1) > 1 ? ` (attempt ${task.attempt})` : '';
+  if (task.state !== PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED)
+    return `its workflow task has waited ${ago(task.scheduledTime)} for a worker${attempt}`;
+  const retry = taskTimeoutMs
+    ? `; the server gives it to another worker ${Math.round(taskTimeoutMs / 1000)} s after it was taken`
+    : '';
+  return `a worker took its workflow task ${ago(task.startedTime)} ago and has not completed it${attempt}${retry}`;
+}
 
 /** The limiter's run (task queue, pinned version if any) and where its queue routes unpinned tasks. */
 async function describeRoute(temporalClient: Client, workflowId: string) {
@@ -49,6 +70,11 @@ async function describeRoute(temporalClient: Client, workflowId: string) {
   return {
     status: described.status.name,
     taskQueue: described.taskQueue,
+    pendingTask: describePendingTask(
+      described.raw.pendingWorkflowTask,
+      msOf(described.raw.executionConfig?.defaultWorkflowTaskTimeout),
+      Date.now(),
+    ),
     behavior: pinned ? 'PINNED' : info?.deploymentVersion?.deploymentName ? 'AUTO_UPGRADE' : undefined,
     target,
     lastPolledMs,
@@ -77,7 +103,7 @@ export async function diagnoseLimiter(
       adopt: { taskQueue, version: target },
     };
   }
-  if (!target) return { reason: `(task queue "${taskQueue}", status ${route.status})` };
+  if (!target) return { reason: `(task queue "${taskQueue}": ${route.pendingTask})` };
   // Our own queue listed in a deployment: a versioned worker of another release polled it. Served as that
   // version for a while; for good once that deployment routes elsewhere (the command, when it is gone).
   return {

@@ -6,6 +6,7 @@
 // start by workflow type name with plain JSON, as another service starts them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { temporal } from '@temporalio/proto';
 import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import {
@@ -156,6 +157,46 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     );
     assert.equal(status.granted, 0, 'nothing granted beyond the carried state');
     await limiter.terminate('test done');
+    await f.close();
+  });
+
+  test('a limiter whose workflow task a worker took and holds: the job says so, and completes once it is freed', async () => {
+    const projectId = `held-${run}`;
+    // A limiter queue of its own, so that no other file's worker takes the task first.
+    const limiterQueue = `${uniqueTaskQueue('held')}-limiter`;
+    const limiter = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+      taskQueue: limiterQueue,
+      workflowId: rateLimiterWorkflowId(projectId),
+      args: [{ projectId, limit: 100, windowMs: 10_000 } satisfies AgentRateLimiterInput],
+      workflowTaskTimeout: '90s',
+    });
+    // A worker that takes the limiter's first task and never completes it (one that hangs, or died).
+    const taken = await env.client.withDeadline(Date.now() + 30_000, () =>
+      env.client.workflowService.pollWorkflowTaskQueue({
+        namespace: env.client.options.namespace,
+        taskQueue: { name: limiterQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        identity: 'a hung worker',
+      }),
+    );
+    assert.equal(taken.workflowExecution?.workflowId, rateLimiterWorkflowId(projectId));
+
+    const vars = { ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: uniqueTaskQueue('fleet-held') };
+    const f = await startDocsAdminWorker(env, vars, { limiterTaskQueue: limiterQueue });
+    fleets.push(f);
+    const handle = await startJob(f.worker.options.taskQueue, projectId);
+    const waiting = await waitFor(
+      async () => {
+        const status = await handle.query(agentStatusQuery);
+        return status.waitingFor?.includes('did not answer') ? status : null;
+      },
+      { timeoutMs: 40_000, what: 'the job to say the limiter does not answer' },
+    );
+    assert.match(waiting.waitingFor!, /a worker took its workflow task \d+ s ago and has not completed it/);
+    assert.match(waiting.waitingFor!, /gives it to another worker 90 s after it was taken/);
+    // Freed (here by ending that run): the job's next ask starts a new limiter and is answered.
+    await limiter.terminate('test: the held run is given up');
+    const result = await handle.result();
+    assert.ok(result.jobId);
     await f.close();
   });
 
