@@ -4,6 +4,7 @@
 // queue routes to (its deployment's current one, or the version a pinned workflow is on): a limiter on
 // such a queue waits for those workers, and unversioned pollers beside them get nothing.
 import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 
 const { PendingWorkflowTaskState, TaskQueueKind, TaskQueueType, VersioningBehavior } = temporal.api.enums.v1;
@@ -29,8 +30,6 @@ const sameVersion = (a: VersionLike, b: DeploymentVersionRef | undefined): boole
 
 type PendingTask = temporal.api.workflow.v1.IPendingWorkflowTaskInfo | null | undefined;
 type ProtoTime = temporal.api.workflow.v1.IPendingWorkflowTaskInfo['startedTime'];
-const msOf = (t: ProtoTime): number | undefined =>
-  t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
 
 /**
  * What the limiter's pending workflow task is doing at nowMs: waiting for a worker to take it, or
@@ -38,7 +37,7 @@ const msOf = (t: ProtoTime): number | undefined =>
  */
 export function describePendingTask(task: PendingTask, taskTimeoutMs: number | undefined, nowMs: number): string {
   if (!task) return 'no workflow task pending';
-  const ago = (t: ProtoTime) => `${Math.round((nowMs - (msOf(t) ?? nowMs)) / 1000)} s`;
+  const ago = (t: ProtoTime) => `${Math.round((nowMs - (optionalTsToMs(t) ?? nowMs)) / 1000)} s`;
   const attempt = (task.attempt ?? 1) > 1 ? ` (attempt ${task.attempt})` : '';
   if (task.state !== PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED)
     return `its workflow task has waited ${ago(task.scheduledTime)} for a worker${attempt}`;
@@ -72,7 +71,7 @@ async function describeRoute(temporalClient: Client, workflowId: string) {
     taskQueue: described.taskQueue,
     pendingTask: describePendingTask(
       described.raw.pendingWorkflowTask,
-      msOf(described.raw.executionConfig?.defaultWorkflowTaskTimeout),
+      optionalTsToMs(described.raw.executionConfig?.defaultWorkflowTaskTimeout),
       Date.now(),
     ),
     behavior: pinned ? 'PINNED' : info?.deploymentVersion?.deploymentName ? 'AUTO_UPGRADE' : undefined,
