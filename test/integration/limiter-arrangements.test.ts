@@ -6,6 +6,7 @@
 // start by workflow type name with plain JSON, as another service starts them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
@@ -58,6 +59,16 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
       args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }],
     });
 
+  /** The job's status once it says its limiter did not answer. */
+  const untilLimiterSilenceReported = (handle: WorkflowHandle, timeoutMs: number) =>
+    waitFor(
+      async () => {
+        const status = await handle.query(agentStatusQuery);
+        return status.waitingFor?.includes('did not answer') ? status : null;
+      },
+      { timeoutMs, what: 'the job to say the limiter does not answer' },
+    );
+
   before(async () => {
     env = await createClusterEnv();
     emu = await startEmulator({ agentActiveMs: 200, retryAfterForm: 'none', rateLimit: { limit: 5, windowMs: 4_000 } });
@@ -94,13 +105,7 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     });
     const f = await fleet(uniqueTaskQueue('fleet-new'), '100/10s');
     const handle = await startJob(f.worker.options.taskQueue, projectId);
-    const waiting = await waitFor(
-      async () => {
-        const status = await handle.query(agentStatusQuery);
-        return status.waitingFor?.includes('did not answer') ? status : null;
-      },
-      { timeoutMs: 30_000, what: 'the job to say the limiter does not answer' },
-    );
+    const waiting = await untilLimiterSilenceReported(handle, 30_000);
     assert.equal(waiting.phase, 'waiting-for-permit');
     assert.match(waiting.waitingFor!, new RegExp(oldQueue));
     const result = await handle.result();
@@ -184,13 +189,7 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     const f = await startDocsAdminWorker(env, vars, { limiterTaskQueue: limiterQueue });
     fleets.push(f);
     const handle = await startJob(f.worker.options.taskQueue, projectId);
-    const waiting = await waitFor(
-      async () => {
-        const status = await handle.query(agentStatusQuery);
-        return status.waitingFor?.includes('did not answer') ? status : null;
-      },
-      { timeoutMs: 40_000, what: 'the job to say the limiter does not answer' },
-    );
+    const waiting = await untilLimiterSilenceReported(handle, 40_000);
     assert.match(waiting.waitingFor!, /a worker took its workflow task \d+ s ago and has not completed it/);
     assert.match(waiting.waitingFor!, /gives it to another worker 90 s after it was taken/);
     // Freed (here by ending that run): the job's next ask starts a new limiter and is answered.
