@@ -1,5 +1,5 @@
-// Connections from the settings of src/connection/settings.ts: the client's (client library, CLI and
-// the worker's own client) and the worker's NativeConnection.
+// Connections from the settings of src/connection/settings.ts: the client's (client library and CLI)
+// and the worker's NativeConnection, which its activities' Client shares (src/worker/worker.ts).
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { payloadEncryptionFromEnv } from '../codec';

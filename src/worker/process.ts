@@ -3,16 +3,11 @@ import type { Logger } from '@temporalio/worker';
 import { redact } from '../api/redact';
 import type { AdminApi } from '../api/types';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config';
-import { connectClientAt, connectNative } from '../connection';
+import { connectNative } from '../connection';
 import { installRuntime } from '../observability/runtime';
 import { errorLine } from './errors';
 import { DeploymentConfigError, deploymentFromEnv, type DeploymentSetting } from './versioning';
-import {
-  CLIENT_CONNECT_TIMEOUT_MS,
-  DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-  createDocsAdminWorker,
-  type DocsAdminWorker,
-} from './worker';
+import { DEFAULT_SHUTDOWN_GRACE_TIME_MS, createDocsAdminWorker, type DocsAdminWorker } from './worker';
 
 /** Exit codes of `npm run worker` (docs/operations.md, "Running several workers"). */
 export const EXIT_CODE = {
@@ -125,10 +120,7 @@ export async function runWorkerProcess(
   try {
     const connection = await connectNative(env, config.address);
     closers.push(() => connection.close());
-    const client = await connectClientAt(env, config.address, config.namespace, CLIENT_CONNECT_TIMEOUT_MS);
-    closers.push(() => client.connection.close());
-
-    const started = await createDocsAdminWorker(config, { connection, client, logger, api: options.api, deployment });
+    const started = await createDocsAdminWorker(config, { connection, logger, api: options.api, deployment });
     handle = started;
     // Before the connections: the workers must let go of them first.
     closers.push(() => started.close());

@@ -8,7 +8,7 @@
 // Prometheus exporter, bound by installRuntime (src/observability/runtime.ts) to a private loopback port and appended to each
 // scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
 // redacted from every line.
-import { isGrpcServiceError, type Client } from '@temporalio/client';
+import { Client, isGrpcServiceError } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   type NativeConnection,
@@ -31,7 +31,7 @@ import {
   type MetricsServer,
   type PrometheusMetrics,
 } from '../observability/prometheus';
-import { connectClientAt, connectNative } from '../connection';
+import { connectNative } from '../connection';
 import { LIMITER_TASK_QUEUE } from '../shared/rate-limiter';
 import { NEEDS_OPERATOR } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
@@ -52,9 +52,6 @@ import {
 } from './versioning';
 
 export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
-
-/** How long the worker's own client may take to connect. */
-export const CLIENT_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few
@@ -92,7 +89,7 @@ export const JOB_ACTIVITY_SLOTS = 200;
 export interface DocsAdminWorkerOptions {
   /** Default: NativeConnection.connect to config.address (closed by close()). */
   connection?: NativeConnection;
-  /** Client used by activities (rate limiter signal-with-start). Default: one on config.address (closed by close()). */
+  /** Client used by activities (limiter asks, use reports, send checkpoints). Default: one on the worker's connection. */
   client?: Client;
   /** Default: AdminApiClient on config.adminApiUrl with config.adminApiKey (closed by close()). */
   api?: AdminApi;
@@ -263,12 +260,9 @@ async function openDependencies(
     cleanups.push(() => owned.close());
     connection = owned;
   }
-  let client = options.client;
-  if (!client) {
-    const owned = await connectClientAt(process.env, config.address, config.namespace, CLIENT_CONNECT_TIMEOUT_MS);
-    cleanups.push(() => owned.connection.close());
-    client = owned;
-  }
+  // The activities' client shares the worker's native connection: its calls (limiter asks, use
+  // reports, send checkpoints) cost Rust's gRPC, not grpc-js on the thread that runs the activities.
+  let client = options.client ?? new Client({ connection, namespace: config.namespace });
   await checkNamespace(client, config.namespace, config.address);
   client = payloads.clientFor(client);
   let api = options.api;
