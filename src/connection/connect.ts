@@ -34,7 +34,7 @@ export async function connectClient(
  * A Client on the environment's connection settings at `address` (no probe), encrypting payloads when
  * PAYLOAD_ENCRYPTION_KEYS_FILE is set (a bad key file throws KeyFileError before connecting).
  */
-export async function connectClientAt(
+async function connectClientAt(
   env: NodeJS.ProcessEnv,
   address: string,
   namespace: string,

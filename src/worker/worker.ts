@@ -260,11 +260,11 @@ async function openDependencies(
     cleanups.push(() => owned.close());
     connection = owned;
   }
-  // The activities' client shares the worker's native connection: its calls (limiter asks, use
-  // reports, send checkpoints) cost Rust's gRPC, not grpc-js on the thread that runs the activities.
-  let client = options.client ?? new Client({ connection, namespace: config.namespace });
+  // The activities' client shares the worker's connection (one per process, with its TLS and API key).
+  const client = options.client
+    ? payloads.clientFor(options.client)
+    : new Client({ connection, namespace: config.namespace, dataConverter: payloads.dataConverter });
   await checkNamespace(client, config.namespace, config.address);
-  client = payloads.clientFor(client);
   let api = options.api;
   if (!api) {
     const owned = new AdminApiClient({
