@@ -11,7 +11,7 @@ export interface WorkerPayloads {
   dataConverter?: DataConverter;
   /** The failure converter the workflow code is bundled with (it runs in the workflow sandbox too). */
   failureConverterPath?: string;
-  /** The client activities use (limiter signal-with-start), writing payloads the same way. */
+  /** The client activities use (limiter asks, use reports, send checkpoints), writing payloads the same way. */
   clientFor(client: Client): Client;
 }
 

@@ -261,9 +261,7 @@ async function openDependencies(
     connection = owned;
   }
   // The activities' client shares the worker's connection (one per process, with its TLS and API key).
-  const client = options.client
-    ? payloads.clientFor(options.client)
-    : new Client({ connection, namespace: config.namespace, dataConverter: payloads.dataConverter });
+  const client = payloads.clientFor(options.client ?? new Client({ connection, namespace: config.namespace }));
   await checkNamespace(client, config.namespace, config.address);
   let api = options.api;
   if (!api) {
