@@ -321,29 +321,6 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     type: 'agentRateLimiter',
-    path: 'hand-over-to-another-queue',
-    covers:
-      "a limiter started on an older fleet's queue hands over: continues as new onto the queue its requesters serve",
-    async run(ctx) {
-      const projectId = unique('limmove');
-      const oldQueue = `${ctx.limiterQueue}-old`;
-      const handle = await ctx.client.workflow.start(WorkflowType.agentRateLimiter, {
-        taskQueue: oldQueue,
-        workflowId: rateLimiterWorkflowId(projectId),
-        args: [{ projectId, limit: RATE.limit, windowMs: RATE.windowMs } satisfies AgentRateLimiterInput],
-      });
-      const job = await agent(ctx, { projectId, prompt: 'Job of the new fleet' });
-      await job.result();
-      await waitFor(
-        async () => (await handle.describe()).taskQueue === ctx.limiterQueue,
-        waiting('the limiter to move'),
-      );
-      await handle.result();
-      return chain(handle);
-    },
-  },
-  {
-    type: 'agentRateLimiter',
     path: 'continue-as-new',
     covers:
       'the server suggests continue-as-new (limit.historyCount.suggestContinueAsNew): state carried, grants go on',

@@ -116,7 +116,6 @@ export function createAgentActivities(deps: ActivityDeps) {
     temporal: deps.temporal,
     taskQueue: deps.limiterTaskQueue,
     rateLimit: deps.agentRateLimit,
-    adoptTaskQueue: deps.adoptLimiterTaskQueue,
     answerTimeoutMs: deps.limiterAnswerTimeoutMs,
   });
   /**

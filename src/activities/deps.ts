@@ -1,7 +1,6 @@
 // What activities need from their host process, injected by the worker and by tests.
 import type { Client } from '@temporalio/client';
 import type { AdminApi } from '../api/types';
-import type { DeploymentVersionRef } from './limiter-diagnosis';
 import type { RateLimit } from '../config';
 import type { MetricsRecorder } from '../observability/metrics';
 
@@ -12,11 +11,6 @@ export interface ActivityDeps {
   temporal: Client;
   /** Task queue the limiter workflows run on, served by this worker (the worker sets LIMITER_TASK_QUEUE); default: the activity's own. */
   limiterTaskQueue?: string;
-  /**
-   * Serves a limiter task queue for a while, as the deployment version its tasks go to (or unversioned): a
-   * limiter an older fleet left there moves to ours.
-   */
-  adoptLimiterTaskQueue?: (taskQueue: string, version?: DeploymentVersionRef) => void;
   /** How long an ask waits for the limiter's answer (default LIMITER_ANSWER_TIMEOUT_MS). */
   limiterAnswerTimeoutMs?: number;
   /** AGENT_RATE_LIMIT of this worker, handed to the limiter workflow when it starts. */

@@ -1,6 +1,6 @@
 // The worker's side of the permit protocol: asks a project's agentRateLimiter for permits by
 // update-with-start (coalesced per project), reports their use, and never waits on it for long: an ask
-// with no answer in time says why, and a limiter stranded on a queue nobody serves gets served here.
+// with no answer in time says why (src/activities/limiter-diagnosis.ts).
 import { Context, log } from '@temporalio/activity';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
@@ -16,18 +16,16 @@ import {
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
-import { type DeploymentVersionRef, diagnoseLimiter } from './limiter-diagnosis';
+import { diagnoseLimiter } from './limiter-diagnosis';
 import { KeyedBatcher } from './keyed-batcher';
 
 /** Task priority of the limiter workflows (1 = highest; the server's default for everything else is 3). */
 export const LIMITER_PRIORITY_KEY = 1;
 
 /**
- * The history budget of the limiters this worker starts (a run started without one keeps the
- * workflow's 500). A burst of a few hundred jobs, about 1,300 events, then fits in one run: a run that
- * ends mid-burst first waits for every grant signal's delivery and hands nothing over meanwhile (6 s
- * of a 10 s window, measured). In the input rather than the workflow's code, so that every build
- * replays every run alike, with no patch.
+ * The history budget of the limiters this worker starts (the workflow's own is 500): a burst of a few
+ * hundred jobs then fits in one run, as a run ending mid-burst hands nothing over while it waits for
+ * its grant signals. In the input, not the code, so every build replays every run alike.
  */
 export const LIMITER_HISTORY_EVENTS = 2_000;
 
@@ -44,30 +42,23 @@ export interface LimiterClientOptions {
   temporal: Client;
   /** The limiter task queue this worker serves (LIMITER_TASK_QUEUE); default: the asking activity's own. */
   taskQueue?: string;
-  /** This worker's AGENT_RATE_LIMIT: starts a limiter, and is heard by a running one. */
+  /** This worker's AGENT_RATE_LIMIT: starts a limiter, and applies at a running one from this ask on. */
   rateLimit: RateLimit;
-  /** Serve a limiter task queue for a while, as `version` or unversioned (the worker process owns the Worker). */
-  adoptTaskQueue?: (taskQueue: string, version?: DeploymentVersionRef) => void;
   answerTimeoutMs?: number;
 }
 
 export class LimiterClient {
   private readonly answerTimeoutMs: number;
-  private readonly admissions: KeyedBatcher<
-    { projectId: string; taskQueue: string; request: PermitRequest },
-    PermitAdmission
-  >;
+  /** Keyed by [limiter task queue, project id] as JSON. */
+  private readonly admissions: KeyedBatcher<PermitRequest, PermitAdmission>;
   private readonly uses: KeyedBatcher<PermitUse>;
 
   constructor(private readonly options: LimiterClientOptions) {
     this.answerTimeoutMs = options.answerTimeoutMs ?? LIMITER_ANSWER_TIMEOUT_MS;
-    this.admissions = new KeyedBatcher((_key, asks) =>
-      this.admit(
-        asks[0]!.projectId,
-        asks[0]!.taskQueue,
-        asks.map((a) => a.request),
-      ),
-    );
+    this.admissions = new KeyedBatcher((key, requests) => {
+      const [taskQueue, projectId] = JSON.parse(key) as [string, string];
+      return this.admit(projectId, taskQueue, requests);
+    });
     this.uses = new KeyedBatcher((projectId, uses) =>
       options.temporal.workflow.getHandle(rateLimiterWorkflowId(projectId)).signal(permitsUsedSignal, uses),
     );
@@ -81,7 +72,7 @@ export class LimiterClient {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
     let admission: PermitAdmission | undefined;
     try {
-      const asked = this.admissions.add(`${taskQueue}\n${projectId}`, { projectId, taskQueue, request });
+      const asked = this.admissions.add(JSON.stringify([taskQueue, projectId]), request);
       admission = await Promise.race([asked, Context.current().cancelled]);
     } catch (err) {
       if (Context.current().cancellationSignal.aborted) throw err;
@@ -111,24 +102,20 @@ export class LimiterClient {
       taskQueue,
       args: [input],
       staticSummary: `Agent rate limiter for project ${projectId} (${limit} per ${windowMs} ms)`,
-      // Every permit of the project passes through this one workflow: its tasks go first where the server has priorities.
+      // Every permit of the project passes through this one workflow: its tasks go first.
       priority: { priorityKey: LIMITER_PRIORITY_KEY, fairnessKey: projectFairnessKey(projectId) },
       // Filterable with its project's jobs in the Web UI (DocsProjectId = "...").
       typedSearchAttributes: [{ key: SearchAttr.projectId, value: projectId }],
     });
     return temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
       temporal.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-        args: [requests, { limit, windowMs, taskQueue }],
+        args: [requests, { limit, windowMs }],
         startWorkflowOperation,
       }),
     );
   }
 
-  /**
-   * Why the limiter did not answer, as far as the server can tell (src/activities/limiter-diagnosis.ts);
-   * serves its task queue for a while, as the version its tasks go to, when it is not ours or is routed
-   * to a deployment version.
-   */
+  /** Why the limiter did not answer, as far as the server can tell. */
   private async unanswered(projectId: string, taskQueue: string, err: unknown): Promise<LimiterAnswer> {
     const workflowId = rateLimiterWorkflowId(projectId);
     let reason = `${workflowId} did not answer within ${Math.round(this.answerTimeoutMs / 1000)} s`;
@@ -137,8 +124,7 @@ export class LimiterClient {
       const diagnosis = await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
         diagnoseLimiter(temporal, workflowId, taskQueue),
       );
-      reason += ` ${diagnosis.reason}`;
-      if (diagnosis.adopt) this.options.adoptTaskQueue?.(diagnosis.adopt.taskQueue, diagnosis.adopt.version);
+      reason += ` ${diagnosis}`;
     } catch (describeErr) {
       reason += ` (${err instanceof Error ? err.message : String(err)}; describe: ${describeErr instanceof Error ? describeErr.message : String(describeErr)})`;
     }

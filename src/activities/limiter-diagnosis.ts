@@ -1,24 +1,16 @@
-// Why a project's limiter did not answer, as far as the server can tell, and which queue (as which
-// Worker Deployment Version) this worker should serve so that it answers. The server hands a
-// workflow's tasks on a task queue listed in a deployment version only to workers of the version that
-// queue routes to (its deployment's current one, or the version a pinned workflow is on): a limiter on
-// such a queue waits for those workers, and unversioned pollers beside them get nothing.
+// Why a project's limiter did not answer, as far as the server can tell, and what an operator can do.
+// The server hands a workflow's tasks on a task queue listed in a deployment version only to workers
+// of the version that queue routes to (its deployment's current one, or the version a pinned workflow
+// is on): a limiter on such a queue waits for those workers, and unversioned pollers get nothing.
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 
 const { PendingWorkflowTaskState, TaskQueueKind, TaskQueueType, VersioningBehavior } = temporal.api.enums.v1;
 
-export interface DeploymentVersionRef {
+interface DeploymentVersionRef {
   deploymentName: string;
   buildId: string;
-}
-
-export interface LimiterDiagnosis {
-  /** What to tell the waiting job (after "<limiter id> did not answer within N s"). */
-  reason: string;
-  /** The queue to serve for a while, as the version its tasks go to (none: unversioned). */
-  adopt?: { taskQueue: string; version?: DeploymentVersionRef };
 }
 
 type VersionLike = { deploymentName?: string | null; buildId?: string | null } | null | undefined;
@@ -80,15 +72,11 @@ async function describeRoute(temporalClient: Client, workflowId: string) {
   };
 }
 
-/** Diagnoses the limiter `workflowId` for a worker that serves the limiter queue `ownQueue`. */
-export async function diagnoseLimiter(
-  temporalClient: Client,
-  workflowId: string,
-  ownQueue: string,
-): Promise<LimiterDiagnosis> {
+/** Diagnoses the limiter `workflowId` for a worker that serves the limiter queue `ownQueue`: "(why; remedy)". */
+export async function diagnoseLimiter(temporalClient: Client, workflowId: string, ownQueue: string): Promise<string> {
   const route = await describeRoute(temporalClient, workflowId);
   const { taskQueue, target } = route;
-  if (route.status !== 'RUNNING') return { reason: `(task queue "${taskQueue}", status ${route.status})` };
+  if (route.status !== 'RUNNING') return `(task queue "${taskQueue}", status ${route.status})`;
   const polled = route.lastPolledMs
     ? `its workers last polled ${Math.round((Date.now() - route.lastPolledMs) / 1000)} s ago`
     : 'no worker of it polls there';
@@ -97,18 +85,15 @@ export async function diagnoseLimiter(
       `${route.behavior === 'PINNED' ? ' (the limiter is pinned to it)' : ''}: ${polled}`
     : `task queue "${taskQueue}"`;
   if (taskQueue !== ownQueue) {
-    return {
-      reason: `(it runs on ${routed}; this worker now serves that queue${target ? ` as ${versionName(target)}` : ''} until the limiter moves to "${ownQueue}")`,
-      adopt: { taskQueue, version: target },
-    };
+    // An older release's limiter queue: its state is a window of grants at most, so a new limiter may take over.
+    return (
+      `(it runs on ${routed}, which this release does not serve. Retire it: temporal workflow terminate ` +
+      `--workflow-id ${workflowId}; the next ask starts it on "${ownQueue}")`
+    );
   }
-  if (!target) return { reason: `(task queue "${taskQueue}": ${route.pendingTask})` };
-  // Our own queue listed in a deployment: a versioned worker of another release polled it. Served as that
-  // version for a while; for good once that deployment routes elsewhere (the command, when it is gone).
-  return {
-    reason:
-      `(it runs on ${routed}; this worker serves it as that version for a while. Once deployment ` +
-      `${target.deploymentName} is gone: temporal worker deployment set-current-version --deployment-name ${target.deploymentName} --unversioned --yes)`,
-    adopt: { taskQueue, version: target },
-  };
+  if (!target) return `(task queue "${taskQueue}": ${route.pendingTask})`;
+  return (
+    `(it runs on ${routed}. Once deployment ${target.deploymentName} is gone: temporal worker deployment ` +
+    `set-current-version --deployment-name ${target.deploymentName} --unversioned --yes)`
+  );
 }

@@ -1,7 +1,6 @@
 // Durable checkpoints around a non-idempotent request (agent create, message), recorded as heartbeat
 // details: 'sending' (stored before the request leaves) and 'answered' with the result. A worker killed
-// mid-attempt leaves the workflow what it needs to decide (src/policies/checkpoint.ts), for two short
-// calls to Temporal and no workflow task.
+// mid-attempt leaves the workflow what it needs to decide (src/policies/checkpoint.ts).
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,15 +11,12 @@ import { ApiFailure } from '../shared/failures';
 /** How long recording a checkpoint may take: a lost response fails fast (nothing sent) instead of holding the slot. */
 export const CHECKPOINT_TIMEOUT_MS = 10_000;
 
-/**
- * The answer's checkpoint is best effort (the completion carries the result too), so it gets little
- * time: while Temporal is unreachable the completion must still arrive within the heartbeat timeout.
- */
+/** The answer's checkpoint is best effort (the completion carries the result too): little time for it. */
 export const ANSWERED_CHECKPOINT_TIMEOUT_MS = 2_000;
 
 /**
- * An attempt's heartbeats: the checkpoints, and the last one again every `keepAliveMs` to keep the
- * attempt alive. All through the client, one call at a time, so none overwrites a newer checkpoint.
+ * An attempt's heartbeats, sent through the client so that each is known to be stored: the checkpoints,
+ * and the last one again every `keepAliveMs`. One call at a time, so none overwrites a newer one.
  */
 export class CheckpointChannel<T> {
   private last: SendCheckpoint<T> | undefined;
@@ -47,10 +43,9 @@ export class CheckpointChannel<T> {
   }
 
   private send(details: SendCheckpoint<T> | undefined, timeoutMs = CHECKPOINT_TIMEOUT_MS): Promise<void> {
+    const deadline = () => Date.now() + timeoutMs;
     const sent = this.queue.then(() =>
-      this.temporal.withDeadline(Date.now() + timeoutMs, () =>
-        this.temporal.activity.heartbeat(this.taskToken, details),
-      ),
+      this.temporal.withDeadline(deadline(), () => this.temporal.activity.heartbeat(this.taskToken, details)),
     );
     this.queue = sent.catch(() => undefined);
     return sent;
@@ -77,23 +72,18 @@ export async function withSendCheckpoints<T>(
   send: () => Promise<T>,
   onAnswered?: () => void,
 ): Promise<T> {
-  try {
-    await channel.record({ phase: 'sending' });
-  } catch (err) {
-    // Nothing was sent: safe for the workflow to try again.
-    throw ApplicationFailure.create({
-      type: ApiFailure.networkError,
-      message: `${operation} was not sent: Temporal did not record the attempt first (${(err as Error).message})`,
-      nonRetryable: false,
-    });
-  }
+  await channel.record({ phase: 'sending' }).catch((err: Error) => {
+    throw ApplicationFailure.retryable(
+      `${operation} was not sent: Temporal did not record the attempt first (${err.message})`,
+      ApiFailure.networkError,
+    );
+  });
   let result: T;
   try {
     result = await send();
   } finally {
     onAnswered?.();
   }
-  // Best effort: if this is lost, the completion below still carries the result.
   await channel.record({ phase: 'answered', result }, ANSWERED_CHECKPOINT_TIMEOUT_MS).catch(() => undefined);
   return result;
 }

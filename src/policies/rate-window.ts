@@ -3,7 +3,6 @@
 // arrives, maybe long after the grant, so a grant holds its slot as a lease until its use is reported,
 // then until usedAt + window + margin: the report comes after the call returned, so the API never sees
 // limit + 1 of our calls in one window. The margin covers clock differences.
-import type { SeenLimit } from '../shared/rate-limiter';
 
 export interface WindowLimit {
   /** Permits per window (the API's 100). */
@@ -126,41 +125,6 @@ export function planHandovers(
 export function theoreticalDrainMs(count: number, limit: Pick<WindowLimit, 'limit' | 'windowMs'>): number {
   if (count <= 0) return 0;
   return Math.floor((count - 1) / limit.limit) * limit.windowMs;
-}
-
-/**
- * Remembers that a worker asked with `limit` at nowMs: the entry for the same limit and window is
- * refreshed, others stay. Returns a new array (the limiter carries it across continue-as-new).
- */
-export function rememberLimit(
-  seen: readonly SeenLimit[],
-  limit: Pick<WindowLimit, 'limit' | 'windowMs'>,
-  nowMs: number,
-): SeenLimit[] {
-  const others = seen.filter((s) => s.limit !== limit.limit || s.windowMs !== limit.windowMs);
-  return [...others, { limit: limit.limit, windowMs: limit.windowMs, seenAtMs: nowMs }];
-}
-
-/**
- * The limit a limiter applies: the strictest of those heard within their own window, so two fleets
- * configured differently never exceed the stricter together, and a looser AGENT_RATE_LIMIT takes over
- * once the old one is no longer heard. Falls back to the latest heard, then to `fallback`.
- */
-export function effectiveLimit(
-  seen: readonly SeenLimit[],
-  nowMs: number,
-  fallback: Pick<WindowLimit, 'limit' | 'windowMs'>,
-): Pick<WindowLimit, 'limit' | 'windowMs'> {
-  const recent = seen.filter((s) => s.seenAtMs + s.windowMs + defaultMarginMs(s.windowMs) > nowMs);
-  const candidates = recent.length > 0 ? recent : [...seen].sort((a, b) => b.seenAtMs - a.seenAtMs).slice(0, 1);
-  if (candidates.length === 0) return { limit: fallback.limit, windowMs: fallback.windowMs };
-  const strictest = candidates.reduce((best, s) => {
-    const rate = s.limit / s.windowMs;
-    const bestRate = best.limit / best.windowMs;
-    // Equal rates: the longer window is the stricter (it cannot burst more than the shorter one's total).
-    return rate < bestRate || (rate === bestRate && s.windowMs > best.windowMs) ? s : best;
-  });
-  return { limit: strictest.limit, windowMs: strictest.windowMs };
 }
 
 /**

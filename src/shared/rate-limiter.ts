@@ -1,17 +1,15 @@
 // The agentRateLimiter workflow's contract: its id and task queue, input, status query, and the permit
-// protocol's messages (requests, grants, admissions, use reports, releases) and continue-as-new carry.
+// protocol's messages (requests, grants, admissions, use reports) and continue-as-new carry.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** One limiter per project and namespace. */
 export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
 /**
- * The task queue of every agentRateLimiter workflow, the same for every fleet in a namespace whatever
- * its TEMPORAL_TASK_QUEUE: each worker process serves it beside its own queue, always unversioned (see
- * createLimiterWorker). A project's limiter is one workflow per namespace, so fleets on different task
- * queues (staging and production, or before and after a rename) share it and never exceed the API's
- * limit together, and whichever fleet is up serves it. Renamed from `docs-admin-limiter`, which versioned
- * workers of earlier releases polled and so listed in their deployment version: limiters still there
- * are served once by the worker they fail to answer (as the version that queue routes to) and move here.
+ * The task queue of every agentRateLimiter workflow, whatever the fleet's TEMPORAL_TASK_QUEUE: every
+ * worker process serves it, always unversioned (createLimiterWorker), so fleets on different queues
+ * share a project's limiter and whichever fleet is up serves it. A limiter an older release left on
+ * another queue (`docs-admin-limiter`, `<queue>-limiter`) is not served: docs/operations.md says how
+ * to retire it.
  */
 export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
 
@@ -40,7 +38,7 @@ export interface RateLimiterStatus {
   projectId: string;
   limit: number;
   windowMs: number;
-  /** Task queue this limiter runs on (LIMITER_TASK_QUEUE once moved). */
+  /** Task queue this limiter runs on (LIMITER_TASK_QUEUE, or an older release's). */
   taskQueue: string;
   queued: number;
   /** Grants still occupying a slot, as of `asOf`. */
@@ -86,15 +84,10 @@ export interface PermitAdmission {
   expectedAtMs?: number;
 }
 
-/**
- * Who asks, sent with every admitPermitsUpdate: the asking worker's AGENT_RATE_LIMIT (so a changed
- * limit reaches a running limiter) and the limiter task queue it serves (a limiter found running on
- * another queue moves there at once, by continue-as-new).
- */
+/** Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT, which the limiter applies from then on. */
 export interface LimiterRequestContext {
   limit: number;
   windowMs: number;
-  taskQueue: string;
 }
 /**
  * Several requests answered at once, one answer per request in order (update-with-start from the
@@ -128,19 +121,10 @@ export interface PermitGrant extends PermitRequest {
   usedAtMs?: number;
 }
 
-/** A rate limit some worker asked with, and when the limiter last heard it. Plain JSON. */
-export interface SeenLimit {
-  limit: number;
-  windowMs: number;
-  seenAtMs: number;
-}
-
 /** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
 export interface RateLimiterCarry {
   /** Grants that still occupy a slot of the window, oldest first. */
   grants: PermitGrant[];
   /** Requests waiting for a permit, FIFO. */
   queue: PermitRequest[];
-  /** The limits workers asked with lately (src/policies/rate-window.ts effectiveLimit picks the one applied). */
-  seenLimits?: SeenLimit[];
 }

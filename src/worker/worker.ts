@@ -38,7 +38,6 @@ import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { installedRuntime } from '../observability/runtime';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
-import { LIMITER_STICKY_TIMEOUT_MS, LimiterQueueAdopter } from './limiter-adopter';
 import { UNVERSIONED, claimTaskQueue } from './task-queues';
 import { workerPayloads, type WorkerPayloads } from './payloads';
 import {
@@ -348,6 +347,13 @@ function workerHandle(
 }
 
 /**
+ * How long a limiter task waits on its worker's sticky queue before any limiter worker may take it: well
+ * inside the 10 s an ask waits for its answer (the SDK's 10 s left asks unanswered when that worker was
+ * gone). Limiter histories are short, so a replay elsewhere costs little.
+ */
+export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
+
+/**
  * The rate limiter workflows' worker, on their own queue, slots and workflow thread (see limiterTaskQueue).
  * Unversioned in every process, versioned fleets' too: a queue that a versioned worker polls joins its
  * Worker Deployment Version, and the server then hands every limiter task there (unversioned ones
@@ -462,22 +468,12 @@ export async function createDocsAdminWorker(
     const active = new Set<InFlightActivity>();
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(payloads, logger));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
-    const adopter = new LimiterQueueAdopter({
-      connection,
-      namespace: config.namespace,
-      workflowBundle,
-      logger,
-      own: limiterQueue,
-      dataConverter: payloads.dataConverter,
-    });
-    cleanups.push(() => adopter.close());
     const activities = createActivities({
       api,
       metrics,
       temporal: client,
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
-      adoptLimiterTaskQueue: (taskQueue, version) => adopter.adopt(taskQueue, version),
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({

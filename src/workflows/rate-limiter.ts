@@ -1,15 +1,14 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
 // the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
-// its use is reported, then for one window (src/policies/rate-window.ts). Its command sequence must
-// stay as it is: running limiters replay on it (test/integration/replay-corpus.test.ts).
+// its use is reported, then for one window (src/policies/rate-window.ts). Running limiters replay on
+// this code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   log,
-  makeContinueAsNewFunc,
   metricMeter,
   patched,
   setCurrentDetails,
@@ -20,13 +19,11 @@ import {
   type GrantPlan,
   type WindowLimit,
   defaultHandoverMs,
-  effectiveLimit,
   estimateGrantAt,
   grantedSlotFreeAt,
   nextFreeAt,
   planGrants,
   planHandovers,
-  rememberLimit,
   permitUseByMs,
   usedSlotFreeAt,
 } from '../policies/rate-window';
@@ -59,6 +56,8 @@ const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
 
+const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 1;
+
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
@@ -76,39 +75,29 @@ type Idle = 'work' | 'complete' | 'compact';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /** The limit applied now: the strictest heard lately. */
+  /** The limit applied now: the latest an ask carried (the start's until then). */
   limit: WindowLimit;
-  /** The limiter task queue the requesters serve, when this run is on another one. */
-  moveTo: string | null = null;
   /** A report freed a slot (or brought one within hand-over reach) before the planned wake-up. */
   reported = false;
   plannedWakeAtMs = Number.POSITIVE_INFINITY;
   /** When a request, report or release last arrived. */
   lastHeardAtMs = Date.now();
   private granted = 0;
-  private readonly started: { limit: number; windowMs: number };
   private readonly maxHistoryEvents: number;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(readonly input: AgentRateLimiterInput) {
-    this.started = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
     this.maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
     this.state = {
       grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
       queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
-      seenLimits: input.carried?.seenLimits?.map((l) => ({ ...l })) ?? [],
     };
-    this.limit = { ...this.started, marginMs: input.marginMs };
-    this.applyLimit(Date.now());
+    this.limit = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
+    this.limit.marginMs = input.marginMs;
   }
 
   get queued(): number {
     return this.state.queue.length;
-  }
-
-  /** Nothing asks for a look: no queue, no move. */
-  nothingPending(): boolean {
-    return this.queued === 0 && this.moveTo === null;
   }
 
   historyIsLong(): boolean {
@@ -118,17 +107,6 @@ class Limiter {
   worthCompacting(): boolean {
     const compactPast = Math.min(this.maxHistoryEvents / 5, QUIET_COMPACT_MAX_EVENTS);
     return workflowInfo().historyLength > compactPast && patched(COMPACT_WHEN_QUIET_PATCH);
-  }
-
-  applyLimit(now: number): void {
-    const next = effectiveLimit(this.state.seenLimits ?? [], now, this.started);
-    if (next.limit !== this.limit.limit || next.windowMs !== this.limit.windowMs)
-      log.info('agentRateLimiter: applying a new limit', {
-        projectId: this.input.projectId,
-        limit: next.limit,
-        windowMs: next.windowMs,
-      });
-    this.limit = { ...next, marginMs: this.input.marginMs };
   }
 
   /** Grants whose slot is still counted (a handed-on one counts through its successor). */
@@ -163,7 +141,7 @@ class Limiter {
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
   admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
-    this.heard(context, now);
+    this.heard(context);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
@@ -265,10 +243,7 @@ class Limiter {
   async waitForSlot(now: number, wakeAtMs: number): Promise<void> {
     const queued = this.queued;
     this.plannedWakeAtMs = wakeAtMs;
-    await condition(
-      () => this.reported || this.moveTo !== null || this.queued > queued || this.historyIsLong(),
-      Math.max(1, wakeAtMs - now),
-    );
+    await condition(() => this.reported || this.queued > queued || this.historyIsLong(), Math.max(1, wakeAtMs - now));
     this.plannedWakeAtMs = Number.POSITIVE_INFINITY;
   }
 
@@ -283,14 +258,14 @@ class Limiter {
     const compact = this.worthCompacting();
     const quietMs = Math.max(1, this.lastHeardAtMs + QUIET_MS - now);
     const gotWork = await condition(
-      () => this.queued > 0 || this.moveTo !== null || this.historyIsLong() || (!compact && this.worthCompacting()),
+      () => this.queued > 0 || this.historyIsLong() || (!compact && this.worthCompacting()),
       compact ? Math.min(idleMs, quietMs) : idleMs,
     );
-    if (gotWork || !this.nothingPending()) return 'work';
+    if (gotWork || this.queued > 0) return 'work';
     const idle = this.state.grants.every((g) => g.freeAtMs <= Date.now());
     if (!idle && !(compact && Date.now() - this.lastHeardAtMs >= QUIET_MS)) return 'work';
     await this.settled();
-    if (!this.nothingPending()) return 'work';
+    if (this.queued > 0) return 'work';
     return idle ? 'complete' : 'compact';
   }
 
@@ -305,15 +280,13 @@ class Limiter {
 
   // --- internals ---
 
-  private heard(context: LimiterRequestContext | undefined, now: number): void {
-    if (!context || typeof context !== 'object') return;
-    const { limit: count, windowMs, taskQueue } = context;
-    if (Number.isInteger(count) && count >= 1 && Number.isFinite(windowMs) && windowMs >= 1) {
-      this.state.seenLimits = rememberLimit(this.state.seenLimits ?? [], { limit: count, windowMs }, now);
-      this.applyLimit(now);
-    }
-    if (typeof taskQueue === 'string' && taskQueue !== '' && taskQueue !== workflowInfo().taskQueue)
-      this.moveTo = taskQueue;
+  /** The asking worker's AGENT_RATE_LIMIT applies from this ask on (one limit per project across fleets). */
+  private heard(context: LimiterRequestContext | undefined): void {
+    const { limit, windowMs } = context ?? {};
+    if (!atLeastOne(limit) || !Number.isInteger(limit) || !atLeastOne(windowMs)) return;
+    if (limit === this.limit.limit && windowMs === this.limit.windowMs) return;
+    log.info('agentRateLimiter: applying a new limit', { projectId: this.input.projectId, limit, windowMs });
+    this.limit = { limit, windowMs, marginMs: this.input.marginMs };
   }
 
   private grant(request: PermitRequest, now: number, freeAtMs: number): PermitGrant {
@@ -353,21 +326,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   const gauge = permitsQueuedGauge();
   const limiter = new Limiter(input);
   handle(limiter);
-  const next = (): AgentRateLimiterInput => ({ ...input, carried: limiter.state });
+  const next = (): AgentRateLimiterInput => ({ ...input, ...limiter.limit, carried: limiter.state });
   for (;;) {
     const now = Date.now();
     limiter.reported = false;
-    limiter.applyLimit(now);
-    if (limiter.moveTo !== null) {
-      // Its requesters serve another queue (this one is an older fleet's): carry on there.
-      const taskQueue = limiter.moveTo;
-      await limiter.settled();
-      log.info('agentRateLimiter: moving to the limiter task queue its requesters serve', {
-        projectId: input.projectId,
-        taskQueue,
-      });
-      return makeContinueAsNewFunc<typeof agentRateLimiter>({ taskQueue })(next());
-    }
     const plan = limiter.grantRound(now, gauge);
     if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong()) {
       await limiter.settled();

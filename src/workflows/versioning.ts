@@ -7,12 +7,10 @@
 //   changes must replay against running histories: the replay corpus (npm test) checks that, and
 //   patched() keeps old paths where a change would not.
 // - agentRateLimiter: none. Its queue is polled unversioned by every fleet (createLimiterWorker), so any
-//   build runs it and its changes must replay too. Only a limiter an earlier release left on a version is
-//   served by a versioned worker (the adopter, whose default is AUTO_UPGRADE) until it moves. Declaring
-//   one here broke exactly that move: the SDK reads this declaration once per run, on its first
-//   activation, where a replay reports the version of the history, not of this worker; a run begun on
-//   a version then served by an unversioned worker declared AUTO_UPGRADE, and the server refused every
-//   completion ("versioning behavior cannot be specified without deployment options").
+//   build runs it and its changes must replay too. Declaring one here breaks a run begun on a version
+//   and then served unversioned: the SDK reads the declaration once per run, on its first activation,
+//   and the server refuses every completion ("versioning behavior cannot be specified without
+//   deployment options").
 //   Pinned + continue-as-new onto the new version (initialVersioningBehavior with
 //   targetWorkerDeploymentVersionChanged) needs a newer server (1.32+, system.enableSendTargetVersionChanged)
 //   and is experimental in SDK 1.24; the project's servers are 1.29.1.

@@ -1,7 +1,7 @@
 // test-lane: cluster
 // The rate limiter on the arrangements users have, on the production-shaped cluster (default server
 // settings): a fleet that moves to another task queue, a limiter an older fleet left on a queue nobody
-// serves, two fleets on different task queues sharing projects, a limiter an older worker started with
+// serves (retired by hand), two fleets on different task queues sharing projects, a limiter an older worker started with
 // its first asks answered, and a changed AGENT_RATE_LIMIT. Jobs
 // start by workflow type name with plain JSON, as another service starts them.
 import assert from 'node:assert/strict';
@@ -94,11 +94,11 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     await after.close();
   });
 
-  test('a limiter left on a task queue nobody serves is adopted and moves; meanwhile the job says what it waits for', async () => {
+  test('a limiter left on a task queue nobody serves: the job names it and the remedy, and completes once it is retired', async () => {
     const projectId = `stranded-${run}`;
     const oldQueue = `${uniqueTaskQueue('old-fleet')}-limiter`;
     // What an older fleet left behind: the project's limiter on that fleet's own limiter queue.
-    await env.client.workflow.start(WorkflowType.agentRateLimiter, {
+    const stranded = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
       taskQueue: oldQueue,
       workflowId: rateLimiterWorkflowId(projectId),
       args: [{ projectId, limit: 100, windowMs: 10_000 } satisfies AgentRateLimiterInput],
@@ -107,11 +107,16 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     const handle = await startJob(f.worker.options.taskQueue, projectId);
     const waiting = await untilLimiterSilenceReported(handle, 30_000);
     assert.equal(waiting.phase, 'waiting-for-permit');
-    assert.match(waiting.waitingFor!, new RegExp(oldQueue));
+    assert.match(waiting.waitingFor!, new RegExp(`"${oldQueue}", which this release does not serve`));
+    assert.match(
+      waiting.waitingFor!,
+      new RegExp(`temporal workflow terminate --workflow-id ${rateLimiterWorkflowId(projectId)}`),
+    );
+    await stranded.terminate('retired, as the job said');
     const result = await handle.result();
     assert.ok(result.jobId);
     const limiter = await env.client.workflow.getHandle(rateLimiterWorkflowId(projectId)).describe();
-    assert.equal(limiter.taskQueue, LIMITER_TASK_QUEUE, 'the limiter continued as new onto the limiter task queue');
+    assert.equal(limiter.taskQueue, LIMITER_TASK_QUEUE, 'the next ask started the limiter on the limiter task queue');
     await f.close();
   });
 

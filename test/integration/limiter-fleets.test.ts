@@ -198,7 +198,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     console.log(JSON.stringify({ arrangement: 'rollout v1 -> v2, v1 stopped', jobMs: { onV1, onV2, after } }));
   });
 
-  test('a versioned deployment upgraded from a release that polled the limiter queue as its version: the limiters there move', async () => {
+  test('a versioned deployment upgraded from a release that polled the limiter queue as its version: a limiter there is named, retired, replaced', async () => {
     const project = `upgraded-${run}`;
     const legacyQueue = uniqueTaskQueue('legacy-limiter');
     const taskQueue = uniqueTaskQueue('rq-up');
@@ -247,11 +247,16 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
 
     const startedAt = Date.now();
     const handle = await startJob(taskQueue, project);
+    await waitFor(
+      async () => (await handle.query(agentStatusQuery)).waitingFor?.includes('which this release does not serve'),
+      { timeoutMs: 30_000, what: 'the job to name the limiter left on the old queue' },
+    );
+    await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).terminate('retired, as the job said');
     const result = await resultWithin(handle);
     const jobMs = Date.now() - startedAt;
     assert.ok(result.jobId);
-    const moved = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
-    assert.equal(moved.taskQueue, limiterTaskQueue, 'the limiter continued as new onto the limiter queue');
+    const started = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
+    assert.equal(started.taskQueue, limiterTaskQueue, 'the next ask started the limiter on the limiter queue');
     assert.equal(await limiterVersion(project), '');
     const status = await handle.query(agentStatusQuery);
     await env.client.workflow
@@ -270,7 +275,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     );
   });
 
-  test('a limiter an earlier release left on a deployment version whose workers are gone: the job says so, then it moves and the job completes', async () => {
+  test('a limiter an earlier release left on a deployment version whose workers are gone: the job says so and how to retire it, then completes', async () => {
     const project = `captured-${run}`;
     const legacyQueue = uniqueTaskQueue('legacy-limiter');
     const version = { deploymentName: `old-${run}`, buildId: 'v1' };
@@ -313,12 +318,17 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     );
     const saidMs = Date.now() - startedAt;
     assert.equal(waiting.phase, 'waiting-for-permit');
+    assert.match(
+      waiting.waitingFor ?? '',
+      new RegExp(`temporal workflow terminate --workflow-id ${limiter.workflowId}`),
+    );
+    await limiter.terminate('retired, as the job said');
     const result = await resultWithin(handle);
     const jobMs = Date.now() - startedAt;
     assert.ok(result.jobId);
-    const moved = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
-    assert.equal(moved.taskQueue, limiterTaskQueue, 'the limiter continued as new onto the limiter queue');
-    assert.equal(await limiterVersion(project), '', 'and runs on no deployment version there');
+    const started = await env.client.workflow.getHandle(rateLimiterWorkflowId(project)).describe();
+    assert.equal(started.taskQueue, limiterTaskQueue, 'the next ask started the limiter on the limiter queue');
+    assert.equal(await limiterVersion(project), '', 'on no deployment version');
     const after = await timedJob(f.taskQueue, project);
     await env.client.workflow
       .getHandle(limiter.workflowId)
@@ -327,7 +337,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     await f.close();
     console.log(
       JSON.stringify({
-        arrangement: 'limiter left on a gone deployment version',
+        arrangement: 'limiter left on a gone deployment version, retired by hand',
         statusSaidMs: saidMs,
         jobMs,
         nextJobMs: after,

@@ -49,11 +49,17 @@ const REQUIRED: Record<string, string[]> = {
     'failed-job',
     'continue-as-new',
   ],
-  agentRateLimiter: ['queued-grants', 'hand-over-to-another-queue', 'continue-as-new'],
+  agentRateLimiter: ['queued-grants', 'continue-as-new'],
   staticExport: ['success', 'failure', 'continue-as-new'],
 };
 const INCOMPATIBLE_FIXTURE = path.resolve(__dirname, '../replay/fixtures/incompatible');
-const LIMITER_BEFORE_FIXTURE = path.resolve(__dirname, '../replay/fixtures/limiter-before');
+const LIMITER_FIXTURES = {
+  'the closure before the state class': path.resolve(__dirname, '../replay/fixtures/limiter-before'),
+  'the state class before the limit memory and the queue move were dropped': path.resolve(
+    __dirname,
+    '../replay/fixtures/limiter-state-class',
+  ),
+};
 const { EventType } = temporal.api.enums.v1;
 const eventTypes = async (handle: WorkflowHandle) =>
   ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
@@ -81,7 +87,7 @@ describe('replay corpus', () => {
       const started = events[0]?.workflowExecutionStartedEventAttributes;
       assert.equal(started?.workflowType?.name, entry.type, `${entry.file} is a history of ${entry.type}`);
       // A continue-as-new path holds the run that continued, and the run it continued into.
-      if (entry.path === 'continue-as-new' || entry.path === 'hand-over-to-another-queue') {
+      if (entry.path === 'continue-as-new') {
         assert.equal(
           events.at(-1)?.eventType,
           EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
@@ -137,62 +143,65 @@ describe('replay corpus', () => {
 /**
  * SDK 1.24's offline replayer fails on most limiter runs (opened by update-with-start, or an update
  * accepted while a timer is pending) even with the code that wrote them; a worker without a workflow
- * cache replays the whole history on every task and handles them. So: limiters started by the code
- * before the rewrite (test/replay/fixtures/limiter-before), opened by update-with-start, queued, with
- * an update accepted while the window's timer is pending; then a cacheless worker with today's code
- * answers their query and a new update, and the history holds no failed workflow task.
+ * cache replays the whole history on every task and handles them. So: limiters started by earlier code
+ * (test/replay/fixtures), opened by update-with-start, queued, with an update accepted while the
+ * window's timer is pending; then a cacheless worker with today's code answers their query and a new
+ * update, and the history holds no failed workflow task.
  */
-describe('limiters of the previous code on a live cacheless worker', { skip: clusterSkipReason() }, () => {
-  test('replay and answer without nondeterminism', async () => {
-    const env = await createClusterEnv();
-    const taskQueue = uniqueTaskQueue('limiter-live-replay');
-    const projectId = `live-replay-${taskQueue.slice(-12)}`;
-    const workflowId = rateLimiterWorkflowId(projectId);
-    const ask = (requestKey: string) => [{ requesterWorkflowId: `${projectId}-job`, requestKey }];
-    const client = env.client;
-    try {
-      const before = await startWorker(env, { taskQueue, workflowsPath: LIMITER_BEFORE_FIXTURE });
-      try {
-        const opened = await client.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-          args: [[...ask('a'), ...ask('b'), ...ask('c')]],
-          startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
-            workflowId,
-            taskQueue,
-            args: [{ projectId, limit: 2, windowMs: 600_000 } satisfies AgentRateLimiterInput],
-            workflowIdConflictPolicy: 'FAIL',
-          }),
-        });
-        assert.deepEqual(
-          opened.map((a) => a.granted),
-          [true, true, false],
-        );
-        const handle = client.workflow.getHandle(workflowId);
-        await waitFor(async () => (await eventTypes(handle)).includes(EventType.EVENT_TYPE_TIMER_STARTED), {
-          what: 'the old limiter to wait for its window',
-        });
-        // An update accepted while the timer is pending, and a use report.
-        const [queued] = await handle.executeUpdate(admitPermitsUpdate, { args: [ask('d')] });
-        assert.equal(queued?.granted, false);
-        await handle.signal(permitsUsedSignal, [{ ...ask('a')[0]!, usedAtMs: Date.now() }]);
-      } finally {
-        await before.stop();
-      }
-      const after = await startWorker(env, { taskQueue, maxCachedWorkflows: 0 });
-      try {
-        const handle = client.workflow.getHandle(workflowId);
-        const status = await handle.query(rateLimiterStatusQuery);
-        assert.deepEqual([status.limit, status.inWindow, status.queued], [2, 2, 2]);
-        const [answer] = await handle.executeUpdate(admitPermitsUpdate, { args: [ask('e')] });
-        assert.deepEqual([answer?.granted, answer?.position], [false, 2]);
-        assert.equal((await handle.query(rateLimiterStatusQuery)).queued, 3);
-        const failed = (await eventTypes(handle)).filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
-        assert.equal(failed.length, 0, 'no workflow task failed (nondeterminism) on the new code');
-        await handle.terminate('live replay test done');
-      } finally {
-        await after.stop();
-      }
-    } finally {
-      await env.teardown();
-    }
-  });
+describe('limiters of earlier code on a live cacheless worker', { skip: clusterSkipReason() }, () => {
+  for (const [code, fixture] of Object.entries(LIMITER_FIXTURES))
+    test(`${code}: replays and answers without nondeterminism`, () => liveReplay(fixture));
 });
+
+async function liveReplay(fixture: string): Promise<void> {
+  const env = await createClusterEnv();
+  const taskQueue = uniqueTaskQueue('limiter-live-replay');
+  const projectId = `live-replay-${taskQueue.slice(-12)}`;
+  const workflowId = rateLimiterWorkflowId(projectId);
+  const ask = (requestKey: string) => [{ requesterWorkflowId: `${projectId}-job`, requestKey }];
+  const client = env.client;
+  try {
+    const before = await startWorker(env, { taskQueue, workflowsPath: fixture });
+    try {
+      const opened = await client.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [[...ask('a'), ...ask('b'), ...ask('c')]],
+        startWorkflowOperation: new WithStartWorkflowOperation(WorkflowType.agentRateLimiter, {
+          workflowId,
+          taskQueue,
+          args: [{ projectId, limit: 2, windowMs: 600_000 } satisfies AgentRateLimiterInput],
+          workflowIdConflictPolicy: 'FAIL',
+        }),
+      });
+      assert.deepEqual(
+        opened.map((a) => a.granted),
+        [true, true, false],
+      );
+      const handle = client.workflow.getHandle(workflowId);
+      await waitFor(async () => (await eventTypes(handle)).includes(EventType.EVENT_TYPE_TIMER_STARTED), {
+        what: 'the old limiter to wait for its window',
+      });
+      // An update accepted while the timer is pending, and a use report.
+      const [queued] = await handle.executeUpdate(admitPermitsUpdate, { args: [ask('d')] });
+      assert.equal(queued?.granted, false);
+      await handle.signal(permitsUsedSignal, [{ ...ask('a')[0]!, usedAtMs: Date.now() }]);
+    } finally {
+      await before.stop();
+    }
+    const after = await startWorker(env, { taskQueue, maxCachedWorkflows: 0 });
+    try {
+      const handle = client.workflow.getHandle(workflowId);
+      const status = await handle.query(rateLimiterStatusQuery);
+      assert.deepEqual([status.limit, status.inWindow, status.queued], [2, 2, 2]);
+      const [answer] = await handle.executeUpdate(admitPermitsUpdate, { args: [ask('e')] });
+      assert.deepEqual([answer?.granted, answer?.position], [false, 2]);
+      assert.equal((await handle.query(rateLimiterStatusQuery)).queued, 3);
+      const failed = (await eventTypes(handle)).filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+      assert.equal(failed.length, 0, 'no workflow task failed (nondeterminism) on the new code');
+      await handle.terminate('live replay test done');
+    } finally {
+      await after.stop();
+    }
+  } finally {
+    await env.teardown();
+  }
+}

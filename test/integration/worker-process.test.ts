@@ -18,7 +18,7 @@ import { DEFAULT_TASK_QUEUE } from '../../src/shared/defaults';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
-import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/limiter-adopter';
+import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/worker';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -45,13 +45,10 @@ test('a failed send rejects exactly the items it carried; later items still go',
 
 test('a batch never exceeds maxBatch', async () => {
   const sizes: number[] = [];
-  const batcher = new KeyedBatcher<number>(
-    async (_k, items) => {
-      sizes.push(items.length);
-      await new Promise((r) => setImmediate(r));
-    },
-    { maxBatch: 3 },
-  );
+  const batcher = new KeyedBatcher<number>(async (_k, items) => {
+    sizes.push(items.length);
+    await new Promise((r) => setImmediate(r));
+  }, 3);
   await Promise.all(Array.from({ length: 8 }, (_, i) => batcher.add('k', i)));
   assert.deepEqual(sizes, [1, 3, 3, 1]);
 });

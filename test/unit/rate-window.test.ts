@@ -5,7 +5,6 @@ import {
   availablePermits,
   defaultLeaseMs,
   defaultMarginMs,
-  effectiveLimit,
   estimateGrantAt,
   grantedSlotFreeAt,
   liveSlots,
@@ -13,7 +12,6 @@ import {
   permitUseByMs,
   planGrants,
   planHandovers,
-  rememberLimit,
   theoreticalDrainMs,
   usedSlotFreeAt,
   type WindowLimit,
@@ -180,54 +178,6 @@ describe('rate-limit arithmetic', () => {
     assert.equal(theoreticalDrainMs(3, L), 0);
     assert.equal(theoreticalDrainMs(4, L), 1_000);
     assert.equal(theoreticalDrainMs(300, { limit: 100, windowMs: 10_000 }), 20_000);
-  });
-});
-
-describe('limits heard from workers', () => {
-  const hourly = { limit: 100, windowMs: 3_600_000 };
-  const fast = { limit: 100, windowMs: 10_000 };
-
-  test('rememberLimit refreshes the same limit and keeps others', () => {
-    let seen = rememberLimit([], hourly, 0);
-    seen = rememberLimit(seen, fast, 5);
-    seen = rememberLimit(seen, hourly, 9);
-    assert.deepEqual(
-      seen.map((s) => [s.limit, s.windowMs, s.seenAtMs]),
-      [
-        [100, 10_000, 5],
-        [100, 3_600_000, 9],
-      ],
-    );
-  });
-
-  test('the strictest limit heard within its window applies; a looser one alone takes over once the stricter ages out', () => {
-    const seen = [
-      { ...hourly, seenAtMs: 0 },
-      { ...fast, seenAtMs: 1_000 },
-    ];
-    assert.deepEqual(effectiveLimit(seen, 2_000, fast), hourly);
-    // Heard an hour (plus margin) ago and not since: the 10 s limit is the only recent one.
-    const later = [
-      { ...hourly, seenAtMs: 0 },
-      { ...fast, seenAtMs: 3_700_000 },
-    ];
-    assert.deepEqual(effectiveLimit(later, 3_700_000, hourly), fast);
-  });
-
-  test('a stricter new limit applies at once; equal rates prefer the longer window; nothing heard falls back', () => {
-    const seen = [
-      { ...fast, seenAtMs: 0 },
-      { limit: 10, windowMs: 10_000, seenAtMs: 1 },
-    ];
-    assert.deepEqual(effectiveLimit(seen, 2, fast), { limit: 10, windowMs: 10_000 });
-    const sameRate = [
-      { limit: 10, windowMs: 1_000, seenAtMs: 0 },
-      { limit: 100, windowMs: 10_000, seenAtMs: 0 },
-    ];
-    assert.deepEqual(effectiveLimit(sameRate, 1, fast), { limit: 100, windowMs: 10_000 });
-    assert.deepEqual(effectiveLimit([], 0, hourly), hourly);
-    // Everything aged out: the latest heard still applies, not the fallback.
-    assert.deepEqual(effectiveLimit([{ ...fast, seenAtMs: 0 }], 10_000_000, hourly), fast);
   });
 });
 
