@@ -21,19 +21,17 @@ import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '..
 import type { Settled } from './send-once';
 import { settleAll } from './settle';
 
-/** Ask again when no grant arrives this long after it was expected (a limiter that ended or was reset). */
+/** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
 const RECHECK_MIN_MS = 60_000;
 const RECHECK_MAX_MS = 10 * 60_000;
 /** A limiter that did not answer is asked again after 5 s, doubling up to a minute. */
 const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
 /**
- * A permit handed on ahead of time waits on a workflow timer until this long before its slot frees,
- * then in the activity: an activity slot is held for seconds, not half a window, and the lead covers
- * a loaded server's timer, task and dispatch so the call still goes out when the slot frees.
+ * A permit handed on ahead of time waits on a timer until this long before its slot frees, then in the
+ * activity: the lead covers a loaded server's timer, task and dispatch. Runs from before the patch: 1 s.
  */
 const CALL_LEAD_MS = 2_500;
-/** The lead runs started with before CALL_LEAD_PATCH keep (their timer is or isn't in history). */
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
@@ -91,10 +89,7 @@ export class ProjectPermits {
     });
   }
 
-  /**
-   * Runs `call` (one create or message activity) under a permit for firstKey and returns its value. The
-   * activity reports the permit's use; the workflow does only when no activity finished.
-   */
+  /** Runs `call` (one create or message activity) under a permit for firstKey and returns its value. */
   async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
     const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
     let step: Step<T> = { kind: 'ask' };
@@ -105,10 +100,7 @@ export class ProjectPermits {
       else step = await this.waitForGrant(attempt, step.refusal);
     }
   }
-  /**
-   * Reports the use when no activity could: now, or the use-by time if later (a timed-out attempt may
-   * still call until then).
-   */
+  /** Reports the use when no activity could: now, or the use-by time if later (a lost attempt may call until then). */
   reportUse(permit: CallPermit): void {
     const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
@@ -124,11 +116,7 @@ export class ProjectPermits {
     void report.finally(() => this.reports.delete(report));
   }
 
-  /**
-   * Resolves once every report is delivered and `quiet()` holds, both at once: await before completing
-   * or continuing as new (a report still in flight then never arrives, and a handler that started
-   * meanwhile, a message, must finish first).
-   */
+  /** Await before the run ends: a report still in flight then never arrives (see settleAll). */
   async delivered(quiet: () => boolean = allHandlersFinished): Promise<void> {
     await settleAll(this.reports, quiet);
   }
@@ -148,7 +136,7 @@ export class ProjectPermits {
     return { kind: 'granted', permit };
   }
 
-  /** Makes the call once the permit's slot is near; a permit that expired first is asked for again under a new key. */
+  /** Calls once the permit's slot is near; a permit that expired first is asked for again under a new key. */
   private async call<T>(
     attempt: Attempt,
     permit: CallPermit,
@@ -176,10 +164,7 @@ export class ProjectPermits {
     return { kind: 'ask' };
   }
 
-  /**
-   * Not admitted: a limiter that did not answer is asked again after a backoff; a queued request waits
-   * for its grant, and asks again when none comes well after it was expected (a limiter that was reset).
-   */
+  /** Not admitted: ask a silent limiter again after a backoff; else wait for the grant, asking again when late. */
   private async waitForGrant<T>(attempt: Attempt, refusal: NotAdmitted): Promise<Step<T>> {
     const now = Date.now();
     if (refusal.unanswered) {

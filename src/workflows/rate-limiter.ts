@@ -61,15 +61,6 @@ const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
-/** Requests waiting for a permit, per project. */
-const permitsQueuedGauge = () =>
-  metricMeter.createGauge(
-    'docs_admin_permits_queued',
-    'int',
-    'requests',
-    'Agent permit requests queued at the project limiter.',
-  );
-
 /** How a wait for work ended: go round again, complete, or continue as new with a short history. */
 type Idle = 'work' | 'complete' | 'compact';
 
@@ -85,6 +76,12 @@ class Limiter {
   private granted = 0;
   private readonly maxHistoryEvents: number;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly queuedGauge = metricMeter.createGauge(
+    'docs_admin_permits_queued',
+    'int',
+    'requests',
+    'Agent permit requests queued at the project limiter.',
+  );
 
   constructor(readonly input: AgentRateLimiterInput) {
     this.maxHistoryEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
@@ -92,8 +89,8 @@ class Limiter {
       grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
       queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
     };
-    this.limit = { limit: Math.max(1, Math.floor(input.limit)), windowMs: Math.max(1, input.windowMs) };
-    this.limit.marginMs = input.marginMs;
+    const [limit, windowMs] = [Math.max(1, Math.floor(input.limit)), Math.max(1, input.windowMs)];
+    this.limit = { limit, windowMs, marginMs: input.marginMs };
   }
 
   get queued(): number {
@@ -203,6 +200,7 @@ class Limiter {
       const grant = this.grant(request, now, grantedSlotFreeAt(now, this.limit));
       if (!answering.some((a) => sameRequest(a, request))) this.notify(grant);
     }
+    this.queuedGauge.set(this.queued, { project: this.input.projectId });
     return plan;
   }
 
@@ -228,13 +226,6 @@ class Limiter {
       this.notify(grant);
     });
     return plan.wakeAtMs;
-  }
-
-  /** Grants what fits; updates the queue gauge. */
-  grantRound(now: number, gauge: ReturnType<typeof permitsQueuedGauge>): GrantPlan {
-    const plan = this.grantWhatFits(now);
-    gauge.set(this.queued, { project: this.input.projectId });
-    return plan;
   }
 
   // --- waiting ---
@@ -323,14 +314,13 @@ function handle(limiter: Limiter): void {
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
-  const gauge = permitsQueuedGauge();
   const limiter = new Limiter(input);
   handle(limiter);
   const next = (): AgentRateLimiterInput => ({ ...input, ...limiter.limit, carried: limiter.state });
   for (;;) {
     const now = Date.now();
     limiter.reported = false;
-    const plan = limiter.grantRound(now, gauge);
+    const plan = limiter.grantWhatFits(now);
     if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong()) {
       await limiter.settled();
       return continueAsNew<typeof agentRateLimiter>(next());
