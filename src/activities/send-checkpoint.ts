@@ -43,9 +43,10 @@ export class CheckpointChannel<T> {
   }
 
   private send(details: SendCheckpoint<T> | undefined, timeoutMs = CHECKPOINT_TIMEOUT_MS): Promise<void> {
-    const deadline = () => Date.now() + timeoutMs;
     const sent = this.queue.then(() =>
-      this.temporal.withDeadline(deadline(), () => this.temporal.activity.heartbeat(this.taskToken, details)),
+      this.temporal.withDeadline(Date.now() + timeoutMs, () =>
+        this.temporal.activity.heartbeat(this.taskToken, details),
+      ),
     );
     this.queue = sent.catch(() => undefined);
     return sent;

@@ -81,7 +81,8 @@ export function resolveDeploymentVersion(
 
 /**
  * What the jobs' Worker.create spreads in (the limiter queue's worker never declares a version: see
- * createLimiterWorker). The default behaviour (for a workflow type without its own) is PINNED: the safe one for code never replayed.
+ * createLimiterWorker). The default behaviour (for a workflow type without its own) is PINNED: the
+ * safe one for code never replayed.
  */
 export function workerDeploymentOptions(
   version: DeploymentVersion | undefined,

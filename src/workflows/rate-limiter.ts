@@ -71,7 +71,7 @@ class Limiter {
   /** A report freed a slot (or brought one within hand-over reach) before the planned wake-up. */
   reported = false;
   plannedWakeAtMs = Number.POSITIVE_INFINITY;
-  /** When a request, report or release last arrived. */
+  /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
   private granted = 0;
   private readonly maxHistoryEvents: number;
@@ -89,8 +89,11 @@ class Limiter {
       grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
       queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
     };
-    const [limit, windowMs] = [Math.max(1, Math.floor(input.limit)), Math.max(1, input.windowMs)];
-    this.limit = { limit, windowMs, marginMs: input.marginMs };
+    this.limit = {
+      limit: Math.max(1, Math.floor(input.limit)),
+      windowMs: Math.max(1, input.windowMs),
+      marginMs: input.marginMs,
+    };
   }
 
   get queued(): number {
