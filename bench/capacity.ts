@@ -23,7 +23,8 @@ import {
   naiveWorkerOptions,
 } from './lib/capacity-fleet';
 import { idleCpuRate, runPhase, type PhasePlan, type PhaseResult, type Side } from './lib/capacity-phase';
-import { counterDelta, historyCost, psql, readCounters, rowCost, type RunCost } from './lib/capacity-measure';
+import { psql } from '../scripts/cluster/postgres';
+import { counterDelta, historyCost, readCounters, rowCost, type RunCost } from './lib/capacity-measure';
 import { deriveReport, type CapacityReport, type KeeperSnapshots, type ScalingRun } from './lib/capacity-derive';
 import { waitFor } from '../scripts/wait';
 import { ensureCluster } from '../scripts/cluster/control';

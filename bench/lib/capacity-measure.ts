@@ -2,13 +2,10 @@
 // its children, continue-as-new chains followed back), their PostgreSQL rows (history_node by tree id,
 // which is the run id; executions; visibility), and machine-wide counters (PostgreSQL tuple writes and
 // WAL, the server's `action` metric by namespace) for phases measured on a quiet machine.
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { postgresBinDir } from '../../scripts/cluster/postgres';
-import { CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from '../../scripts/cluster/layout';
+import { psql } from '../../scripts/cluster/postgres';
+import { CLUSTER_PORTS, HOST } from '../../scripts/cluster/layout';
 import { countActions, countTasks, type EventLite } from './capacity-model';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -79,24 +76,6 @@ export async function historyCost(client: Client, workflowIds: readonly string[]
     for (const e of events) cost.byType[e.type] = (cost.byType[e.type] ?? 0) + 1;
   }
   return cost;
-}
-
-/** psql against the cluster's PostgreSQL (as scripts/cluster/postgres.ts connects); rows of `|`-separated fields. */
-export function psql(database: string, sql: string): string[][] {
-  const result = spawnSync(
-    path.join(postgresBinDir() ?? '/usr/bin', 'psql'),
-    ['-h', HOST, '-p', String(CLUSTER_PORTS.postgres), '-U', POSTGRES_USER, '-d', database, '-At', '-c', sql],
-    {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, PGPASSWORD: readFileSync(CLUSTER_FILES.postgresPassword, 'utf8').trim() },
-    },
-  );
-  if (result.status !== 0) throw new Error(`psql: ${result.stderr.trim()}`);
-  return result.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split('|'));
 }
 
 export interface RowCost {

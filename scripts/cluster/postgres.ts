@@ -110,6 +110,24 @@ export function postgresPassword(): string {
 }
 
 /**
+ * Runs one SQL statement with psql against the cluster's database `database`, as the cluster connects
+ * (TCP, its password wherever postgresPaths keeps it); rows of `|`-separated fields.
+ */
+export function psql(database: string, sql: string): string[][] {
+  const result = spawnSync(
+    bin('psql'),
+    ['-h', HOST, '-p', String(CLUSTER_PORTS.postgres), '-U', POSTGRES_USER, '-d', database, '-At', '-c', sql],
+    { encoding: 'utf8', env: { PATH: process.env.PATH, PGPASSWORD: postgresPassword() } },
+  );
+  if (result.status !== 0) throw new Error(`psql: ${(result.stderr || String(result.error)).trim()}`);
+  return result.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('|'));
+}
+
+/**
  * Creates the database cluster: superuser `temporal` with a random password (kept in
  * .data/cluster/postgres-password), scram-sha-256 over TCP, no Unix socket. Built in a temporary
  * directory and renamed into place, so an interrupted run leaves nothing half made.

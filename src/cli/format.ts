@@ -1,5 +1,6 @@
 // Everything the CLI prints on stdout besides --json objects: one function per view, each returning
 // the lines with their final newline.
+import type { ParkedAgentJob } from '../client/parked';
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
 import type { AgentJobResult, AgentStatus } from '../shared/agent-job';
@@ -75,5 +76,21 @@ export function scheduleText(view: ScheduleView): string {
     ...(view.numActionsTaken !== undefined ? [`  actions:  ${view.numActionsTaken} taken`] : []),
     ...view.recentActions.slice(-3).map((a) => `  recent:   ${a.scheduledAt} -> ${a.workflowId}`),
   ];
+  return `${lines.join('\n')}\n`;
+}
+
+export function parkedText(jobs: ParkedAgentJob[]): string {
+  if (jobs.length === 0) return 'no agent job waits for an operator\n';
+  const lines = jobs.flatMap((job) => [
+    `${job.workflowId}`,
+    `  project:   ${job.projectId}`,
+    `  unknown:   the ${job.unknown} call${job.jobId ? ` (for job ${job.jobId})` : ''}`,
+    `  parked:    ${job.parkedAt}`,
+    `  gives up:  ${job.givesUpAt} (then it ends OutcomeUnknown)`,
+    `  check:     ${job.check}`,
+    `  it took effect:  ${job.settle.resolve}`,
+    `  it did not:      ${job.settle.resend}`,
+    `  give it up:      ${job.settle.abandon}`,
+  ]);
   return `${lines.join('\n')}\n`;
 }

@@ -11,7 +11,7 @@ import { agentCommand } from './commands/agent';
 import { exportCommand } from './commands/export';
 import { keepCommand, publishCommand } from './commands/keeper';
 import { keygenCommand } from './commands/keygen';
-import { abandonCommand, resendCommand, resolveCommand } from './commands/operator';
+import { abandonCommand, parkedCommand, resendCommand, resolveCommand } from './commands/operator';
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
 import { cliContext, type CliIo } from './context';
@@ -52,6 +52,7 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
     .addCommand(keepCommand(ctx))
     .addCommand(publishCommand(ctx))
     .addCommand(statusCommand(ctx))
+    .addCommand(parkedCommand(ctx))
     .addCommand(resolveCommand(ctx))
     .addCommand(resendCommand(ctx))
     .addCommand(abandonCommand(ctx))

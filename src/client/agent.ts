@@ -152,21 +152,19 @@ export async function awaitAgentJob(
 /** The parked call did take effect: the job adopts `jobId` (checked to exist in its project) and goes on. */
 export async function resolveAgentJob(client: Client, workflowId: string, jobId: string): Promise<AgentJob> {
   checkInput([...checkWorkflowId(workflowId), ...validateJobId(jobId)]);
-  return updateCurrentRun(client, workflowId, (h) => h.executeUpdate(resolveUpdate, { args: [{ jobId }] }));
+  return updateCurrentRun(client, workflowId, resolveUpdate, { jobId });
 }
 
 /** The parked call did not take effect: the job makes it again, under a new permit. */
 export async function resendAgentJob(client: Client, workflowId: string): Promise<void> {
   checkInput(checkWorkflowId(workflowId));
-  await updateCurrentRun(client, workflowId, (h) => h.executeUpdate(resendUpdate));
+  await updateCurrentRun(client, workflowId, resendUpdate);
 }
 
 /** Give the parked job up: it ends with OutcomeUnknown (with the reason, when given). */
 export async function abandonAgentJob(client: Client, workflowId: string, reason?: string): Promise<void> {
   checkInput(checkWorkflowId(workflowId));
-  await updateCurrentRun(client, workflowId, (h) =>
-    h.executeUpdate(abandonUpdate, { args: [reason !== undefined ? { reason } : {}] }),
-  );
+  await updateCurrentRun(client, workflowId, abandonUpdate, reason !== undefined ? { reason } : {});
 }
 
 /** Problems with a workflow id an operator typed (empty, absurdly long). */
@@ -178,5 +176,5 @@ export function checkWorkflowId(workflowId: string): string[] {
 /** Sends a follow-up prompt to a running agent job; resolves with the refreshed job. */
 export async function sendAgentMessage(client: Client, workflowId: string, prompt: string): Promise<AgentJob> {
   checkInput(validatePrompt(prompt));
-  return updateCurrentRun(client, workflowId, (h) => h.executeUpdate(sendMessageUpdate, { args: [prompt] }));
+  return updateCurrentRun(client, workflowId, sendMessageUpdate, prompt);
 }

@@ -22,4 +22,6 @@ export type {
   StartOptions,
   StaticExportWorkflow,
 } from './start';
+export * from './parked';
 export * from './status';
+export { UpdateNotTakenError } from './update';

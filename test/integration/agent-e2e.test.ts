@@ -258,7 +258,7 @@ describe('agentJob against the emulator', () => {
       });
       // The continued run still knows the job and accepts a follow-up (sent as users send it: the
       // job continues as new every two polls, and an update racing that goes to the next run).
-      assert.equal(await updateCurrentRun(env.client, handle.workflowId, (h) => h.executeUpdate(jobIdUpdate)), jobId);
+      assert.equal(await updateCurrentRun(env.client, handle.workflowId, jobIdUpdate), jobId);
       const refreshed = await sendAgentMessage(env.client, handle.workflowId, 'Keep the old URLs working');
       assert.equal(refreshed.id, jobId);
       const result = await handle.result();

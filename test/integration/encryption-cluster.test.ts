@@ -7,16 +7,16 @@
 // cluster's codec server show both decoded. Then a key rotation while jobs are in flight: a new line
 // on top of the key file, no restart, every job completes.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@temporalio/client';
 import { startEmulator, type EmulatorHandle } from '../../emulator';
-import { CLUSTER_CODEC_URL, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } from '../../scripts/cluster/layout';
-import { postgresBinDir } from '../../scripts/cluster/postgres';
+import { CLUSTER_CODEC_URL } from '../../scripts/cluster/layout';
+import { psql } from '../../scripts/cluster/postgres';
 import { findTemporalCli } from '../../scripts/tools';
 import { startAgentJob } from '../../src/client';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
@@ -46,31 +46,10 @@ const run = (command: string, args: string[], env: NodeJS.ProcessEnv): Promise<R
     ),
   );
 
-/** Rows of the cluster's PostgreSQL whose bytes contain `needle` (psql, as scripts/cluster/postgres.ts connects). */
+/** Rows of the cluster's PostgreSQL whose bytes contain `needle`. */
 function rowsContaining(database: string, table: string, columns: string[], needle: string): number {
   const where = columns.map((c) => `position(convert_to('${needle}', 'UTF8') in coalesce(${c}, ''::bytea)) > 0`);
-  const result = spawnSync(
-    path.join(postgresBinDir() as string, 'psql'),
-    [
-      '-h',
-      HOST,
-      '-p',
-      String(CLUSTER_PORTS.postgres),
-      '-U',
-      POSTGRES_USER,
-      '-d',
-      database,
-      '-At',
-      '-c',
-      `SELECT count(*) FROM ${table} WHERE ${where.join(' OR ')}`,
-    ],
-    {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, PGPASSWORD: readFileSync(CLUSTER_FILES.postgresPassword, 'utf8').trim() },
-    },
-  );
-  assert.equal(result.status, 0, result.stderr);
-  return Number(result.stdout.trim());
+  return Number(psql(database, `SELECT count(*) FROM ${table} WHERE ${where.join(' OR ')}`)[0]?.[0]);
 }
 
 /** Every payload of a `temporal ... -o json` document: objects with metadata and data. */

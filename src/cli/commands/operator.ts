@@ -1,11 +1,30 @@
-// `resolve`, `resend`, `abandon`: a person settles an agent job that waits for an operator (its create
-// or message outcome was unknown; list them with `temporal workflow list --query
-// "DocsJobStatus='needs-operator'"`). Each is an update on the job, validated before anything changes.
+// `parked` lists the agent jobs that wait for an operator (their create or message outcome was
+// unknown); `resolve`, `resend`, `abandon` settle one. Each of those is an update on the job, validated
+// before anything changes, and reports what happened even when the job closed in the same moment.
 import { Command } from 'commander';
-import { abandonAgentJob, checkInput, checkWorkflowId, resendAgentJob, resolveAgentJob } from '../../client';
-import { validateJobId } from '../../policies/validation/agent';
+import {
+  abandonAgentJob,
+  checkInput,
+  checkWorkflowId,
+  listParkedAgentJobs,
+  resendAgentJob,
+  resolveAgentJob,
+} from '../../client';
+import { validateJobId, validateProjectId } from '../../policies/validation/agent';
 import type { CliContext } from '../context';
-import { jsonLine } from '../format';
+import { jsonLine, parkedText } from '../format';
+
+export function parkedCommand({ io, client, wire }: CliContext): Command {
+  return wire(new Command('parked'))
+    .description('List the agent jobs waiting for an operator, with what is unknown and the commands that settle them.')
+    .option('--project <projectId>', 'only this project')
+    .option('--json', 'print one JSON array')
+    .action(async (opts: { project?: string; json?: boolean }) => {
+      if (opts.project !== undefined) checkInput(validateProjectId(opts.project)); // before connecting
+      const parked = await listParkedAgentJobs(await client(), { projectId: opts.project });
+      io.stdout.write(opts.json ? jsonLine(parked) : parkedText(parked));
+    });
+}
 
 export function resolveCommand({ io, client, wire }: CliContext): Command {
   return wire(new Command('resolve'))
@@ -18,8 +37,8 @@ export function resolveCommand({ io, client, wire }: CliContext): Command {
       const job = await resolveAgentJob(await client(), workflowId, opts.jobId);
       io.stdout.write(
         opts.json
-          ? jsonLine({ workflowId, jobId: job.id, status: job.status })
-          : `resolved ${workflowId}: job ${job.id} (${job.status})\n`,
+          ? jsonLine({ workflowId, jobId: job.id, status: job.status, prLink: job.prLink })
+          : `resolved ${workflowId}: job ${job.id} (${job.status}${job.prLink ? `, ${job.prLink}` : ''})\n`,
       );
     });
 }
