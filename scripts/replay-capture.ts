@@ -23,6 +23,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
+import { SinksFile } from '../src/activities/sinks-file';
 import { AdminApiClient } from '../src/api/client';
 import { type EmulatorHandle, startEmulator } from '../emulator';
 import { noopMetrics } from '../src/observability/metrics';
@@ -124,13 +125,16 @@ const exportToBundle =
 const agent = (ctx: Ctx, input: AgentJobInput, options: AgentJobOptions = FAST, workflowId = unique('agent')) =>
   ctx.client.workflow.start(WorkflowType.agentJob, { taskQueue: ctx.taskQueue, workflowId, args: [input, options] });
 
+/** The captured keepers' sink: one file sink of the fleet's sinks file. */
+const REPLAY_SINK = 'replay-config';
+
 const keeper = (ctx: Ctx, input: Partial<BundleKeeperInput> & { domain: string }) =>
   ctx.client.workflow.start(WorkflowType.bundleKeeper, {
     taskQueue: ctx.taskQueue,
     workflowId: unique(`keeper-${input.domain}`),
     args: [
       {
-        sink: { type: 'file', path: path.join(ctx.dir, `${input.domain}-${++seq}.json`) },
+        sink: REPLAY_SINK,
         ...input,
       } satisfies BundleKeeperInput,
     ],
@@ -529,12 +533,21 @@ async function fleet(
   const limiterQueue = `${taskQueue}-limiter`;
   const api = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
   const dies = new Set<string>();
+  const sinksFile = path.join(dir, 'sinks.json');
+  writeFileSync(
+    sinksFile,
+    JSON.stringify({
+      allowedDirs: [dir],
+      sinks: { [REPLAY_SINK]: { type: 'file', path: path.join(dir, 'docs.json') } },
+    }),
+  );
   const real = createActivities({
     api,
     metrics: noopMetrics,
     temporal: env.client,
     agentRateLimit: RATE,
     limiterTaskQueue: limiterQueue,
+    sinks: new SinksFile(sinksFile),
   });
   const connection = env.nativeConnection;
   const namespace = env.namespace ?? 'default';
