@@ -248,10 +248,7 @@ describe('docs-admin CLI', () => {
       /--domain <domain>[\s\S]*--version <version>[\s\S]*--path <path>[\s\S]*--wait[\s\S]*--json/,
     );
     assert.match(results[2]!.stdout, /--project <projectId>[\s\S]*--prompt <text>[\s\S]*--request-id <id>/);
-    assert.match(
-      results[3]!.stdout,
-      /--sink <name>[\s\S]*--version <version>[\s\S]*--kind/,
-    );
+    assert.match(results[3]!.stdout, /--sink <name>[\s\S]*--version <version>[\s\S]*--kind/);
     for (const flag of [
       '--cron <expr>',
       '--every <duration>',
