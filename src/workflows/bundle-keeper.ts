@@ -216,10 +216,15 @@ class Keeper {
   }
 
   /** An apply the worker refused (the file changed): ask for the sink again before anything else. */
+  /**
+   * A run that started before named sinks only shows it (its install retries keep their back-off and
+   * commands); it clears on the next apply that passes.
+   */
   private noteRefusedApply(err: unknown): void {
-    if (!this.named || failureType(err) !== SINK_REFUSED) return;
-    this.st.sinkResolved = null;
-    this.st.sinkRefused = { reason: failureMessage(err), checks: 0, retryAtMs: Date.now() };
+    if (failureType(err) !== SINK_REFUSED) return;
+    const checks = (this.st.sinkRefused?.checks ?? 0) + 1;
+    this.st.sinkRefused = { reason: failureMessage(err), checks, retryAtMs: Date.now() };
+    if (this.named) this.st.sinkResolved = null;
   }
 
   status(): KeeperStatus {
@@ -450,6 +455,7 @@ class Keeper {
         issuedAtMs = Date.now();
       }
       st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      st.sinkRefused = null;
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
@@ -483,6 +489,7 @@ class Keeper {
       );
       const issuedAtMs = Date.now();
       st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      st.sinkRefused = null;
       st.refreshesDone++;
       st.lastError = null;
     } catch (err) {
