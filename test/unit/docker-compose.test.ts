@@ -32,6 +32,7 @@ import {
 } from '../../scripts/cluster/layout';
 import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
 import { parseSinksFile } from '../../src/activities/sinks-file';
+import { clusterSinksText } from '../../scripts/cluster/sinks';
 import { RULES_FILE, WORKER_JOB } from '../../scripts/cluster/monitoring';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -313,6 +314,10 @@ describe('docker-compose.yml', () => {
     );
     const volume = (service('worker').volumes ?? []).find((v) => v.startsWith('deployments:'))!.split(':')[1]!;
     for (const sink of table.sinks.values()) assert.ok('root' in sink && sink.root === volume, sink.type);
+    // `npm run cluster` writes the same two sinks below its data directory.
+    const cluster = parseSinksFile(clusterSinksText('/data/cluster/deployments'), 'sinks.yaml');
+    assert.deepEqual([...cluster.invalid], []);
+    assert.deepEqual([...cluster.sinks.keys()], [...table.sinks.keys()]);
   });
 
   test('ADMIN_API_KEY comes from a secret fed by the environment, never from the file', () => {
