@@ -88,7 +88,8 @@ export async function checkWebhookHost(url: string, allowPrivateHosts: readonly 
     : await new Promise<string[]>((resolve) =>
         dnsLookup(host, { all: true }, (err, found) => resolve(err ? [] : found.map((a) => a.address))),
       );
-  if (addresses.length === 0) return `${host} does not resolve`;
+  // Not resolvable now: no refusal (a DNS hiccup is no policy); the connect fails, retryably.
+  if (addresses.length === 0) return undefined;
   for (const address of addresses) {
     const problem = addressProblem(host, address, allowPrivateHosts);
     if (problem) return problem;

@@ -140,7 +140,7 @@ function throwConflicts(domain: string, conflicts: string[]): void {
 function sinkLabel(ref: unknown): string {
   if (typeof ref === 'string') return `"${ref.slice(0, 64)}"`;
   const type = typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
-  return `an inline ${typeof type === 'string' ? type.slice(0, 16) : ''} sink`.replace('  ', ' ');
+  return typeof type === 'string' ? `an inline ${type.slice(0, 16)} sink` : 'an inline sink';
 }
 
 type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
@@ -215,10 +215,10 @@ class Keeper {
     st.sinkRefused = null;
   }
 
-  /** An apply the worker refused (the file changed): ask for the sink again before anything else. */
   /**
-   * A run that started before named sinks only shows it (its install retries keep their back-off and
-   * commands); it clears on the next apply that passes.
+   * An apply the worker refused (the file changed): a named run asks for the sink again before anything
+   * else; a run that started before named sinks only shows it (its install retries keep their back-off
+   * and commands). Cleared by the next apply that passes.
    */
   private noteRefusedApply(err: unknown): void {
     if (failureType(err) !== SINK_REFUSED) return;
