@@ -14,7 +14,7 @@
 //   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
 //   --stop    stop the UI, the codec server, Prometheus, every server node and PostgreSQL, and wait until they have exited
 // The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
-// it for the Web UI.
+// it for the Web UI. So is the workers' sinks file (.data/cluster/sinks.yaml, KEEPER_SINKS_FILE).
 import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
@@ -48,6 +48,8 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say('  every process: npm run cluster -- --status    stop with: npm run cluster -- --stop');
   say("Workers, the CLI and clients encrypt payloads with the cluster's key file (docs/security.md):");
   say(`  export PAYLOAD_ENCRYPTION_KEYS_FILE=${result.payloadKeysFile}`);
+  say("Workers apply keepers' bundles only through the sinks of this file (docs/contract.md, keep --sink <name>):");
+  say(`  export KEEPER_SINKS_FILE=${result.sinksFile}`);
   if (result.tls) {
     // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.
     say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);

@@ -4,6 +4,9 @@
 // (CI, a pipe) it shuts down at once. Ctrl-C at any point shuts everything down cleanly.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { awaitAgentJob, runExport, startAgentJob } from '../src/client';
 import { loadWorkerConfig } from '../src/config';
@@ -27,12 +30,15 @@ interface Running {
   emulator?: EmulatorHandle;
   worker?: DocsAdminWorker;
   connection?: Connection;
+  /** The demo's sinks file and the deployment config its one sink writes. */
+  sinksDir?: string;
 }
 
 async function shutdown(running: Running): Promise<void> {
   await running.connection?.close().catch(() => undefined);
   await running.worker?.close().catch(() => undefined);
   await running.emulator?.close().catch(() => undefined);
+  if (running.sinksDir) rmSync(running.sinksDir, { recursive: true, force: true });
   const server = running.server;
   if (server && server.exitCode === null) {
     const exited = new Promise((resolve) => server.once('exit', resolve));
@@ -75,6 +81,7 @@ async function startEverything(
   // The key is the worker's alone: it goes into the worker's config, never into a workflow input.
   const config = loadWorkerConfig({
     ...process.env,
+    KEEPER_SINKS_FILE: process.env.KEEPER_SINKS_FILE ?? demoSinksFile(running),
     ADMIN_API_URL: running.emulator.url,
     ADMIN_API_KEY: `mint_demo_${randomBytes(12).toString('hex')}`,
     TEMPORAL_ADDRESS: ADDRESS,
@@ -84,12 +91,23 @@ async function startEverything(
   running.worker = await createDocsAdminWorker(config, { metricsListen: { port: 0 } });
   const workerDone = running.worker.run();
   say(`Worker: task queue ${config.taskQueue}; metrics ${running.worker.metricsUrl ?? 'disabled'}`);
+  say(`Keeper sinks: ${config.sinksFile}   (a keeper names one: npm run cli -- keep --domain D --sink demo-config)`);
 
   running.connection = await Connection.connect({ address: ADDRESS });
   // Encrypting like the worker when PAYLOAD_ENCRYPTION_KEYS_FILE is set (docs/security.md).
   const dataConverter = payloadEncryptionFromEnv(process.env)?.dataConverter;
   const client = new Client({ connection: running.connection, namespace: config.namespace, dataConverter });
   return { client, taskQueue: config.taskQueue, workerDone };
+}
+
+/** A sinks file with one file sink (`demo-config`) in a temporary directory, removed at shutdown. */
+function demoSinksFile(running: Running): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-demo-'));
+  running.sinksDir = dir;
+  const file = path.join(dir, 'sinks.yaml');
+  const sinks = { 'demo-config': { type: 'file', path: path.join(dir, 'deployment', 'staticExport.json') } };
+  writeFileSync(file, JSON.stringify({ allowedDirs: [dir], sinks }, null, 2));
+  return file;
 }
 
 /** Starts one static export and one agent job side by side, their progress printed as it changes. */

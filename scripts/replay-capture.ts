@@ -23,6 +23,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
+import { SinksFile } from '../src/activities/sinks-file';
 import { AdminApiClient } from '../src/api/client';
 import { type EmulatorHandle, startEmulator } from '../emulator';
 import { noopMetrics } from '../src/observability/metrics';
@@ -124,13 +125,28 @@ const exportToBundle =
 const agent = (ctx: Ctx, input: AgentJobInput, options: AgentJobOptions = FAST, workflowId = unique('agent')) =>
   ctx.client.workflow.start(WorkflowType.agentJob, { taskQueue: ctx.taskQueue, workflowId, args: [input, options] });
 
+/** The captured keepers' sink: one file sink of the fleet's sinks file. */
+const REPLAY_SINK = 'replay-config';
+/** A sink the sinks file holds only once a scenario adds it. */
+const LATER_SINK = 'replay-later';
+
+/** The fleets' sinks file in `dir` (KEEPER_SINKS_FILE), holding REPLAY_SINK and `more`. */
+function writeReplaySinks(dir: string, more: string[] = []): string {
+  const file = path.join(dir, 'sinks.json');
+  const sinks = Object.fromEntries(
+    [REPLAY_SINK, ...more].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+  );
+  writeFileSync(file, JSON.stringify({ allowedDirs: [dir], sinks }));
+  return file;
+}
+
 const keeper = (ctx: Ctx, input: Partial<BundleKeeperInput> & { domain: string }) =>
   ctx.client.workflow.start(WorkflowType.bundleKeeper, {
     taskQueue: ctx.taskQueue,
     workflowId: unique(`keeper-${input.domain}`),
     args: [
       {
-        sink: { type: 'file', path: path.join(ctx.dir, `${input.domain}-${++seq}.json`) },
+        sink: REPLAY_SINK,
         ...input,
       } satisfies BundleKeeperInput,
     ],
@@ -421,6 +437,28 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     type: 'bundleKeeper',
+    path: 'named-sink-refresh',
+    covers: 'the sink resolved by name (resolveSink), the first apply and a refresh through it',
+    async run(ctx) {
+      const handle = await keeper(ctx, { domain: 'named.example.com' });
+      await until(handle, 'a refresh', (s) => s.refreshesDone >= 1);
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'named-sink-refused-then-resumed',
+    covers: 'a sink the worker does not hold: refused, checked again, applied once the sinks file holds it',
+    async run(ctx) {
+      const handle = await keeper(ctx, { domain: 'later.example.com', sink: LATER_SINK });
+      await until(handle, 'the sink refused', (s) => Boolean(s.sinkRefused));
+      writeReplaySinks(ctx.dir, [LATER_SINK]);
+      await until(handle, 'the first apply once the file holds the sink', (s) => s.jobId !== null);
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'bundleKeeper',
     path: 'refresh-before-expiry',
     covers: 'fresh links generated, verified and applied before the live one expires',
     async run(ctx) {
@@ -529,12 +567,14 @@ async function fleet(
   const limiterQueue = `${taskQueue}-limiter`;
   const api = new AdminApiClient({ baseUrl: emu.url, apiKey: KEY });
   const dies = new Set<string>();
+  const sinksFile = writeReplaySinks(dir);
   const real = createActivities({
     api,
     metrics: noopMetrics,
     temporal: env.client,
     agentRateLimit: RATE,
     limiterTaskQueue: limiterQueue,
+    sinks: new SinksFile(sinksFile),
   });
   const connection = env.nativeConnection;
   const namespace = env.namespace ?? 'default';

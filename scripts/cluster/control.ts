@@ -59,6 +59,7 @@ import {
   waitUntil,
 } from './processes';
 import { historyShardsFor } from './shards';
+import { ensureClusterSinks } from './sinks';
 
 export interface ClusterOptions {
   /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
@@ -101,6 +102,8 @@ export interface EnsureResult {
   clientEnv: Record<string, string>;
   /** PAYLOAD_ENCRYPTION_KEYS_FILE for the cluster's workers and clients (the codec server's keys). */
   payloadKeysFile: string;
+  /** KEEPER_SINKS_FILE for the cluster's workers. */
+  sinksFile: string;
   codecUrl: string;
 }
 
@@ -363,6 +366,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   }
   if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
+  const sinksFile = ensureClusterSinks(log);
   started.push(...(await ensureUiAndCodec(status, tls, log)));
   const first = runningServer()?.state.pid;
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
@@ -375,6 +379,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     tls,
     clientEnv: tls ? clientTlsEnv() : {},
     payloadKeysFile,
+    sinksFile,
     codecUrl: CLUSTER_CODEC_URL,
   };
 }

@@ -102,6 +102,9 @@ export const CLUSTER_FILES = {
   tunedDynamicConfig: path.join(CLUSTER_DATA_DIR, 'dynamicconfig-tuned.yaml'),
   /** PAYLOAD_ENCRYPTION_KEYS_FILE of workers and clients of the cluster: one key, made on first run (mode 0600). */
   payloadKeys: path.join(CLUSTER_DATA_DIR, 'payload-keys'),
+  /** KEEPER_SINKS_FILE of the cluster's workers: a file and a mirror sink below `deployments`, made on first run. */
+  sinks: path.join(CLUSTER_DATA_DIR, 'sinks.yaml'),
+  deployments: path.join(CLUSTER_DATA_DIR, 'deployments'),
   codecServerLog: path.join(CLUSTER_DATA_DIR, 'codec-server.log'),
   codecServerState: path.join(CLUSTER_DATA_DIR, 'codec-server.json'),
 };

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { AdminApi } from '../api/types';
 import type { RateLimit } from '../config';
 import type { MetricsRecorder } from '../observability/metrics';
+import type { SinkSource } from './sinks-file';
 
 export interface ActivityDeps {
   api: AdminApi;
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   limiterAnswerTimeoutMs?: number;
   /** AGENT_RATE_LIMIT of this worker, handed to the limiter workflow when it starts. */
   agentRateLimit: RateLimit;
+  /** The worker's sinks file (KEEPER_SINKS_FILE); default none: every keeper's sink is refused. */
+  sinks?: SinkSource;
   /** Largest prompt accepted (characters); the API publishes none, so it is ours to choose. */
   maxPromptLength?: number;
 }

@@ -1,12 +1,15 @@
 // Sinks: the ways a verified bundle link reaches a self-hosted deployment's configuration
-// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`, docs/contract.md).
+// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`, docs/contract.md). Each is a
+// sink of the worker's sinks file (sinks-file.ts); a keeper only names one.
 //
-//   file     atomically replaces a JSON config file (write to a temporary file, fsync, rename): a reader
-//            sees the old document or the new one, never half of one; on failure the last good file stays.
-//   webhook  POSTs the same document (undici); any non-2xx answer is a failure.
-//   command  runs a shell command (typically `helm upgrade ... --set-string
-//            staticExport.bundleUrl=$STATIC_EXPORT_BUNDLE_URL`) with the values in its environment and
-//            the document on stdin; a non-zero exit is a failure carrying the (redacted) stderr tail.
+//   file     atomically replaces a JSON config file (a temporary file created O_EXCL | O_NOFOLLOW with the
+//            sink's mode, fsynced, renamed over the target): a reader sees the old document or the new
+//            one; never through a symbolic link (sink-guards.ts).
+//   webhook  POSTs the same document (undici) to an address checked after DNS resolution; redirects are
+//            not followed; only the answer's status code is kept.
+//   command  runs an argv (no shell) with the values in an environment of its own (the STATIC_EXPORT_*
+//            variables, PATH, HOME and the names the sink lists) and the document on stdin; a non-zero
+//            exit is a failure carrying a short, redacted stderr tail.
 //   mirror   copies the archive into a directory (sha256-checksummed, the last `keep` versions kept for
 //            rollback) and writes the document with a stable URL under urlPrefix: for deployments that
 //            cannot reach the presigned link (air-gapped). The mirrored URL does not expire.
@@ -14,11 +17,15 @@
 // Failures are SinkError (retryable or not); the activity layer turns them into ApplicationFailures.
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { type WriteStream, constants, createWriteStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import { isIP } from 'node:net';
 import path from 'node:path';
-import { request } from 'undici';
-import type { SinkConfig } from '../shared/bundle-keeper';
+import { Agent, request } from 'undici';
+import { parse } from 'yaml';
+import type { SinkType } from '../shared/bundle-keeper';
+import { addressProblem, guardedLookup, pathProblem } from './sink-guards';
+import { type SinkDefinition, hostKey } from './sinks-file';
 import { BundleError, describeUrl, downloadAndCheck, redactText, sha256File } from './verify';
 
 /** The document every sink applies (the deployment's config, docs/contract.md). */
@@ -33,7 +40,10 @@ export function deploymentDocument(bundleUrl: string, version: string | null): D
 /** The bundle to apply: a verified presigned link and where it came from. */
 export interface ApplyBundleRequest {
   domain: string;
-  sink: SinkConfig;
+  /** The keeper's sink: a name of the worker's sinks file (or an inline sink of an earlier release). */
+  sink: unknown;
+  /** The type the keeper resolved the name to: a name whose type changed since is refused (checked again). */
+  sinkType?: SinkType;
   jobId: string;
   bundleUrl: string;
   expiresAt: string;
@@ -43,7 +53,7 @@ export interface ApplyBundleRequest {
 }
 
 export interface ApplyBundleResult {
-  sink: SinkConfig['type'];
+  sink: SinkType;
   /** What the deployment is now configured with (the mirror's stable URL for the mirror sink). */
   appliedUrl: string;
   /** When appliedUrl stops working; null when it does not (mirror). */
@@ -67,34 +77,35 @@ export interface SinkContext {
   signal?: AbortSignal;
   /** Called during long operations (mirror download, command); the activity heartbeats with it. */
   onProgress?: (details: unknown) => void;
-  /** Environment the command sink starts from (default process.env, minus ADMIN_API_KEY). */
+  /** Environment the command sink picks PATH, HOME and its listed names from (default process.env). */
   env?: NodeJS.ProcessEnv;
 }
 
-/** Applies a (verified) bundle through the configured sink. */
-export async function applyToSink(req: ApplyBundleRequest, ctx: SinkContext = {}): Promise<ApplyBundleResult> {
-  const { sink } = req;
+/** Applies a (verified) bundle through a sink of the worker's file. */
+export async function applyToSink(
+  sink: SinkDefinition,
+  req: ApplyBundleRequest,
+  ctx: SinkContext = {},
+): Promise<ApplyBundleResult> {
+  const applied = { appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
   switch (sink.type) {
     case 'file': {
-      await writeFileAtomic(sink.path, `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version), null, 2)}\n`);
-      return { sink: 'file', appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
+      const document = `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version), null, 2)}\n`;
+      await writeSinkFile(sink.root, sink.path, document, sink.mode);
+      return { sink: 'file', ...applied };
     }
     case 'webhook': {
-      await postWebhook(sink.url, deploymentDocument(req.bundleUrl, req.version), ctx.signal);
-      return { sink: 'webhook', appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
+      await postWebhook(sink, deploymentDocument(req.bundleUrl, req.version), ctx.signal);
+      return { sink: 'webhook', ...applied };
     }
     case 'command': {
-      await runCommand(
-        sink.command,
-        commandEnv(req, ctx.env ?? process.env),
-        `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version))}\n`,
-        {
-          signal: ctx.signal,
-          secrets: [req.bundleUrl],
-          onProgress: ctx.onProgress,
-        },
-      );
-      return { sink: 'command', appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
+      const env = commandEnv(req, sink.env, ctx.env ?? process.env);
+      await runCommand(sink.argv, env, `${JSON.stringify(deploymentDocument(req.bundleUrl, req.version))}\n`, {
+        signal: ctx.signal,
+        secrets: [req.bundleUrl, ...sink.env.map((name) => env[name] ?? '')],
+        onProgress: ctx.onProgress,
+      });
+      return { sink: 'command', ...applied };
     }
     case 'mirror':
       return mirrorBundle(req, sink, ctx);
@@ -105,15 +116,19 @@ export async function applyToSink(req: ApplyBundleRequest, ctx: SinkContext = {}
 
 /** The file-system calls writeFileAtomic makes (injectable so a test can make one of them fail). */
 export interface AtomicWriteIo {
-  writeFile(file: string, data: string): Promise<void>;
+  writeFile(file: string, data: string, mode: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   rm(file: string): Promise<void>;
 }
 
+/** Create only, never through a symbolic link: a link planted at the temporary name fails the open. */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
 const realIo: AtomicWriteIo = {
-  async writeFile(file, data) {
-    const handle = await fsp.open(file, 'wx', 0o644);
+  async writeFile(file, data, mode) {
+    const handle = await fsp.open(file, CREATE_NEW, mode);
     try {
+      await handle.chmod(mode); // the umask may have narrowed the mode asked for at creation
       await handle.writeFile(data);
       await handle.sync();
     } finally {
@@ -124,17 +139,29 @@ const realIo: AtomicWriteIo = {
   rm: (file) => fsp.rm(file, { force: true }),
 };
 
+/** A write stream on a file created here with CREATE_NEW (a stream's own flags are strings: no O_NOFOLLOW). */
+async function newFileStream(file: string, mode: number): Promise<WriteStream> {
+  const stream = createWriteStream(file, { fd: await fsp.open(file, CREATE_NEW, mode) });
+  stream.path = file; // what the download's gzip check reads back
+  return stream;
+}
+
 /**
  * Replaces `file` with `contents` atomically: a temporary file in the same directory (so rename does
  * not cross file systems), fsynced, renamed over the target. On any failure the temporary file is
  * removed and the previous file is untouched.
  */
-export async function writeFileAtomic(file: string, contents: string, io: AtomicWriteIo = realIo): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  contents: string,
+  mode = 0o600,
+  io: AtomicWriteIo = realIo,
+): Promise<void> {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     await fsp.mkdir(dir, { recursive: true });
-    await io.writeFile(tmp, contents);
+    await io.writeFile(tmp, contents, mode);
     await io.rename(tmp, file);
   } catch (err) {
     await io.rm(tmp).catch(() => undefined);
@@ -146,78 +173,121 @@ export async function writeFileAtomic(file: string, contents: string, io: Atomic
   await dirHandle?.close();
 }
 
+/** writeFileAtomic below an allowed directory, refused (non-retryable) where a symbolic link is in the way. */
+export async function writeSinkFile(root: string, file: string, contents: string, mode: number): Promise<void> {
+  const problem = await pathProblem(root, file, false);
+  if (problem) throw new SinkError(problem, false);
+  await writeFileAtomic(file, contents, mode);
+}
+
 // ---- webhook ------------------------------------------------------------------------------------------
 
-export async function postWebhook(url: string, document: DeploymentDocument, signal?: AbortSignal): Promise<void> {
-  const where = describeUrl(url);
-  let response: Awaited<ReturnType<typeof request>>;
+type WebhookSink = Extract<SinkDefinition, { type: 'webhook' }>;
+
+/** Extra request headers from the sink's secret file (a YAML/JSON map); never echoed. */
+async function webhookHeaders(sink: WebhookSink): Promise<Record<string, string>> {
+  if (!sink.headersFile) return {};
+  let map: unknown;
   try {
-    response = await request(url, {
+    map = parse(await fsp.readFile(sink.headersFile, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'not YAML';
+    throw new SinkError(`webhook headersFile ${sink.headersFile} cannot be read (${code})`, true);
+  }
+  if (typeof map !== 'object' || map === null || !Object.values(map).every((v) => typeof v === 'string'))
+    throw new SinkError(`webhook headersFile ${sink.headersFile} must be a map of header name to string`, false);
+  return map as Record<string, string>;
+}
+
+export async function postWebhook(
+  sink: WebhookSink,
+  document: DeploymentDocument,
+  signal?: AbortSignal,
+): Promise<void> {
+  const where = describeUrl(sink.url);
+  const host = hostKey(new URL(sink.url).hostname);
+  // connect() does not look an address literal up: check it here; names are checked by the lookup.
+  const literal = isIP(host) ? addressProblem(host, host, sink.allowPrivateHosts) : undefined;
+  if (literal) throw new SinkError(`webhook refused: ${literal}`, false);
+  const headers = await webhookHeaders(sink);
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(sink.allowPrivateHosts), timeout: 30_000 } });
+  let status: number;
+  try {
+    // undici's request follows no redirect: a 3xx is an answer like any other non-2xx.
+    const response = await request(sink.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify(document),
       signal,
+      dispatcher,
       headersTimeout: 30_000,
       bodyTimeout: 30_000,
     });
+    status = response.statusCode;
+    await response.body.dump().catch(() => undefined); // the answer's body is never kept
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
+    const cause = (err as { cause?: unknown }).cause ?? err;
+    if ((cause as { code?: unknown }).code === 'ESINKADDRESS')
+      throw new SinkError(`webhook refused: ${(cause as Error).message}`, false);
     const code = (err as { code?: unknown }).code;
-    throw new SinkError(
-      `webhook ${where} could not be reached: ${typeof code === 'string' ? `${code} ` : ''}${redactText((err as Error).message, [url])}`,
-      true,
-      {
-        cause: err,
-      },
-    );
+    throw new SinkError(`webhook ${where} could not be reached${typeof code === 'string' ? `: ${code}` : ''}`, true, {
+      cause: err,
+    });
+  } finally {
+    await dispatcher.close().catch(() => undefined);
   }
-  const body = await response.body.text().catch(() => '');
-  const status = response.statusCode;
   if (status < 200 || status > 299) {
     // 408, 429 and 5xx may pass on retry; any other answer is the receiver refusing the document.
     const retryable = status === 408 || status === 429 || status >= 500;
-    throw new SinkError(
-      `webhook ${where} answered HTTP ${status}: ${redactText(body.slice(0, 300), [url, document.staticExport.bundleUrl])}`,
-      retryable,
-    );
+    throw new SinkError(`webhook ${where} answered HTTP ${status}`, retryable);
   }
 }
 
 // ---- command ------------------------------------------------------------------------------------------
 
-/** The command's environment: the worker's, without the admin key, plus the bundle's values. */
-export function commandEnv(req: ApplyBundleRequest, base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base };
-  delete env.ADMIN_API_KEY;
+/** The command's whole environment: PATH, HOME, the names the sink lists (from `base`), the bundle's values. */
+export function commandEnv(
+  req: ApplyBundleRequest,
+  listed: readonly string[],
+  base: NodeJS.ProcessEnv,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of ['PATH', 'HOME', ...listed]) if (base[name] !== undefined) env[name] = base[name];
   return {
     ...env,
     STATIC_EXPORT_BUNDLE_URL: req.bundleUrl,
     STATIC_EXPORT_VERSION: req.version ?? '',
     STATIC_EXPORT_JOB_ID: req.jobId,
     STATIC_EXPORT_EXPIRES_AT: req.expiresAt,
-    DOCS_DOMAIN: req.domain,
+    STATIC_EXPORT_DOMAIN: req.domain,
   };
 }
 
-const STDERR_TAIL = 2_000;
+/** The stderr kept: enough for a reason, short enough for a status line. */
+const STDERR_TAIL = 300;
 
 export interface RunCommandOptions {
   signal?: AbortSignal;
-  /** Strings to redact from the stderr tail (the signed link). */
+  /** Strings to redact from the stderr tail (the signed link, the listed variables' values). */
   secrets?: readonly string[];
   onProgress?: (details: unknown) => void;
 }
 
-/** Runs `command` through /bin/sh with `stdin` on its standard input; rejects on a non-zero exit. */
+/**
+ * Runs argv[0] with argv's other items as its arguments (shell: false: what execFile does, streaming
+ * stderr instead of buffering it) and `stdin` on its standard input; rejects on a non-zero exit.
+ */
 export function runCommand(
-  command: string,
+  argv: readonly string[],
   env: NodeJS.ProcessEnv,
   stdin: string,
   options: RunCommandOptions = {},
 ): Promise<void> {
+  const [file, ...args] = argv;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, {
-      shell: true,
+    const child = spawn(file!, args, {
+      shell: false,
       env,
       stdio: ['pipe', 'ignore', 'pipe'],
       signal: options.signal,
@@ -226,7 +296,7 @@ export function runCommand(
     let tail = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
-      tail = (tail + chunk).slice(-STDERR_TAIL);
+      tail = (tail + chunk).slice(-4 * STDERR_TAIL);
       options.onProgress?.({ stderrBytes: tail.length });
     });
     // The command may exit without reading its stdin: that is its business, not a failure.
@@ -234,13 +304,19 @@ export function runCommand(
     child.stdin.end(stdin);
     child.on('error', (err) => {
       if (options.signal?.aborted) reject(options.signal.reason);
-      else reject(new SinkError(`command could not be started: ${err.message}`, true, { cause: err }));
+      else {
+        const code = (err as NodeJS.ErrnoException).code ?? 'error';
+        reject(new SinkError(`command ${path.basename(file!)} could not be started (${code})`, true, { cause: err }));
+      }
     });
     child.on('close', (code, signal) => {
       if (options.signal?.aborted) return reject(options.signal.reason);
       if (code === 0) return resolve();
       const how = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
-      const stderr = redactText(tail.trim(), options.secrets ?? []);
+      const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
+      let stderr = redactText(tail.trim(), options.secrets ?? []);
+      for (const secret of secrets) stderr = stderr.split(secret).join('[redacted]');
+      stderr = stderr.slice(-STDERR_TAIL).replace(/\s+/g, ' ');
       reject(new SinkError(`command ${how}${stderr ? `; stderr: ${stderr}` : ' (no stderr)'}`, true));
     });
   });
@@ -248,7 +324,6 @@ export function runCommand(
 
 // ---- mirror -------------------------------------------------------------------------------------------
 
-export const DEFAULT_MIRROR_KEEP = 3;
 /** Name of the deployment document the mirror sink writes next to the archives. */
 export const MIRROR_DOCUMENT = 'staticExport.json';
 
@@ -271,10 +346,12 @@ export function mirrorUrl(urlPrefix: string, fileName: string): string {
  */
 export async function mirrorBundle(
   req: ApplyBundleRequest,
-  sink: Extract<SinkConfig, { type: 'mirror' }>,
+  sink: Extract<SinkDefinition, { type: 'mirror' }>,
   ctx: SinkContext = {},
 ): Promise<ApplyBundleResult> {
-  const keep = sink.keep ?? DEFAULT_MIRROR_KEEP;
+  const { keep, mode } = sink;
+  const problem = await pathProblem(sink.root, sink.dir, true);
+  if (problem) throw new SinkError(problem, false);
   await fsp.mkdir(sink.dir, { recursive: true });
   const name = mirrorFileName(req.domain, req.jobId);
   const file = path.join(sink.dir, name);
@@ -287,11 +364,11 @@ export async function mirrorBundle(
       const check = await downloadAndCheck(req.bundleUrl, {
         expectedBytes: req.sizeBytes,
         signal: ctx.signal,
-        writeTo: createWriteStream(tmp, { flags: 'wx' }),
+        writeTo: await newFileStream(tmp, mode),
         onProgress: (bytes) => ctx.onProgress?.({ bytes }),
       });
       sha256 = check.sha256;
-      await writeFileAtomic(sumFile, `${sha256}  ${name}\n`);
+      await writeFileAtomic(sumFile, `${sha256}  ${name}\n`, mode);
       await fsp.rename(tmp, file);
     } catch (err) {
       await fsp.rm(tmp, { force: true });
@@ -306,6 +383,7 @@ export async function mirrorBundle(
   await writeFileAtomic(
     path.join(sink.dir, MIRROR_DOCUMENT),
     `${JSON.stringify(deploymentDocument(appliedUrl, req.version), null, 2)}\n`,
+    mode,
   );
   // New or mirrored before: either way it is now the domain's newest archive.
   await retainNewest(sink.dir, req.domain, name, keep);

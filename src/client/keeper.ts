@@ -11,25 +11,11 @@ import {
   publishSignal,
   type BundleKeeperInput,
   type KeeperStatus,
-  type SinkConfig,
 } from '../shared/bundle-keeper';
 import { checkInput } from './errors';
 import { markdownList, type BundleKeeperWorkflow, type StartOptions } from './start';
 
 export { keeperInputProblems } from '../policies/validation/keeper';
-
-function describeSink(sink: SinkConfig): string {
-  switch (sink.type) {
-    case 'file':
-      return `config file ${sink.path}`;
-    case 'webhook':
-      return `webhook ${new URL(sink.url).origin}`;
-    case 'command':
-      return 'command';
-    case 'mirror':
-      return `mirror ${sink.dir} -> ${sink.urlPrefix}`;
-  }
-}
 
 /**
  * Starts the domain's bundleKeeper, or returns the running one (one keeper per domain: the workflow
@@ -46,11 +32,11 @@ export async function ensureKeeper(
     taskQueue: taskQueueOf(options.taskQueue),
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
-    staticSummary: `Bundle keeper for ${input.domain} (${input.kind ?? 'client-hosted'}, ${input.sink.type} sink)`,
+    staticSummary: `Bundle keeper for ${input.domain} (${input.kind ?? 'client-hosted'}, sink ${input.sink})`,
     staticDetails: markdownList([
       ['domain', input.domain],
       ['kind', input.kind ?? 'client-hosted'],
-      ['sink', describeSink(input.sink)],
+      ['sink', `${input.sink} (of the worker's sinks file)`],
       ['version', input.version ?? 'latest published'],
     ]),
     typedSearchAttributes: [{ key: SearchAttr.domain, value: input.domain }],

@@ -37,6 +37,8 @@ export interface WorkerConfig extends TemporalConfig {
   shutdownGraceTimeMs?: number;
   /** PAYLOAD_ENCRYPTION_KEYS_FILE: payloads are encrypted with its keys (src/codec); unset: plain. */
   payloadKeysFile?: string;
+  /** KEEPER_SINKS_FILE: the named sinks keepers may apply bundles through; unset: none (every keeper is refused). */
+  sinksFile?: string;
 }
 
 /** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's usual port). */
@@ -156,5 +158,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     logFormat: logFormat as 'text' | 'json',
     shutdownGraceTimeMs,
     ...(env.PAYLOAD_ENCRYPTION_KEYS_FILE ? { payloadKeysFile: env.PAYLOAD_ENCRYPTION_KEYS_FILE } : {}),
+    ...(env.KEEPER_SINKS_FILE ? { sinksFile: env.KEEPER_SINKS_FILE } : {}),
   };
 }

@@ -12,6 +12,8 @@ export interface MetricsRecorder {
   bundleRefresh(): void;
   /** A bundle applied to a deployment through a sink. */
   bundleApplied(sink: string): void;
+  /** A keeper's sink refused by the worker (not in its sinks file, inline, a link or address in the way). */
+  sinkRefused(reason: string): void;
   /** The link a keeper applied for `domain` and when it expires (null: it does not, e.g. the mirror). */
   linkApplied(domain: string, expiresAt: string | null): void;
 }
@@ -22,5 +24,6 @@ export const noopMetrics: MetricsRecorder = {
   activityRetry: () => undefined,
   bundleRefresh: () => undefined,
   bundleApplied: () => undefined,
+  sinkRefused: () => undefined,
   linkApplied: () => undefined,
 };

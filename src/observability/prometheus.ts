@@ -79,6 +79,12 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     labelNames: ['sink'] as const,
     registers,
   });
+  const sinkRefusals = new Counter({
+    name: `${METRIC_PREFIX}keeper_sink_refusals_total`,
+    help: 'Keeper sinks the worker refused (checks and applies), by reason: unknown, inline, invalid, address, path, changed.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
 
   return {
     registry,
@@ -99,6 +105,9 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     },
     bundleApplied(sink) {
       bundlesApplied.inc({ sink });
+    },
+    sinkRefused(reason) {
+      sinkRefusals.inc({ reason });
     },
   };
 }

@@ -6,12 +6,23 @@ export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${dom
 
 export type DeploymentKind = 'cloud' | 'client-hosted' | 'air-gapped';
 
-/** Where a verified bundle link is applied. Exactly one. */
-export type SinkConfig =
+export type SinkType = 'file' | 'webhook' | 'command' | 'mirror';
+
+/**
+ * An inline sink object, as keepers of earlier releases carried it in their input. Refused at a new
+ * start; a running keeper goes on with it only where the worker's sinks file holds an equal sink.
+ */
+export type InlineSink =
   | { type: 'file'; path: string }
   | { type: 'webhook'; url: string }
   | { type: 'command'; command: string }
-  | { type: 'mirror'; dir: string; urlPrefix: string; /** archives kept for rollback, default 3 */ keep?: number };
+  | { type: 'mirror'; dir: string; urlPrefix: string; keep?: number };
+
+/** What the worker's sinks file answered for a keeper's sink (the resolveSink activity). */
+export type SinkResolution = { name: string; type: SinkType } | { refused: string };
+
+/** ApplicationFailure type of an apply whose sink the worker no longer holds (the keeper checks again). */
+export const SINK_REFUSED = 'SinkRefused';
 
 /** Features of a self-hosted deployment (docs/contract.md, the self-hosted deployment table); rules in src/policies/validation/deployment.ts. */
 export type DeploymentFeature = 'search' | 'assistant' | 'analytics' | 'apiPlayground' | 'staticExport';
@@ -27,7 +38,8 @@ export interface RefreshMargin {
 
 export interface BundleKeeperInput {
   domain: string;
-  sink: SinkConfig;
+  /** The name of a sink in the worker's KEEPER_SINKS_FILE (docs/contract.md). */
+  sink: string;
   /** Default client-hosted. */
   kind?: DeploymentKind;
   /** Pins staticExport.version (default: the latest published). */
@@ -61,6 +73,8 @@ export interface KeeperStatus {
   exporting?: boolean;
   /** A publish/pin is waiting for the running export to finish. */
   exportWanted?: boolean;
+  /** Why the worker refused the keeper's sink (it applies nothing until the sinks file holds it). */
+  sinkRefused?: string | null;
 }
 
 export const publishSignal = defineSignal('publish');
@@ -115,4 +129,11 @@ export interface BundleKeeperCarry {
   lastError: string | null;
   /** Continue-as-new generations so far (for the Web UI and tests). */
   generation: number;
+  /** The sink as the worker resolved it last (absent in runs of earlier releases). */
+  sinkResolved?: { name: string; type: SinkType } | null;
+  /** The worker refused the sink: why, checks so far, and when to look again (workflow ms). */
+  sinkRefused?: { reason: string; checks: number; retryAtMs: number } | null;
 }
+
+/** A sink's name in the worker's sinks file (and in a keeper's input). */
+export const SINK_NAME_FORM = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -21,6 +21,7 @@ import {
 } from '@temporalio/worker';
 import { HEARTBEATING_ACTIVITIES, createActivities } from '../activities';
 import { keepAttemptAlive } from '../activities/keep-alive';
+import { NO_SINKS, SinksFile, describeSinks, type SinkSource } from '../activities/sinks-file';
 import { AdminApiClient } from '../api/client';
 import type { AdminApi } from '../api/types';
 import type { WorkerConfig } from '../config';
@@ -313,6 +314,18 @@ function activityInterceptor(metrics: MetricsRecorder, active: Set<InFlightActiv
   });
 }
 
+/**
+ * The sinks file (KEEPER_SINKS_FILE), read now so a missing or malformed one stops the start; its
+ * changes are logged as they are picked up. Logs which sinks the worker holds: names and types only.
+ */
+function openSinks(config: WorkerConfig, logger: Logger): SinkSource {
+  const source = config.sinksFile
+    ? new SinksFile(config.sinksFile, (problem) => logger.warn(`keeper sinks: ${problem}`))
+    : NO_SINKS;
+  logger.info(describeSinks(source.current()));
+  return source;
+}
+
 /** The handle over the created workers: run both, stop both, close what was opened. */
 function workerHandle(
   parts: Pick<DocsAdminWorker, 'worker' | 'limiterWorker' | 'metrics' | 'metricsUrl' | 'deploymentVersion'>,
@@ -459,6 +472,7 @@ export async function createDocsAdminWorker(
     const metrics = options.metrics ?? createPrometheusMetrics();
 
     const payloads = workerPayloads(config, logger);
+    const sinks = openSinks(config, logger);
     const server = await startMetricsEndpoint(config, options, metrics, logger);
     if (server) cleanups.push(() => server.close());
     const { connection, client, api } = await openDependencies(config, options, metrics, logger, payloads, cleanups);
@@ -474,6 +488,7 @@ export async function createDocsAdminWorker(
       temporal: client,
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
+      sinks,
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({

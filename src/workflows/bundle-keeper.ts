@@ -11,6 +11,12 @@
 //            minute, configurable) generate a fresh link for the same job, verify, apply. A failed
 //            refresh is retried with a back-off capped at a quarter of the time the live link has left.
 //            The mirror sink's stable URL does not expire, so nothing is refreshed there.
+//   sink     the input names a sink of the worker's sinks file; the resolveSink activity answers its
+//            type, or why it is refused (an unknown name, an inline sink object, a symbolic link or a
+//            private address in the way). Refused, the keeper applies nothing and exports nothing: it says
+//            why in its status and details, and checks again with back-off until the file holds it.
+//            Keepers of earlier releases carried an inline sink: they go on where the file holds an equal
+//            one (runs that started before this change keep their commands: patched KEEPER_NAMED_SINKS).
 //   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
 //            expire while paused); publishes are remembered; `resume` catches up at once.
 //
@@ -27,6 +33,7 @@ import {
   continueAsNew,
   executeChild,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -42,6 +49,8 @@ import {
   type BundleKeeperInput,
   type BundleKeeperCarry,
   type KeeperStatus,
+  SINK_REFUSED,
+  type SinkType,
   keeperStatusQuery,
   pauseSignal,
   pinVersionSignal,
@@ -51,6 +60,7 @@ import {
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
+import { deploymentProblems } from '../policies/validation/deployment';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
 import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
@@ -58,6 +68,12 @@ import { staticExport } from './static-export';
 
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
 const FATAL_EXPORT_FAILURES = new Set<string>([ApiFailure.planRequired, WorkflowFailure.invalidInput]);
+
+/** Runs that started before named sinks apply their inline sink without resolving it first. */
+const KEEPER_NAMED_SINKS = 'keeper-named-sinks';
+
+/** Back-off between checks of a refused sink: the operator is editing the sinks file. */
+const SINK_BACKOFF = { baseMs: 10_000, maxMs: 5 * 60_000 };
 
 /** Back-off between failed exports (a failed export is a whole re-render: slower than link retries). */
 const EXPORT_BACKOFF = { baseMs: 60_000, maxMs: 60 * 60_000 };
@@ -99,7 +115,7 @@ function initialState(input: BundleKeeperInput): BundleKeeperCarry {
 }
 
 function validate(input: BundleKeeperInput): void {
-  const { problems, conflicts } = checkKeeperInput(input);
+  const { problems, conflicts } = checkKeeperInput(input, { sink: 'worker' });
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -107,13 +123,24 @@ function validate(input: BundleKeeperInput): void {
       nonRetryable: true,
     });
   }
+  throwConflicts(input.domain, conflicts);
+}
+
+function throwConflicts(domain: string, conflicts: string[]): void {
   if (conflicts.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.deploymentKindConflict,
-      message: `deployment kind conflict for ${input.domain}: ${conflicts.join('; ')}`,
+      message: `deployment kind conflict for ${domain}: ${conflicts.join('; ')}`,
       nonRetryable: true,
     });
   }
+}
+
+/** How the Web UI shows a sink reference the worker has not resolved (never an inline sink's address). */
+function sinkLabel(ref: unknown): string {
+  if (typeof ref === 'string') return `"${ref.slice(0, 64)}"`;
+  const type = typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
+  return typeof type === 'string' ? `an inline ${type.slice(0, 16)} sink` : 'an inline sink';
 }
 
 type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
@@ -128,9 +155,10 @@ const due = (atMs: number | null | undefined) => atMs === null || atMs === undef
 class Keeper {
   readonly st: BundleKeeperCarry;
   readonly domain: string;
-  readonly sink: BundleKeeperInput['sink'];
-  /** The mirror checks size, magic and gzip while copying. */
-  private readonly verifiesItself: boolean;
+  /** The sink as the input gives it: a name (or, from an earlier release, an inline sink). */
+  readonly sinkRef: unknown;
+  /** This run resolves its sink through the worker (false: a run that started before named sinks). */
+  readonly named: boolean;
   // Runtime-only state: never carried (the keeper does not continue as new while an export runs).
   exporting = false;
   exportOutcome: ExportOutcome | null = null;
@@ -140,11 +168,63 @@ class Keeper {
 
   constructor(readonly input: BundleKeeperInput) {
     this.domain = input.domain;
-    this.sink = input.sink;
+    this.sinkRef = input.sink;
     // `carried`: the same carry, as runs continued by earlier releases wrote it.
     const carry = input.carry ?? input.carried;
     this.st = carry ? { ...carry } : initialState(input);
-    this.verifiesItself = input.sink.type === 'mirror';
+    this.named = patched(KEEPER_NAMED_SINKS);
+  }
+
+  /** The sink's type as far as the keeper knows it. */
+  private sinkType(): SinkType | undefined {
+    if (this.named) return this.st.sinkResolved?.type;
+    return (this.sinkRef as { type: SinkType }).type;
+  }
+
+  /** A named run whose sink the worker has not (or no longer) accepted: nothing is exported or applied. */
+  sinkBlocked(): boolean {
+    return this.named && !this.st.sinkResolved;
+  }
+
+  /** Asks the worker for the sink; refused, waits (with back-off) and asks again. */
+  async resolveSink(): Promise<void> {
+    const { st, input } = this;
+    // Only a keeper that continued from an earlier run may go on with an inline sink equal to one of the file.
+    const allowInline = input.carry !== undefined || input.carried !== undefined;
+    const answer = await api.resolveSink.executeWithOptions({ summary: `Resolve sink ${sinkLabel(this.sinkRef)}` }, [
+      { domain: this.domain, sink: this.sinkRef, allowInline },
+    ]);
+    if ('refused' in answer) {
+      const checks = (st.sinkRefused?.checks ?? 0) + 1;
+      st.sinkRefused = {
+        reason: answer.refused,
+        checks,
+        retryAtMs: Date.now() + retryDelayMs(checks, undefined, SINK_BACKOFF),
+      };
+      log.warn("the worker refused the keeper's sink; nothing is applied until its sinks file holds it", {
+        domain: this.domain,
+        checks,
+      });
+      return;
+    }
+    throwConflicts(
+      this.domain,
+      deploymentProblems({ kind: input.kind, features: input.features, sinkType: answer.type }),
+    );
+    st.sinkResolved = answer;
+    st.sinkRefused = null;
+  }
+
+  /**
+   * An apply the worker refused (the file changed): a named run asks for the sink again before anything
+   * else; a run that started before named sinks only shows it (its install retries keep their back-off
+   * and commands). Cleared by the next apply that passes.
+   */
+  private noteRefusedApply(err: unknown): void {
+    if (failureType(err) !== SINK_REFUSED) return;
+    const checks = (this.st.sinkRefused?.checks ?? 0) + 1;
+    this.st.sinkRefused = { reason: failureMessage(err), checks, retryAtMs: Date.now() };
+    if (this.named) this.st.sinkResolved = null;
   }
 
   status(): KeeperStatus {
@@ -162,6 +242,7 @@ class Keeper {
       lastError: st.lastError,
       exporting: this.exporting,
       exportWanted: st.exportWanted,
+      sinkRefused: st.sinkRefused?.reason ?? null,
     };
   }
 
@@ -207,19 +288,28 @@ class Keeper {
   show(): void {
     const { st } = this;
     const s = this.status();
+    const resolved = st.sinkResolved;
     const state = st.paused
       ? 'paused'
-      : this.exporting
-        ? 'exporting'
-        : st.pending
-          ? 'installing a new bundle'
-          : st.current
-            ? 'keeping'
-            : 'starting';
+      : this.sinkBlocked()
+        ? st.sinkRefused
+          ? 'waiting: sink refused'
+          : 'checking its sink'
+        : this.exporting
+          ? 'exporting'
+          : st.pending
+            ? 'installing a new bundle'
+            : st.current
+              ? 'keeping'
+              : 'starting';
     setCurrentDetails(
       markdownTable(`Bundle keeper · ${this.domain}`, [
         ['state', state],
-        ['sink', this.sink.type],
+        [
+          'sink',
+          resolved ? `${resolved.name} (${resolved.type})` : this.named ? sinkLabel(this.sinkRef) : this.sinkType(),
+        ],
+        ['sink refused', st.sinkRefused ? `${st.sinkRefused.reason} (checked ${st.sinkRefused.checks}x)` : null],
         ['kind', this.input.kind ?? 'client-hosted'],
         ['job', s.jobId ? `\`${s.jobId}\`` : null],
         ['applied link', linkForDisplay(s.bundleUrl)],
@@ -249,18 +339,22 @@ class Keeper {
     issuedAtMs: number,
     why: string,
   ): Promise<AppliedBundle> {
-    const { domain, sink } = this;
-    if (!this.verifiesItself) {
+    const { domain, st } = this;
+    const sinkType = this.sinkType();
+    if (sinkType !== 'mirror') {
       await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
         bundle,
       ]);
     }
     const applied = await applier.applyBundle.executeWithOptions(
-      { summary: `Apply bundle of ${bundle.jobId} via ${sink.type} (${why})` },
+      { summary: `Apply bundle of ${bundle.jobId} via ${sinkType} (${why})` },
       [
         {
           domain,
-          sink,
+          // A named run applies the name the worker resolved, and says which type it expects.
+          ...(this.named && st.sinkResolved
+            ? { sink: st.sinkResolved.name, sinkType: st.sinkResolved.type }
+            : { sink: this.sinkRef }),
           jobId: bundle.jobId,
           bundleUrl: bundle.bundleUrl,
           expiresAt: bundle.expiresAt,
@@ -361,10 +455,12 @@ class Keeper {
         issuedAtMs = Date.now();
       }
       st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      st.sinkRefused = null;
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
     } catch (err) {
+      this.noteRefusedApply(err);
       pending.failures++;
       pending.bundle = null;
       pending.retryAtMs = Date.now() + retryDelayMs(pending.failures);
@@ -393,9 +489,11 @@ class Keeper {
       );
       const issuedAtMs = Date.now();
       st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      st.sinkRefused = null;
       st.refreshesDone++;
       st.lastError = null;
     } catch (err) {
+      this.noteRefusedApply(err);
       current.refreshFailures++;
       // While the live link is valid, retry often enough to fit several attempts before it expires;
       // once it has expired (a long outage), plain exponential back-off.
@@ -422,6 +520,11 @@ class Keeper {
       this.cyclesThisRun++;
       return true;
     }
+    if (this.sinkBlocked()) {
+      if (!due(st.sinkRefused?.retryAtMs)) return false;
+      await this.resolveSink();
+      return true;
+    }
     if (st.pending && due(st.pending.retryAtMs)) {
       await this.installPending();
       this.cyclesThisRun++;
@@ -444,11 +547,13 @@ class Keeper {
     const { st } = this;
     const dueTimes = st.paused
       ? []
-      : [
-          st.pending?.retryAtMs,
-          st.current?.refreshAtMs,
-          st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
-        ].filter((t): t is number => typeof t === 'number');
+      : this.sinkBlocked()
+        ? [st.sinkRefused?.retryAtMs ?? Date.now()]
+        : [
+            st.pending?.retryAtMs,
+            st.current?.refreshAtMs,
+            st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
+          ].filter((t): t is number => typeof t === 'number');
     const seen = this.wake;
     if (dueTimes.length === 0) {
       await condition(() => this.wake !== seen);

@@ -57,6 +57,8 @@ export async function startInProcessWorker(options: {
   agentRateLimit?: string;
   /** A pre-built workflow bundle (several workers in one file bundle once). */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /** KEEPER_SINKS_FILE, for a keeper's named sink. */
+  sinksFile?: string;
 }): Promise<InProcessWorker> {
   runtimeReady ??= installRuntime({
     logLevel: 'WARN',
@@ -72,6 +74,7 @@ export async function startInProcessWorker(options: {
     ADMIN_API_KEY: options.key,
     AGENT_RATE_LIMIT: options.agentRateLimit ?? '100000/1h',
     METRICS_PORT: '0',
+    ...(options.sinksFile ? { KEEPER_SINKS_FILE: options.sinksFile } : {}),
   });
   const connection = await NativeConnection.connect({ address: options.address });
   const clientConnection = await Connection.connect({ address: options.address });

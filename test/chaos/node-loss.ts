@@ -33,6 +33,7 @@ import {
   type ScenarioSize,
   startFleet,
   startWatchedKeeper,
+  chaosSinksFile,
   sum,
   unreportedUses,
   untilKillMoment,
@@ -223,7 +224,8 @@ async function burstWithNodeLoss(
   phase(`node 2 owns ${shards.node2} of ${shards.total} shards`);
   const tag = Date.now().toString(36);
   assert.ok((await probeAll(client, `${tag}-warm`, 20_000)) > 0, 'the probes answer with both nodes up');
-  const fleet = await startFleet(server, client, emulator, ctx.key, o, 'node-loss', ctx.workers);
+  const sinksFile = await chaosSinksFile(ctx.dir);
+  const fleet = await startFleet(server, client, emulator, ctx.key, o, 'node-loss', ctx.workers, sinksFile);
   phase(`${o.workers} worker process(es) up, ${o.lifecycles} lifecycles started`);
   const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, ctx.dir);
   ctx.keeperStarted(keeper.workflowId);

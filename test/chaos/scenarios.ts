@@ -28,6 +28,7 @@ import {
   type Settled,
 } from './helpers';
 import { terminateLeftovers, type ChaosServer } from './target';
+import { writeSinksFile } from '../helpers/sinks';
 
 /** The API's per-project limit on agent job creates, and the worker's AGENT_RATE_LIMIT (the same). */
 export interface RateLimit {
@@ -222,9 +223,12 @@ export async function startFleet(
   o: ScenarioSize & { workers: number; taskQueue: string },
   name: string,
   workers: WorkerProcess[],
+  /** KEEPER_SINKS_FILE of the workers (chaosSinksFile), for a watched keeper. */
+  sinksFile?: string,
 ): Promise<{ half: number; agents: number; startedAt: number; lifecycles: Lifecycles }> {
   await terminateLeftovers(client, [o.taskQueue]);
   const env = {
+    ...(sinksFile ? { KEEPER_SINKS_FILE: sinksFile } : {}),
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: server.namespace,
     TEMPORAL_TASK_QUEUE: o.taskQueue,
@@ -474,13 +478,21 @@ export interface ApiFaultsFigures {
   keeperBroken: number;
 }
 
+/** The watched keeper's sink: a file sink writing the deployment's config into `dir`. */
+const CHAOS_SINK = 'chaos-deployment';
+
+/** The sinks file the workers of a scenario with a watched keeper need (KEEPER_SINKS_FILE). */
+export function chaosSinksFile(dir: string): Promise<string> {
+  return writeSinksFile(dir, { [CHAOS_SINK]: { type: 'file', path: path.join(dir, 'deployment.json') } });
+}
+
 /** The fault mix's keeper: a file sink, links of 12 s refreshed at half their lifetime; every applied link watched. */
 export async function startWatchedKeeper(client: Client, taskQueue: string, dir: string) {
   const domain = `${runTag('keeper-faults')}.docs.example.com`;
   const configFile = path.join(dir, 'deployment.json');
   const keeper = await ensureKeeper(
     client,
-    { domain, sink: { type: 'file', path: configFile }, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
+    { domain, sink: CHAOS_SINK, refreshMargin: { fraction: 0.5, minMs: 1_000 } },
     { taskQueue },
   );
   return { keeper, domain, applied: watchAppliedLinks(configFile) };
@@ -543,6 +555,7 @@ async function startFaultWorker(
   o: ApiFaultsOptions,
   emulator: EmulatorHandle,
   key: string,
+  sinksFile: string,
 ): Promise<InProcessWorker> {
   const cleaner = await connect(server.address);
   await terminateLeftovers(cleaner.client, [o.taskQueue]).finally(() => cleaner.close());
@@ -551,6 +564,7 @@ async function startFaultWorker(
     taskQueue: o.taskQueue,
     emulator,
     key,
+    sinksFile,
     agentRateLimit: agentRateLimit(o.rate),
   });
 }
@@ -598,7 +612,7 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
   let worker: InProcessWorker | undefined;
   let keeperId: string | undefined;
   try {
-    worker = await startFaultWorker(server, o, emulator, key);
+    worker = await startFaultWorker(server, o, emulator, key, await chaosSinksFile(dir));
     const { client } = worker;
     emulator.setFaults(faultMix(), 7);
 

@@ -25,6 +25,8 @@ export interface FleetOptions {
   rateLimit?: string;
   deployment?: DeploymentSetting;
   workflowsPath?: string;
+  /** KEEPER_SINKS_FILE of the fleet's worker. */
+  sinksFile?: string;
 }
 
 export interface Fleet {
@@ -47,6 +49,7 @@ export async function startFleet(env: TestWorkflowEnvironment, options: FleetOpt
     ADMIN_API_KEY: 'mint_fleet_test_key_0123456789',
     AGENT_RATE_LIMIT: options.rateLimit ?? '100/10s',
     METRICS_PORT: '0',
+    ...(options.sinksFile ? { KEEPER_SINKS_FILE: options.sinksFile } : {}),
   });
   const connection = await NativeConnection.connect({ address: env.address });
   const worker = await createDocsAdminWorker(config, {

@@ -146,16 +146,9 @@ describe('docs-admin CLI', () => {
       [['export', '--domain', 'docs.example.com:8080'], /without a port/],
       [['agent', '--project', 'bad project/id', '--prompt', 'fix typos'], /projectId may contain only/],
       [['agent', '--project', 'p', '--prompt', 'x', '--request-id', 'a b'], /requestId may contain only/],
-      [['keep', '--domain', domain('keep-bad')], /give exactly one sink/],
-      [
-        ['keep', '--domain', domain('keep-bad'), '--kind', 'air-gapped', '--webhook', 'http://127.0.0.1:9/hook'],
-        /air-gapped deployment .* mirror sink/,
-      ],
-      [
-        ['keep', '--domain', domain('keep-bad'), '--mirror-dir', '/tmp/m'],
-        /needs both --mirror-dir and --mirror-url-prefix/,
-      ],
-      [['keep', '--domain', domain('keep-bad'), '--kind', 'moon', '--command', 'true'], /argument 'moon' is invalid/],
+      [['keep', '--domain', domain('keep-bad')], /give --sink <name>: a sink of the worker's sinks file/],
+      [['keep', '--domain', domain('keep-bad'), '--sink', 'rm -rf /'], /sink must be a sink name/],
+      [['keep', '--domain', domain('keep-bad'), '--kind', 'moon', '--sink', 'prod'], /argument 'moon' is invalid/],
       [['publish', '--domain', 'not a domain'], /domain must not contain whitespace|not a valid hostname/],
       [['schedule', 'create', '--domain', domain('sched-bad')], /give --cron EXPR and\/or --every DURATION/],
       [['schedule', 'create', '--domain', domain('sched-bad'), '--every', 'soon'], /every: expected a duration/],
@@ -255,10 +248,7 @@ describe('docs-admin CLI', () => {
       /--domain <domain>[\s\S]*--version <version>[\s\S]*--path <path>[\s\S]*--wait[\s\S]*--json/,
     );
     assert.match(results[2]!.stdout, /--project <projectId>[\s\S]*--prompt <text>[\s\S]*--request-id <id>/);
-    assert.match(
-      results[3]!.stdout,
-      /--config-file[\s\S]*--webhook[\s\S]*--command[\s\S]*--mirror-dir[\s\S]*--mirror-url-prefix[\s\S]*--kind/,
-    );
+    assert.match(results[3]!.stdout, /--sink <name>[\s\S]*--version <version>[\s\S]*--kind/);
     for (const flag of [
       '--cron <expr>',
       '--every <duration>',
@@ -271,7 +261,7 @@ describe('docs-admin CLI', () => {
     }
     assert.match(
       results[7]!.stdout,
-      /"skip", "buffer-one", "buffer-all",\s+"cancel-other", "terminate-other", "allow-all",\s+default: "skip"/,
+      /"skip",\s+"buffer-one",\s+"buffer-all",\s+"cancel-other",\s+"terminate-other",\s+"allow-all",\s+default: "skip"/,
     );
     // And once as a real process.
     const spawned = await cli(['schedule', 'create', '--help']);
@@ -417,10 +407,10 @@ describe('docs-admin CLI', () => {
 
   test('keep starts one keeper per domain; publish signals it; status shows it', async () => {
     const d = domain('keep');
-    const first = await cli(['keep', '--domain', d, '--webhook', `${emu.url}/__hook`, '--version', 'v1']);
+    const first = await cli(['keep', '--domain', d, '--sink', 'cli-hook', '--version', 'v1']);
     assert.equal(first.code, 0, first.stderr);
     assert.equal(first.stdout.trim(), keeperWorkflowId(d));
-    const again = await cliInProcess(['keep', '--domain', d, '--webhook', `${emu.url}/__hook`]);
+    const again = await cliInProcess(['keep', '--domain', d, '--sink', 'cli-hook']);
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await env.client.workflow.count(`WorkflowId = "${keeperWorkflowId(d)}"`).then((c) => c.count), 1);
 

@@ -16,6 +16,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { request } from 'undici';
 import { createActivities } from '../../src/activities';
+import { SinksFile } from '../../src/activities/sinks-file';
 import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
@@ -37,6 +38,7 @@ import {
   waitFor,
   workflowBundle,
 } from '../helpers/temporal';
+import { writeSinksFile } from '../helpers/sinks';
 import { failureOf } from '../helpers/failures';
 
 const KEY = 'mint_export_e2e_key_0123456789';
@@ -126,6 +128,10 @@ describe('static export against the emulator', () => {
     mirror = await serveDir(path.join(dir, 'mirror'));
     await fsp.mkdir(path.join(dir, 'mirror'));
     taskQueue = uniqueTaskQueue('export-e2e');
+    const sinksFile = await writeSinksFile(dir, {
+      'deploy-file': { type: 'file', path: path.join(dir, 'deploy', 'docs.json') },
+      'airgap-mirror': { type: 'mirror', dir: path.join(dir, 'mirror'), urlPrefix: `${mirror.url}/`, mode: '0644' },
+    });
     worker = await startWorker(env, {
       taskQueue,
       activities: createActivities({
@@ -133,6 +139,7 @@ describe('static export against the emulator', () => {
         metrics: noopMetrics,
         temporal: env.client,
         agentRateLimit: { limit: 100, windowMs: 10_000 },
+        sinks: new SinksFile(sinksFile),
       }),
     });
   });
@@ -197,7 +204,7 @@ describe('static export against the emulator', () => {
 
   test('a keeper with the file sink writes a config whose link downloads, refreshes it before expiry, and attaches on a second start', async () => {
     const file = path.join(dir, 'deploy', 'docs.json');
-    const input: BundleKeeperInput = { domain: 'keeper.example.com', sink: { type: 'file', path: file } };
+    const input: BundleKeeperInput = { domain: 'keeper.example.com', sink: 'deploy-file' };
     const handle = await startKeeper(input);
     const first = await waitFor(
       async () => {
@@ -255,7 +262,7 @@ describe('static export against the emulator', () => {
       domain: 'airgap.example.com',
       kind: 'air-gapped',
       features: { apiPlayground: true },
-      sink: { type: 'mirror', dir: mirrorDir, urlPrefix: `${mirror.url}/` },
+      sink: 'airgap-mirror',
     });
     const s = await waitFor(
       async () => {

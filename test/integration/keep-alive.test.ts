@@ -21,6 +21,7 @@ import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../../src/shared/heartbeat';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import { writeSinksFile } from '../helpers/sinks';
 
 const KEY = 'mint_keep_alive_key_0123456789';
 /** Slower than the heartbeat timeout: without a keep-alive the attempt would time out and run again. */
@@ -62,13 +63,19 @@ describe('activity keep-alive', () => {
 
   before(async () => {
     env = await createDevEnv();
+    dir = await fsp.mkdtemp(path.join(tmpdir(), 'keep-alive-'));
+    // The command sink: one line of progress, then silent for longer than the heartbeat timeout, then applies.
+    const script = `process.stderr.write('unpacking\\n'); setTimeout(() => require('fs').writeFileSync(process.argv[1], require('fs').readFileSync(0)), ${SLOW_MS})`;
+    const sinksFile = await writeSinksFile(dir, {
+      'keep-alive-file': { type: 'file', path: path.join(dir, 'docs.json') },
+      'slow-command': { type: 'command', argv: [process.execPath, '-e', script, path.join(dir, 'applied.json')] },
+    });
     stack = await startDocsAdminStack(
       env,
       { exportQueuedMs: 100, exportDurationMs: 300, bundleTtlMs: LINK_TTL_MS },
-      { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue },
+      { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue, KEEPER_SINKS_FILE: sinksFile },
     );
     emu = stack.emu;
-    dir = await fsp.mkdtemp(path.join(tmpdir(), 'keep-alive-'));
   });
   after(async () => {
     await stack?.close();
@@ -81,7 +88,7 @@ describe('activity keep-alive', () => {
       env.client,
       {
         domain: 'keep-alive.docs.example.com',
-        sink: { type: 'file', path: path.join(dir, 'docs.json') },
+        sink: 'keep-alive-file',
         refreshMargin: { fraction: 0.5, minMs: 1_000 },
       },
       { taskQueue },
@@ -110,11 +117,9 @@ describe('activity keep-alive', () => {
 
   test('a silent apply slower than the heartbeat timeout completes in its first attempt, its progress kept', async () => {
     const applied = path.join(dir, 'applied.json');
-    // The command sink's command: one line of progress, then silent for longer than the heartbeat timeout, then applies.
-    const command = `echo unpacking >&2; sleep ${SLOW_MS / 1000}; cat > '${applied}'`;
     const handle = await ensureKeeper(
       env.client,
-      { domain: 'keep-alive-apply.docs.example.com', sink: { type: 'command', command } },
+      { domain: 'keep-alive-apply.docs.example.com', sink: 'slow-command' },
       { taskQueue },
     );
     try {

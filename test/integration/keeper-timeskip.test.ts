@@ -8,6 +8,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ApplyBundleRequest, ApplyBundleResult, BundleCheck, ExportActivities } from '../../src/activities/export';
+import { lookupSink, parseSinksFile } from '../../src/activities/sinks-file';
 import type { Bundle, StaticExportJob } from '../../src/api/types';
 import {
   type BundleKeeperInput,
@@ -15,6 +16,7 @@ import {
   keeperStatusQuery,
   keeperWorkflowId,
   pauseSignal,
+  SINK_REFUSED,
   pinVersionSignal,
   publishSignal,
   resumeSignal,
@@ -35,8 +37,19 @@ interface Applied {
   expiresAtMs: number;
 }
 
+/** The sinks file the fakes look keepers' sinks up in (the real lookup; nothing is written). */
+const SINKS = `
+allowedDirs: [/srv/keeper]
+sinks:
+  fake-file: {type: file, path: /srv/keeper/docs.json}
+  fake-mirror: {type: mirror, dir: /srv/keeper/mirror, urlPrefix: "http://m.internal"}
+`;
+
 /** An in-memory admin API + sink whose clock is the (skipped) time of the activity being run. */
 class FakeExport {
+  /** The worker's sinks file as the fakes see it (a test edits it to add a sink). */
+  sinksYaml = SINKS;
+  resolves = 0;
   linkLifetimeMs = HOUR;
   exportDurationMs = 10 * MIN;
   /** Verification fails for every job except these (when set). */
@@ -78,7 +91,14 @@ class FakeExport {
   }
 
   activities(): ExportActivities {
+    const lookup = (sink: unknown, allowInline: boolean) =>
+      lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline);
     return {
+      resolveSink: async (req) => {
+        this.resolves++;
+        const found = lookup(req.sink, req.allowInline);
+        return 'refused' in found ? { refused: found.refused } : { name: found.name, type: found.sink.type };
+      },
       startExport: async (input: StaticExportInput): Promise<StaticExportJob> => {
         this.starts.push(input);
         if (this.planRequired) {
@@ -118,6 +138,9 @@ class FakeExport {
         return { bytes: bundle.sizeBytes, sha256: 'f'.repeat(64) };
       },
       applyBundle: async (req: ApplyBundleRequest): Promise<ApplyBundleResult> => {
+        const found = lookup(req.sink, true);
+        if ('refused' in found)
+          throw ApplicationFailure.create({ type: SINK_REFUSED, message: found.refused, nonRetryable: true });
         this.applied.push({
           jobId: req.jobId,
           url: req.bundleUrl,
@@ -125,7 +148,7 @@ class FakeExport {
           appliedAtMs: FakeExport.now(),
           expiresAtMs: Date.parse(req.expiresAt),
         });
-        return { sink: req.sink.type, appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
+        return { sink: found.sink.type, appliedUrl: req.bundleUrl, appliedExpiresAt: req.expiresAt };
       },
     };
   }
@@ -159,7 +182,7 @@ async function withKeeper(
     const handle = await env.client.workflow.start(bundleKeeper, {
       taskQueue,
       workflowId: `${keeperWorkflowId(input.domain)}-${taskQueue}`,
-      args: [{ sink: { type: 'file', path: '/unused/in/fakes.json' }, ...input }],
+      args: [{ sink: 'fake-file', ...input }],
     });
     try {
       await fn(handle);
@@ -289,6 +312,75 @@ describe('bundleKeeper over simulated days', () => {
     });
   });
 
+  test('a sink the worker does not hold is refused: nothing exported or applied; it resumes once the file holds it', async () => {
+    const fake = new FakeExport();
+    await withKeeper(fake, { domain: 'docs.example.com', sink: 'later-config' }, async (handle) => {
+      await env.sleep(2 * HOUR);
+      let s = await status(handle);
+      assert.match(s.sinkRefused!, /holds no sink "later-config": add it under "sinks:" in \/etc\/sinks.yaml/);
+      assert.equal(fake.starts.length, 0, 'no export for a refused sink');
+      assert.equal(fake.applied.length, 0);
+      const checks = fake.resolves;
+      assert.ok(checks >= 3 && checks <= 40, `checked again with back-off: ${checks}`);
+      const { currentDetails } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      assert.match(currentDetails!, /waiting: sink refused/);
+      assert.match(currentDetails!, /holds no sink "later-config"/);
+
+      fake.sinksYaml += '  later-config: {type: file, path: /srv/keeper/later.json}\n';
+      await env.sleep(30 * MIN);
+      s = await status(handle);
+      assert.equal(s.sinkRefused, null);
+      assert.equal(fake.starts.length, 1);
+      assert.equal(fake.applied.length, 1, 'applied once the file holds the sink');
+
+      // The sink leaves the file: the next refresh is refused, the live config stays, the keeper waits.
+      fake.sinksYaml = SINKS;
+      await env.sleep(2 * HOUR);
+      s = await status(handle);
+      assert.match(s.sinkRefused!, /later-config/);
+      assert.equal(s.jobId, fake.applied[0]!.jobId, 'what was applied is not lost');
+      assert.equal(fake.applied.length, 1);
+    });
+  });
+
+  test('a keeper carried from an earlier release goes on with its inline sink only where the file holds an equal one', async () => {
+    const fake = new FakeExport();
+    const carry = {
+      current: null,
+      pending: null,
+      version: null,
+      exportsDone: 0,
+      refreshesDone: 0,
+      exportWanted: true,
+      paused: false,
+      exportFailures: 0,
+      exportRetryAtMs: null,
+      lastError: null,
+      generation: 1,
+    };
+    const inline = { type: 'file', path: '/srv/keeper/old.json' } as unknown as string;
+    await withKeeper(fake, { domain: 'docs.example.com', sink: inline, carry }, async (handle) => {
+      await env.sleep(HOUR);
+      let s = await status(handle);
+      assert.match(s.sinkRefused!, /inline file sink of an earlier release .* same path/);
+      assert.doesNotMatch(s.sinkRefused!, /old\.json/, 'never echoes what the input carried');
+      assert.equal(fake.applied.length, 0);
+      fake.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+      await env.sleep(30 * MIN);
+      s = await status(handle);
+      assert.equal(s.sinkRefused, null);
+      assert.equal(fake.applied.length, 1);
+    });
+    // A new start with an inline sink is refused, whatever the file holds.
+    const fresh = new FakeExport();
+    fresh.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+    await withKeeper(fresh, { domain: 'docs.example.com', sink: inline }, async (handle) => {
+      await env.sleep(HOUR);
+      assert.match((await status(handle)).sinkRefused!, /inline file sink is refused: add it to .* under a name/);
+      assert.equal(fresh.starts.length + fresh.applied.length, 0);
+    });
+  });
+
   test('a failing export keeps the keeper alive and retries with back-off', async () => {
     const fake = new FakeExport();
     fake.exportDurationMs = 5 * MIN;
@@ -327,7 +419,7 @@ describe('bundleKeeper over simulated days', () => {
     await runWorker(env, { taskQueue, activities: fake.activities() }, async () => {
       const cases: [BundleKeeperInput, string, RegExp][] = [
         [
-          { domain: 'docs.example.com', kind: 'air-gapped', sink: { type: 'file', path: '/x.json' } },
+          { domain: 'docs.example.com', kind: 'air-gapped', sink: 'fake-file' },
           'DeploymentKindConflict',
           /needs the mirror sink/,
         ],
@@ -335,17 +427,13 @@ describe('bundleKeeper over simulated days', () => {
           {
             domain: 'docs.example.com',
             kind: 'air-gapped',
-            sink: { type: 'mirror', dir: '/m', urlPrefix: 'http://m.internal' },
+            sink: 'fake-mirror',
             features: { assistant: true },
           },
           'DeploymentKindConflict',
           /cannot have AI assistant/,
         ],
-        [
-          { domain: 'https://docs.example.com', sink: { type: 'file', path: '/x.json' } },
-          'InvalidInput',
-          /without a scheme/,
-        ],
+        [{ domain: 'https://docs.example.com', sink: 'fake-file' }, 'InvalidInput', /without a scheme/],
       ];
       for (const [input, type, message] of cases) {
         const err = await env.client.workflow

@@ -18,6 +18,7 @@ import { WorkflowType } from '../../src/shared/workflow-types';
 import { keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { type Fleet, deploymentTools, startFleet, workflowTasks } from '../helpers/fleets';
+import { writeSinksFile } from '../helpers/sinks';
 import { type DevEnv, createDevEnv, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const V2_WORKFLOWS = path.resolve(__dirname, '../rollout/v2-workflows');
@@ -31,6 +32,7 @@ describe('rolling out a new worker version', () => {
   const taskQueue = uniqueTaskQueue('rollout');
   const limiterTaskQueue = `${taskQueue}-limiter`;
   const fleets: Fleet[] = [];
+  let sinksFile: string;
 
   before(async () => {
     // Drainage is computed from visibility after a grace period (3 min by default): seconds here.
@@ -42,6 +44,7 @@ describe('rolling out a new worker version', () => {
     });
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 200, exportDurationMs: 800, bundleTtlMs: 6_000 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'rollout-'));
+    sinksFile = await writeSinksFile(dir, { 'rollout-config': { type: 'file', path: path.join(dir, 'docs.json') } });
   });
 
   after(async () => {
@@ -59,6 +62,7 @@ describe('rolling out a new worker version', () => {
       adminApiUrl: emu.url,
       deployment: { deploymentName, buildId },
       workflowsPath,
+      sinksFile,
     });
     fleets.push(entry);
     return entry;
@@ -90,7 +94,7 @@ describe('rolling out a new worker version', () => {
         args: [
           {
             domain: 'rollout.example.com',
-            sink: { type: 'file', path: path.join(dir, 'docs.json') },
+            sink: 'rollout-config',
             continueAsNewAfterCycles: 1,
           },
         ],

@@ -5,7 +5,9 @@
 // cause on stderr; SIGTERM ends the process within SHUTDOWN_GRACE_TIME + 10 s, stuck activity or not.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tsToMs } from '@temporalio/common/lib/time';
@@ -20,6 +22,7 @@ import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
 import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/worker';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { writeSinksFile } from '../helpers/sinks';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_worker_process_test_key_0123456789';
@@ -167,6 +170,38 @@ describe('the worker process', () => {
       }
     } finally {
       await closeServer(holder);
+    }
+  });
+
+  test('the worker logs the sinks it holds, names and types only; a sinks file it cannot read fails the start', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'worker-sinks-'));
+    try {
+      const sinksFile = await writeSinksFile(dir, {
+        'prod-hook': { type: 'webhook', url: 'https://deploy.example.com/hooks?token=HOOKSECRET' },
+        'prod-config': { type: 'file', path: path.join(dir, 'docs.json') },
+        'outside-config': { type: 'file', path: '/etc/docs.json' },
+      });
+      const worker = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: sinksFile });
+      await worker.waitStarted();
+      const line = worker.logLines().find((l) => l.msg.startsWith('keeper sinks from'));
+      assert.equal(
+        line?.msg,
+        `keeper sinks from ${sinksFile}: prod-hook (webhook), prod-config (file); refused: outside-config`,
+      );
+      assert.doesNotMatch(worker.stderr, /HOOKSECRET|deploy\.example\.com|docs\.json/);
+      worker.child.kill('SIGTERM');
+      assert.equal((await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS)).code, EXIT_CODE.stopped);
+
+      const missing = path.join(dir, 'missing.yaml');
+      const failed = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: missing });
+      const { code } = await failed.exit(30_000);
+      assert.equal(code, EXIT_CODE.failed, failed.stderr);
+      assert.match(
+        failed.stderr,
+        new RegExp(`${missing.replace(/\./g, '\\.')}: cannot read the sinks file \\(ENOENT\\)`),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

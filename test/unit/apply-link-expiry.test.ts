@@ -9,10 +9,10 @@ import { MIN_LINK_LIFE_MS, refuseExpiringLink } from '../../src/activities/expor
 import type { ApplyBundleRequest } from '../../src/activities/sinks';
 
 const NOW = Date.parse('2026-11-25T20:00:00Z');
-const request = (expiresInMs: number, sink: ApplyBundleRequest['sink'] = { type: 'file', path: '/tmp/x.json' }) =>
+const request = (expiresInMs: number) =>
   ({
     domain: 'docs.example.com',
-    sink,
+    sink: 'prod-config',
     jobId: 'exp_1',
     bundleUrl: 'https://bundles.example.com/exp_1.tar.gz?sig=secret',
     expiresAt: new Date(NOW + expiresInMs).toISOString(),
@@ -21,14 +21,14 @@ const request = (expiresInMs: number, sink: ApplyBundleRequest['sink'] = { type:
   }) as ApplyBundleRequest;
 
 test('a link with time left is applied', () => {
-  assert.doesNotThrow(() => refuseExpiringLink(request(MIN_LINK_LIFE_MS), NOW));
-  assert.doesNotThrow(() => refuseExpiringLink(request(60_000), NOW));
+  assert.doesNotThrow(() => refuseExpiringLink(request(MIN_LINK_LIFE_MS), 'file', NOW));
+  assert.doesNotThrow(() => refuseExpiringLink(request(60_000), 'file', NOW));
 });
 
 test('an expired link, or one about to expire, is refused: BundleUnavailable, non-retryable, no URL', () => {
   for (const left of [-5_000, 0, MIN_LINK_LIFE_MS - 1]) {
     assert.throws(
-      () => refuseExpiringLink(request(left), NOW),
+      () => refuseExpiringLink(request(left), 'webhook', NOW),
       (err: unknown) =>
         err instanceof ApplicationFailure &&
         err.type === 'BundleUnavailable' &&
@@ -40,10 +40,5 @@ test('an expired link, or one about to expire, is refused: BundleUnavailable, no
 });
 
 test('a mirror sink is exempt: it serves the bytes it downloaded', () => {
-  const mirror = {
-    type: 'mirror',
-    dir: '/tmp/m',
-    baseUrl: 'https://mirror.example.com',
-  } as unknown as ApplyBundleRequest['sink'];
-  assert.doesNotThrow(() => refuseExpiringLink(request(-5_000, mirror), NOW));
+  assert.doesNotThrow(() => refuseExpiringLink(request(-5_000), 'mirror', NOW));
 });

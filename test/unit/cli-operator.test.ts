@@ -304,6 +304,7 @@ describe('Prometheus recorder and endpoint', () => {
     metrics.activityRetry('createAgentJob');
     metrics.bundleRefresh();
     metrics.bundleApplied('webhook');
+    metrics.sinkRefused('inline');
 
     const core = http.createServer((_req, res) =>
       res.end(
@@ -329,6 +330,7 @@ describe('Prometheus recorder and endpoint', () => {
         'docs_admin_activity_retries_total{activity_type="createAgentJob"} 1',
         'docs_admin_bundle_refreshes_total 1',
         'docs_admin_bundles_applied_total{sink="webhook"} 1',
+        'docs_admin_keeper_sink_refusals_total{reason="inline"} 1',
         'docs_admin_sdk_metrics_up 1',
         'temporal_request{operation="Poll"} 7',
       ]) {

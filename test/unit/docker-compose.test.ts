@@ -31,6 +31,8 @@ import {
   uiEnv,
 } from '../../scripts/cluster/layout';
 import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
+import { parseSinksFile } from '../../src/activities/sinks-file';
+import { clusterSinksText } from '../../scripts/cluster/sinks';
 import { RULES_FILE, WORKER_JOB } from '../../scripts/cluster/monitoring';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -298,6 +300,24 @@ describe('docker-compose.yml', () => {
     // Prometheus can scrape every replica inside the network.
     assert.equal(workerEnv.METRICS_HOST, '0.0.0.0');
     assert.ok(service('worker').expose?.includes(workerEnv.METRICS_PORT as string));
+  });
+
+  test("the worker's sinks file is deploy/sinks.yaml, mounted read-only; its sinks write into the deployments volume", () => {
+    const workerEnv = env('worker');
+    const mount = (service('worker').volumes ?? []).find((v) => v.endsWith(`:${workerEnv.KEEPER_SINKS_FILE}:ro`));
+    assert.equal(mount, `./deploy/sinks.yaml:${workerEnv.KEEPER_SINKS_FILE}:ro`);
+    const table = parseSinksFile(readFileSync(path.join(ROOT, 'deploy/sinks.yaml'), 'utf8'), 'deploy/sinks.yaml');
+    assert.deepEqual([...table.invalid], [], 'every example sink is valid');
+    assert.deepEqual(
+      [...table.sinks.values()].map((s) => s.type),
+      ['file', 'mirror'],
+    );
+    const volume = (service('worker').volumes ?? []).find((v) => v.startsWith('deployments:'))!.split(':')[1]!;
+    for (const sink of table.sinks.values()) assert.ok('root' in sink && sink.root === volume, sink.type);
+    // `npm run cluster` writes the same two sinks below its data directory.
+    const cluster = parseSinksFile(clusterSinksText('/data/cluster/deployments'), 'sinks.yaml');
+    assert.deepEqual([...cluster.invalid], []);
+    assert.deepEqual([...cluster.sinks.keys()], [...table.sinks.keys()]);
   });
 
   test('ADMIN_API_KEY comes from a secret fed by the environment, never from the file', () => {

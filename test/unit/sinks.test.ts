@@ -1,5 +1,6 @@
 // test-lane: parallel
-// Sinks and bundle verification against real files, a real shell and a loopback HTTP server.
+// Sinks and bundle verification against real files, real processes and a loopback HTTP server: what each
+// sink of the worker's file does, and what it refuses (symbolic links, private addresses, the worker's env).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
@@ -17,8 +18,9 @@ import {
   mirrorFileName,
   writeFileAtomic,
 } from '../../src/activities/sinks';
+import { type SinkDefinition, checkSink } from '../../src/activities/sinks-file';
+import { isPrivateAddress, sinkProblem } from '../../src/activities/sink-guards';
 import { BundleError, downloadAndCheck } from '../../src/activities/verify';
-import { sinkProblems } from '../../src/policies/validation/deployment';
 
 const ARCHIVE = gzipSync(Buffer.from('index.html\n'.repeat(5_000)));
 const SHA = createHash('sha256').update(ARCHIVE).digest('hex');
@@ -36,6 +38,7 @@ class Fixture {
   base = '';
   hits: Hit[] = [];
   hookStatus = 200;
+  hookHeaders: Record<string, string | string[] | undefined>[] = [];
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
@@ -52,7 +55,11 @@ class Fixture {
     });
     const url = new URL(req.url ?? '/', this.base);
     if (url.pathname.startsWith('/hook')) {
-      res.writeHead(this.hookStatus, { 'content-type': 'text/plain' }).end(`status ${this.hookStatus} for ${req.url}`);
+      this.hookHeaders.push(req.headers);
+      const location = this.hookStatus === 302 ? { location: `${this.base}/hook-redirected` } : {};
+      res
+        .writeHead(this.hookStatus, { 'content-type': 'text/plain', ...location })
+        .end(`ANSWER-BODY status ${this.hookStatus} for ${req.url}`);
     } else if (url.pathname === '/bundle/good.tar.gz') {
       res.writeHead(200).end(ARCHIVE);
     } else if (url.pathname === '/bundle/plain.txt') {
@@ -86,15 +93,23 @@ after(async () => {
 });
 beforeEach(() => {
   fx.hits = [];
+  fx.hookHeaders = [];
   fx.hookStatus = 200;
 });
+
+/** A sink as the worker's file would hold it, with the test directory as the one allowed directory. */
+function def(raw: Record<string, unknown>): SinkDefinition {
+  const checked = checkSink(raw, [dir]);
+  if (typeof checked === 'string') assert.fail(checked);
+  return checked;
+}
 
 const signed = (name: string) => `${fx.base}/bundle/${name}?X-Amz-Signature=SECRETSIG123&X-Amz-Expires=3600`;
 
 function bundleRequest(overrides: Partial<ApplyBundleRequest> = {}): ApplyBundleRequest {
   return {
     domain: 'docs.example.com',
-    sink: { type: 'file', path: path.join(dir, 'unused.json') },
+    sink: 'unused',
     jobId: 'job_1',
     bundleUrl: signed('good.tar.gz'),
     expiresAt: '2030-01-01T00:00:00.000Z',
@@ -166,19 +181,41 @@ describe('downloadAndCheck', () => {
 });
 
 describe('file sink', () => {
-  test('writes the deployment document; version only when pinned', async () => {
+  test('writes the deployment document 0600 (or the mode it sets); version only when pinned', async () => {
     const file = path.join(dir, 'nested', 'deploy.json');
-    const result = await applyToSink(bundleRequest({ sink: { type: 'file', path: file } }));
+    const result = await applyToSink(def({ type: 'file', path: file }), bundleRequest());
     assert.deepEqual(JSON.parse(await fsp.readFile(file, 'utf8')), {
       staticExport: { enabled: true, bundleUrl: signed('good.tar.gz') },
     });
+    assert.equal((await fsp.stat(file)).mode & 0o777, 0o600);
     assert.deepEqual(result, {
       sink: 'file',
       appliedUrl: signed('good.tar.gz'),
       appliedExpiresAt: '2030-01-01T00:00:00.000Z',
     });
-    await applyToSink(bundleRequest({ sink: { type: 'file', path: file }, version: 'v7' }));
+    await applyToSink(def({ type: 'file', path: file, mode: '0640' }), bundleRequest({ version: 'v7' }));
     assert.equal(JSON.parse(await fsp.readFile(file, 'utf8')).staticExport.version, 'v7');
+    assert.equal((await fsp.stat(file)).mode & 0o777, 0o640);
+  });
+
+  test('never through a symbolic link: as the file, or as a directory on the way', async () => {
+    const outside = await fsp.mkdtemp(path.join(tmpdir(), 'sinks-outside-'));
+    try {
+      await fsp.writeFile(path.join(outside, 'victim.json'), 'UNTOUCHED');
+      await fsp.symlink(path.join(outside, 'victim.json'), path.join(dir, 'link.json'));
+      await fsp.symlink(outside, path.join(dir, 'linked-dir'));
+      for (const file of [path.join(dir, 'link.json'), path.join(dir, 'linked-dir', 'victim.json')]) {
+        const sink = def({ type: 'file', path: file });
+        assert.match((await sinkProblem(sink))!.problem, /symbolic link/);
+        const err = await rejectsWith(applyToSink(sink, bundleRequest()), SinkError);
+        assert.match(err.message, /symbolic link/);
+        assert.equal(err.retryable, false);
+      }
+      assert.equal(await fsp.readFile(path.join(outside, 'victim.json'), 'utf8'), 'UNTOUCHED');
+      assert.deepEqual(await fsp.readdir(outside), ['victim.json']);
+    } finally {
+      await fsp.rm(outside, { recursive: true, force: true });
+    }
   });
 
   test('the last good file stays when a write fails, and no temporary file is left', async () => {
@@ -192,109 +229,189 @@ describe('file sink', () => {
       rename: (a: string, b: string) => fsp.rename(a, b),
       rm: (f: string) => fsp.rm(f, { force: true }),
     };
-    const err = await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', failingWrite), SinkError);
+    const err = await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', 0o600, failingWrite), SinkError);
     assert.match(err.message, /ENOSPC/);
     const failingRename = {
       ...failingWrite,
       writeFile: (f: string, d: string) => fsp.writeFile(f, d),
       rename: () => Promise.reject(new Error('EXDEV')),
     };
-    await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', failingRename), SinkError);
+    await rejectsWith(writeFileAtomic(file, 'NEW CONTENT\n', 0o600, failingRename), SinkError);
     assert.equal(await fsp.readFile(file, 'utf8'), 'GOOD\n');
     assert.deepEqual(await fsp.readdir(path.dirname(file)), ['deploy.json']);
   });
 });
 
 describe('webhook sink', () => {
-  test('POSTs the document as JSON', async () => {
-    const url = `${fx.base}/hook?token=HOOKSECRET`;
-    const result = await applyToSink(bundleRequest({ sink: { type: 'webhook', url }, version: 'v2' }));
+  const hook = (extra: Record<string, unknown> = {}) =>
+    def({
+      type: 'webhook',
+      url: `${fx.base}/hook?token=HOOKSECRET`,
+      allowHttp: true,
+      allowPrivateHosts: ['127.0.0.1'],
+      ...extra,
+    });
+
+  test('POSTs the document as JSON, with the headers of its secret file', async () => {
+    const headersFile = path.join(dir, 'hook-headers.yaml');
+    await fsp.writeFile(headersFile, 'Authorization: Bearer HEADERSECRET\n');
+    const result = await applyToSink(hook({ headersFile }), bundleRequest({ version: 'v2' }));
     assert.equal(result.appliedUrl, signed('good.tar.gz'));
     assert.equal(fx.hits.length, 1);
     assert.equal(fx.hits[0]!.method, 'POST');
     assert.equal(fx.hits[0]!.contentType, 'application/json');
+    assert.equal(fx.hookHeaders[0]!.authorization, 'Bearer HEADERSECRET');
     assert.deepEqual(JSON.parse(fx.hits[0]!.body), {
       staticExport: { enabled: true, bundleUrl: signed('good.tar.gz'), version: 'v2' },
     });
   });
 
-  test('non-2xx fails: 5xx retryable, 4xx not; messages carry no token or signature', async () => {
-    const url = `${fx.base}/hook?token=HOOKSECRET`;
-    fx.hookStatus = 503;
-    const transient = await rejectsWith(applyToSink(bundleRequest({ sink: { type: 'webhook', url } })), SinkError);
-    assert.equal(transient.retryable, true);
-    assert.match(transient.message, /HTTP 503/);
-    fx.hookStatus = 400;
-    const refused = await rejectsWith(applyToSink(bundleRequest({ sink: { type: 'webhook', url } })), SinkError);
-    assert.equal(refused.retryable, false);
-    for (const message of [transient.message, refused.message]) assert.doesNotMatch(message, /HOOKSECRET|SECRETSIG123/);
+  test('non-2xx fails with its status code only: 5xx retryable, 4xx not, a redirect not followed', async () => {
+    const failures: SinkError[] = [];
+    for (const status of [503, 400, 302]) {
+      fx.hookStatus = status;
+      const err = await rejectsWith(applyToSink(hook(), bundleRequest()), SinkError);
+      assert.match(err.message, new RegExp(`HTTP ${status}$`));
+      failures.push(err);
+    }
+    assert.deepEqual(
+      failures.map((f) => f.retryable),
+      [true, false, false],
+    );
+    assert.equal(fx.hits.filter((h) => h.url.startsWith('/hook-redirected')).length, 0);
+    for (const { message } of failures) assert.doesNotMatch(message, /HOOKSECRET|SECRETSIG123|ANSWER-BODY/);
+  });
+
+  test('loopback, private and metadata addresses are refused unless the sink lists the host; http needs allowHttp', async () => {
+    const cases = [
+      { url: `${fx.base}/hook`, allowHttp: true },
+      { url: `http://localhost:${new URL(fx.base).port}/hook`, allowHttp: true },
+      { url: 'http://169.254.169.254/latest/meta-data/', allowHttp: true },
+      { url: 'https://10.1.2.3/hook' },
+      { url: 'https://[::1]/hook' },
+    ];
+    for (const raw of cases) {
+      const sink = def({ type: 'webhook', ...raw });
+      assert.match((await sinkProblem(sink))!.problem, /loopback, private, link-local or metadata/);
+      const err = await rejectsWith(applyToSink(sink, bundleRequest()), SinkError);
+      assert.match(err.message, /refused: .*allowPrivateHosts/);
+      assert.equal(err.retryable, false);
+    }
+    assert.equal(fx.hits.length, 0, 'nothing connected');
+    assert.match(checkSink({ type: 'webhook', url: 'http://hooks.example.com/x' }, [dir]) as string, /https/);
+    assert.deepEqual(
+      [
+        '8.8.8.8',
+        '127.0.0.1',
+        '10.0.0.1',
+        '172.20.0.1',
+        '192.168.1.1',
+        '169.254.169.254',
+        '100.100.100.200',
+        '::1',
+        'fd00:ec2::254',
+        '::ffff:127.0.0.1',
+        '2606:4700::1',
+      ].map(isPrivateAddress),
+      [false, true, true, true, true, true, true, true, true, true, false],
+    );
   });
 });
 
 describe('command sink', () => {
-  test('gets the values in its environment and the document on stdin, without the admin key', async () => {
+  test('an argv, no shell; its environment is PATH, HOME, the names it lists and STATIC_EXPORT_*, the document on stdin', async () => {
     const out = path.join(dir, 'cmd');
     await fsp.mkdir(out, { recursive: true });
-    const command = `cat > "${out}/stdin.json"; env | grep -E '^(STATIC_EXPORT_|DOCS_DOMAIN|ADMIN_API_KEY)' | sort > "${out}/env.txt"`;
-    const result = await applyToSink(bundleRequest({ sink: { type: 'command', command }, version: 'v3' }), {
-      env: { PATH: process.env.PATH, ADMIN_API_KEY: 'mint_do_not_pass' },
+    const script = `const fs = require('fs'); fs.writeFileSync(process.argv[1], fs.readFileSync(0)); fs.writeFileSync(process.argv[2], JSON.stringify(process.env));`;
+    const sink = def({
+      type: 'command',
+      argv: [process.execPath, '-e', script, `${out}/stdin.json`, `${out}/env.json`, `; touch ${out}/injected`],
+      env: ['KUBECONFIG'],
+    });
+    const result = await applyToSink(sink, bundleRequest({ version: 'v3' }), {
+      env: {
+        PATH: '/usr/bin',
+        HOME: '/home/w',
+        KUBECONFIG: '/k/config',
+        ADMIN_API_KEY: 'mint_no',
+        TEMPORAL_API_KEY: 't',
+      },
     });
     assert.equal(result.sink, 'command');
     assert.deepEqual(JSON.parse(await fsp.readFile(`${out}/stdin.json`, 'utf8')), {
       staticExport: { enabled: true, bundleUrl: signed('good.tar.gz'), version: 'v3' },
     });
-    assert.deepEqual((await fsp.readFile(`${out}/env.txt`, 'utf8')).trim().split('\n'), [
-      'DOCS_DOMAIN=docs.example.com',
-      `STATIC_EXPORT_BUNDLE_URL=${signed('good.tar.gz')}`,
-      'STATIC_EXPORT_EXPIRES_AT=2030-01-01T00:00:00.000Z',
-      'STATIC_EXPORT_JOB_ID=job_1',
-      'STATIC_EXPORT_VERSION=v3',
-    ]);
+    const env = JSON.parse(await fsp.readFile(`${out}/env.json`, 'utf8'));
+    assert.deepEqual(env, {
+      PATH: '/usr/bin',
+      HOME: '/home/w',
+      KUBECONFIG: '/k/config',
+      STATIC_EXPORT_BUNDLE_URL: signed('good.tar.gz'),
+      STATIC_EXPORT_VERSION: 'v3',
+      STATIC_EXPORT_JOB_ID: 'job_1',
+      STATIC_EXPORT_EXPIRES_AT: '2030-01-01T00:00:00.000Z',
+      STATIC_EXPORT_DOMAIN: 'docs.example.com',
+    });
+    await assert.rejects(fsp.stat(`${out}/injected`), 'no shell ran the argument');
+    assert.match(
+      checkSink({ type: 'command', argv: ['x'], env: ['ADMIN_API_KEY_FILE'] }, [dir]) as string,
+      /own secrets/,
+    );
+    assert.match(checkSink({ type: 'command', command: 'helm upgrade' }, [dir]) as string, /unknown field/);
   });
 
-  test('a non-zero exit fails with the redacted stderr tail', async () => {
-    const command = `echo "starting"; echo "Error: UPGRADE FAILED for $STATIC_EXPORT_BUNDLE_URL with Bearer abc.def mint_leaked_key" >&2; exit 3`;
-    const err = await rejectsWith(applyToSink(bundleRequest({ sink: { type: 'command', command } })), SinkError);
+  test('a non-zero exit fails with a short, redacted stderr tail', async () => {
+    const script = `process.stderr.write('x'.repeat(5000) + ' Error: UPGRADE FAILED for ' + process.env.STATIC_EXPORT_BUNDLE_URL + ' with Bearer abc.def mint_leaked_key ' + process.env.KUBECONFIG); process.exit(3)`;
+    const sink = def({ type: 'command', argv: [process.execPath, '-e', script], env: ['KUBECONFIG'] });
+    const err = await rejectsWith(
+      applyToSink(sink, bundleRequest(), { env: { PATH: process.env.PATH, KUBECONFIG: 'kube-secret-path' } }),
+      SinkError,
+    );
     assert.match(err.message, /exited with code 3/);
     assert.match(err.message, /UPGRADE FAILED/);
     assert.match(err.message, /\/bundle\/good\.tar\.gz/);
-    assert.doesNotMatch(err.message, /SECRETSIG123|abc\.def|mint_leaked_key/);
+    assert.ok(err.message.length < 400, `short: ${err.message.length}`);
+    assert.doesNotMatch(err.message, /SECRETSIG123|abc\.def|mint_leaked_key|kube-secret-path/);
   });
 
   test('a command that ignores its stdin still succeeds', async () => {
     // It exits before reading the document: the write to its closed stdin must not fail the apply.
     const ran = path.join(dir, 'ignored-stdin-ran');
-    const result = await applyToSink(
-      bundleRequest({ sink: { type: 'command', command: `echo ran > ${ran}; exec 0<&-; true` } }),
-    );
+    const sink = def({
+      type: 'command',
+      argv: [process.execPath, '-e', `require('fs').writeFileSync('${ran}', 'ran')`],
+    });
+    const result = await applyToSink(sink, bundleRequest());
     assert.equal(result.sink, 'command');
-    assert.equal((await fsp.readFile(ran, 'utf8')).trim(), 'ran');
+    assert.equal(await fsp.readFile(ran, 'utf8'), 'ran');
   });
 });
 
 describe('mirror sink', () => {
+  const mirror = (sub: string, urlPrefix = 'https://mirror.internal/docs/') =>
+    def({ type: 'mirror', dir: path.join(dir, sub), urlPrefix });
+
   test('retention keeps the newest applies even when an older archive carries a later mtime', async () => {
-    const mirrorDir = path.join(dir, 'mirror-clock');
-    const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs/' };
-    await applyToSink(bundleRequest({ sink, jobId: 'job_1' }));
+    const sink = mirror('mirror-clock');
+    await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
     // An mtime ahead of the kernel's clock (a reuse stamped from Date.now(), or a clock step back).
     const ahead = new Date(Date.now() + 60_000);
-    await fsp.utimes(path.join(mirrorDir, mirrorFileName('docs.example.com', 'job_1')), ahead, ahead);
+    await fsp.utimes(path.join(dir, 'mirror-clock', mirrorFileName('docs.example.com', 'job_1')), ahead, ahead);
     // Several in a row: each stamp must read back strictly newer than the last (a Date-set mtime can
     // read back a fraction of a microsecond below what was set).
     const later = ['job_2', 'job_3', 'job_4', 'job_5', 'job_6', 'job_7', 'job_8'];
-    for (const jobId of later) await applyToSink(bundleRequest({ sink, jobId }));
-    const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
+    for (const jobId of later) await applyToSink(sink, bundleRequest({ jobId }));
+    const archives = (await fsp.readdir(path.join(dir, 'mirror-clock'))).filter((n) => n.endsWith('.tar.gz')).sort();
     assert.deepEqual(
       archives,
       later.slice(-3).map((j) => mirrorFileName('docs.example.com', j)),
     );
   });
 
-  test('copies a checksummed archive, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
+  test('copies a checksummed archive 0600, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
     const mirrorDir = path.join(dir, 'mirror');
-    const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs/' };
-    const first = await applyToSink(bundleRequest({ sink, jobId: 'job_1' }));
+    const sink = mirror('mirror');
+    const first = await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
     const name1 = mirrorFileName('docs.example.com', 'job_1');
     assert.deepEqual(first, {
       sink: 'mirror',
@@ -303,6 +420,8 @@ describe('mirror sink', () => {
       sha256: SHA,
     });
     assert.deepEqual(await fsp.readFile(path.join(mirrorDir, name1)), ARCHIVE);
+    assert.equal((await fsp.stat(path.join(mirrorDir, name1))).mode & 0o777, 0o600);
+    assert.equal((await fsp.stat(path.join(mirrorDir, MIRROR_DOCUMENT))).mode & 0o777, 0o600);
     assert.equal(await fsp.readFile(path.join(mirrorDir, `${name1}.sha256`), 'utf8'), `${SHA}  ${name1}\n`);
     assert.deepEqual(JSON.parse(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8')), {
       staticExport: { enabled: true, bundleUrl: first.appliedUrl },
@@ -310,11 +429,11 @@ describe('mirror sink', () => {
     assert.equal(fx.bundleHits(), 1);
 
     // A refresh of the same job: the intact copy is reused, nothing is downloaded.
-    const again = await applyToSink(bundleRequest({ sink, jobId: 'job_1' }));
+    const again = await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
     assert.equal(again.appliedUrl, first.appliedUrl);
     assert.equal(fx.bundleHits(), 1);
 
-    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(bundleRequest({ sink, jobId, version: 'v9' }));
+    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(sink, bundleRequest({ jobId, version: 'v9' }));
     const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
     assert.deepEqual(
       archives,
@@ -333,22 +452,18 @@ describe('mirror sink', () => {
 
   test('a bad bundle never replaces the mirrored document, and leaves no partial file', async () => {
     const mirrorDir = path.join(dir, 'mirror-bad');
-    const sink = { type: 'mirror' as const, dir: mirrorDir, urlPrefix: 'https://mirror.internal/docs' };
-    const good = await applyToSink(bundleRequest({ sink, jobId: 'job_ok' }));
+    const sink = mirror('mirror-bad', 'https://mirror.internal/docs');
+    const good = await applyToSink(sink, bundleRequest({ jobId: 'job_ok' }));
     const before = await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8');
     await rejectsWith(
       applyToSink(
-        bundleRequest({
-          sink,
-          jobId: 'job_bad',
-          bundleUrl: signed('truncated.tar.gz'),
-          sizeBytes: ARCHIVE.length - 20,
-        }),
+        sink,
+        bundleRequest({ jobId: 'job_bad', bundleUrl: signed('truncated.tar.gz'), sizeBytes: ARCHIVE.length - 20 }),
       ),
       BundleError,
     );
     await rejectsWith(
-      applyToSink(bundleRequest({ sink, jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })),
+      applyToSink(sink, bundleRequest({ jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })),
       BundleError,
     );
     assert.equal(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8'), before);
@@ -362,13 +477,4 @@ describe('mirror sink', () => {
       ].sort(),
     );
   });
-});
-
-test('sinkProblems', () => {
-  assert.deepEqual(sinkProblems({ type: 'file', path: '/etc/docs.json' }), []);
-  assert.deepEqual(sinkProblems({ type: 'mirror', dir: '/srv/m', urlPrefix: 'http://m.internal/x', keep: 5 }), []);
-  assert.match(sinkProblems({ type: 'webhook', url: 'https://user:pw@hook.example.com' })[0]!, /without credentials/);
-  assert.equal(sinkProblems({ type: 'mirror', dir: '', urlPrefix: 'ftp://x', keep: 0 }).length, 3);
-  assert.match(sinkProblems({ type: 'ftp' })[0]!, /one of file, webhook, command, mirror/);
-  assert.match(sinkProblems(null)[0]!, /object/);
 });

@@ -1,45 +1,24 @@
-// `keep` and `publish`: ensure a domain's bundle keeper runs (with one sink), and tell it about new
+// `keep` and `publish`: ensure a domain's bundle keeper runs (with one named sink), and tell it about new
 // content. The sink options and the keeper input they describe are shared with `schedule create`.
 import { Command, Option } from 'commander';
 import { checkInput, ensureKeeper, InvalidInputError, keeperInputProblems, publish } from '../../client';
 import { DEPLOYMENT_KINDS } from '../../policies/validation/deployment';
 import { domainProblems } from '../../policies/validation/export';
-import type { BundleKeeperInput, DeploymentKind, SinkConfig } from '../../shared/bundle-keeper';
+import type { BundleKeeperInput, DeploymentKind } from '../../shared/bundle-keeper';
 import type { CliContext } from '../context';
 import { jsonLine } from '../format';
 
 export interface SinkOpts {
-  configFile?: string;
-  webhook?: string;
-  command?: string;
-  mirrorDir?: string;
-  mirrorUrlPrefix?: string;
+  sink?: string;
   version?: string;
   kind?: string;
 }
 
-function sinkFrom(opts: SinkOpts): SinkConfig {
-  const chosen: SinkConfig[] = [];
-  if (opts.configFile !== undefined) chosen.push({ type: 'file', path: opts.configFile });
-  if (opts.webhook !== undefined) chosen.push({ type: 'webhook', url: opts.webhook });
-  if (opts.command !== undefined) chosen.push({ type: 'command', command: opts.command });
-  if (opts.mirrorDir !== undefined || opts.mirrorUrlPrefix !== undefined) {
-    if (opts.mirrorDir === undefined || opts.mirrorUrlPrefix === undefined) {
-      throw new InvalidInputError(['the mirror sink needs both --mirror-dir and --mirror-url-prefix']);
-    }
-    chosen.push({ type: 'mirror', dir: opts.mirrorDir, urlPrefix: opts.mirrorUrlPrefix });
-  }
-  if (chosen.length !== 1) {
-    throw new InvalidInputError([
-      'give exactly one sink: --config-file F, --webhook URL, --command CMD, or --mirror-dir DIR --mirror-url-prefix URL',
-    ]);
-  }
-  return chosen[0] as SinkConfig;
-}
-
 /** The keeper input the sink options describe; throws InvalidInputError when it is not valid. */
 export function keeperInputFrom(domain: string, opts: SinkOpts): BundleKeeperInput {
-  const input: BundleKeeperInput = { domain, sink: sinkFrom(opts) };
+  if (opts.sink === undefined)
+    throw new InvalidInputError(["give --sink <name>: a sink of the worker's sinks file (KEEPER_SINKS_FILE)"]);
+  const input: BundleKeeperInput = { domain, sink: opts.sink };
   if (opts.version !== undefined) input.version = opts.version;
   if (opts.kind !== undefined) input.kind = opts.kind as DeploymentKind;
   checkInput(keeperInputProblems(input));
@@ -48,14 +27,7 @@ export function keeperInputFrom(domain: string, opts: SinkOpts): BundleKeeperInp
 
 export function addSinkOptions(command: Command): Command {
   return command
-    .option(
-      '--config-file <file>',
-      'sink: write staticExport.{enabled,bundleUrl,version} into this YAML/JSON config file',
-    )
-    .option('--webhook <url>', 'sink: POST the verified bundle link to this URL')
-    .option('--command <cmd>', 'sink: run this command (e.g. helm upgrade ...) with the link in its environment')
-    .option('--mirror-dir <dir>', 'sink (air-gapped): copy the archive into this directory ...')
-    .option('--mirror-url-prefix <url>', '... served at this stable internal URL prefix')
+    .option('--sink <name>', "the sink of the worker's sinks file (KEEPER_SINKS_FILE) that applies the bundle")
     .option('--version <version>', 'pin staticExport.version (default: the latest published)')
     .addOption(
       new Option('--kind <kind>', 'deployment kind')

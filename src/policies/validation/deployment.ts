@@ -1,6 +1,12 @@
 // Deployment kinds and the features each can have (docs/contract.md, the self-hosted deployment table).
 // Pure rules, shared by the bundleKeeper workflow (checked at start) and the CLI.
-import type { DeploymentFeature, DeploymentFeatures, DeploymentKind, SinkConfig } from '../../shared/bundle-keeper';
+import {
+  type DeploymentFeature,
+  type DeploymentFeatures,
+  type DeploymentKind,
+  SINK_NAME_FORM,
+  type SinkType,
+} from '../../shared/bundle-keeper';
 
 /** yes: always on; configurable: the operator chooses; no: the kind cannot have it. */
 export type Availability = 'yes' | 'configurable' | 'no';
@@ -44,7 +50,7 @@ export interface DeploymentRequest {
   kind?: unknown;
   features?: unknown;
   /** The sink type the keeper would apply bundles through. */
-  sinkType?: SinkConfig['type'];
+  sinkType?: SinkType;
 }
 
 /**
@@ -108,34 +114,9 @@ export function resolveFeatures(
   return out;
 }
 
-/** An http(s) URL with a host and no credentials (checked without URL, which the workflow sandbox lacks). */
-function isPlainHttpUrl(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
-  const match = /^https?:\/\/([^/?#\s]+)([/?#]\S*)?$/i.exec(value);
-  return match !== null && !match[1]!.includes('@');
-}
-
-/** Problems with a sink configuration (the CLI checks before starting a keeper; the keeper at start). */
-export function sinkProblems(sink: unknown): string[] {
-  if (typeof sink !== 'object' || sink === null) return ['sink must be an object with a type'];
-  const s = sink as Record<string, unknown>;
-  const nonEmpty = (key: string) => typeof s[key] === 'string' && (s[key] as string).trim() !== '';
-  switch (s.type) {
-    case 'file':
-      return nonEmpty('path') ? [] : ['file sink needs a path'];
-    case 'webhook':
-      return isPlainHttpUrl(s.url) ? [] : ['webhook sink needs an http(s) url without credentials'];
-    case 'command':
-      return nonEmpty('command') ? [] : ['command sink needs a command'];
-    case 'mirror': {
-      const problems: string[] = [];
-      if (!nonEmpty('dir')) problems.push('mirror sink needs a dir');
-      if (!isPlainHttpUrl(s.urlPrefix)) problems.push('mirror sink needs an http(s) urlPrefix without credentials');
-      if (s.keep !== undefined && !(Number.isInteger(s.keep) && (s.keep as number) >= 1))
-        problems.push('mirror sink keep must be an integer >= 1');
-      return problems;
-    }
-    default:
-      return [`sink type must be one of file, webhook, command, mirror (got ${JSON.stringify(s.type)})`];
-  }
+/** Problems with a keeper's sink, as its client sees it: the name of a sink in the worker's sinks file. */
+export function sinkNameProblems(sink: unknown): string[] {
+  if (typeof sink !== 'string')
+    return ['sink must be the name of a sink in the worker\'s sinks file (KEEPER_SINKS_FILE), e.g. "prod-config"'];
+  return SINK_NAME_FORM.test(sink) ? [] : ['sink must be a sink name: 1-64 characters of A-Z a-z 0-9 . _ -'];
 }
