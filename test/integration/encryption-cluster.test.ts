@@ -228,11 +228,15 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
     await docsAdmin(['schedule', 'delete', scheduleId]);
 
     const payloads = shown.flatMap((doc) => payloadsIn(JSON.parse(doc)));
-    const res = await fetch(`${CLUSTER_CODEC_URL}/decode`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Origin: env.ensured.uiUrl },
-      body: JSON.stringify({ payloads }),
-    });
+    const decode = (headers: Record<string, string>) =>
+      fetch(`${CLUSTER_CODEC_URL}/decode`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: env.ensured.uiUrl, ...headers },
+        body: JSON.stringify({ payloads }),
+      });
+    assert.equal((await decode({})).status, 401, 'the codec server asks who is calling');
+    const token = readFileSync(env.ensured.codecTokenFile, 'utf8').split('\n')[0] as string;
+    const res = await decode({ Authorization: `Bearer ${token}` });
     assert.equal(res.status, 200);
     const decoded = JSON.stringify(
       ((await res.json()) as { payloads: { data: string }[] }).payloads.map((p) =>
@@ -240,6 +244,25 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
       ),
     );
     for (const secret of secrets) assert.ok(decoded.includes(secret), `the codec server decodes ${secret}`);
+    // As `npm run cluster` prints it: the temporal CLI decodes through the codec server with the token.
+    const showDecoded = await run(
+      temporalCli,
+      [
+        'workflow',
+        'show',
+        '--address',
+        env.address,
+        '-w',
+        job.workflowId,
+        '--codec-endpoint',
+        CLUSTER_CODEC_URL,
+        '--codec-auth',
+        `Bearer ${token}`,
+      ],
+      cliEnv,
+    );
+    assert.equal(showDecoded.code, 0, showDecoded.stderr);
+    assert.ok(showDecoded.stdout.includes(marker), 'temporal workflow show --codec-auth shows the prompt');
   });
 
   test('a key rotation while jobs are in flight: no restart, every job completes', async () => {
