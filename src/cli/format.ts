@@ -1,5 +1,6 @@
 // Everything the CLI prints on stdout besides --json objects: one function per view, each returning
 // the lines with their final newline.
+import type { RekeyResult } from '../client/schedule-rekey';
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
 import type { AgentJobResult, AgentStatus } from '../shared/agent-job';
@@ -76,4 +77,19 @@ export function scheduleText(view: ScheduleView): string {
     ...view.recentActions.slice(-3).map((a) => `  recent:   ${a.scheduledAt} -> ${a.workflowId}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per Schedule of `schedule rekey`. */
+export function rekeyText(result: RekeyResult): string {
+  const held = result.keyIdsBefore.length ? `held ${result.keyIdsBefore.join(', ')}` : 'held no encrypted payload';
+  switch (result.outcome) {
+    case 'current':
+      return `current   ${result.scheduleId} (${held})\n`;
+    case 'rekeyed':
+      return `rekeyed   ${result.scheduleId} (${held})\n`;
+    case 'recreated':
+      return `recreated ${result.scheduleId} (${held}, its memo too: recent actions start over)\n`;
+    default:
+      return `failed    ${result.scheduleId} (${held}): ${result.problem}\n`;
+  }
 }

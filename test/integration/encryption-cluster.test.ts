@@ -19,6 +19,7 @@ import { CLUSTER_CODEC_URL, CLUSTER_FILES, CLUSTER_PORTS, HOST, POSTGRES_USER } 
 import { postgresBinDir } from '../../scripts/cluster/postgres';
 import { findTemporalCli } from '../../scripts/tools';
 import { startAgentJob } from '../../src/client';
+import { keyIdsIn } from '../../src/client/key-usage';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import type { DocsAdminWorker } from '../../src/worker';
@@ -82,15 +83,6 @@ function payloadsIn(value: unknown, found: { metadata: Record<string, string>; d
       found.push(record as { metadata: Record<string, string>; data?: string });
     else for (const v of Object.values(record)) payloadsIn(v, found);
   }
-  return found;
-}
-
-/** The encryption-key-id of every payload in a history object (SDK protos: metadata values are bytes). */
-function keyIdsIn(value: unknown, found: Set<string>): Set<string> {
-  if (!value || typeof value !== 'object' || ArrayBuffer.isView(value)) return found;
-  const keyId = (value as { metadata?: Record<string, Uint8Array> }).metadata?.['encryption-key-id'];
-  if (keyId && ArrayBuffer.isView(keyId)) found.add(Buffer.from(keyId).toString());
-  for (const v of Object.values(value)) keyIdsIn(v, found);
   return found;
 }
 

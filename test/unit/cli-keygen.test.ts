@@ -1,6 +1,7 @@
 // test-lane: parallel
 // `docs-admin keygen`: the staged rotation of the payload key file as an operator runs it (add, promote,
-// drop), and codec server tokens; in process, nothing connects to Temporal.
+// drop), and codec server tokens; in process, nothing connects to Temporal. And the usage of the rotation's
+// other commands (`keys in-use`, `schedule rekey`: test/integration/schedule-rekey.test.ts runs them).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,20 +13,21 @@ import { runCli } from '../../src/starter';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'cli-keygen-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function keygen(args: string[], env: NodeJS.ProcessEnv = {}) {
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   let stdout = '';
   let stderr = '';
   const code = await runCli(
-    ['keygen', ...args],
+    args,
     {
       stdout: { write: (s: string) => ((stdout += s), true) },
       stderr: { write: (s: string) => ((stderr += s), true) },
       env,
     },
-    () => Promise.reject(new Error('keygen must not connect')),
+    () => Promise.reject(new Error('must not connect')),
   );
   return { code, stdout, stderr };
 }
+const keygen = (args: string[], env: NodeJS.ProcessEnv = {}) => cli(['keygen', ...args], env);
 
 describe('docs-admin keygen', () => {
   test('--add, --promote, --drop: a staged rotation of PAYLOAD_ENCRYPTION_KEYS_FILE', async () => {
@@ -88,5 +90,25 @@ describe('docs-admin keygen', () => {
     assert.match(again.stdout, /\(2 accepted\)/);
     assert.ok(!again.stdout.includes(first as string), 'a token added to a file is not printed');
     assert.equal(parseTokenFile(readFileSync(file, 'utf8'), file)[0], first);
+  });
+
+  test('--help of keygen, keys in-use and schedule rekey; rekey without a key file is refused before connecting', async () => {
+    const help = async (args: string[]) => {
+      const result = await cli([...args, '--help']);
+      assert.equal(result.code, 0, result.stderr);
+      return result.stdout;
+    };
+    assert.match(
+      await help(['keygen']),
+      /--file <path>[\s\S]*--add[\s\S]*--promote <keyId>[\s\S]*--drop <keyId>[\s\S]*--token/,
+    );
+    assert.match(await help(['keys', 'in-use']), /^Usage: docs-admin keys in-use[\s\S]*--limit <n>[\s\S]*--json/);
+    assert.match(await help(['schedule', 'rekey']), /^Usage: docs-admin schedule rekey[\s\S]*--json/);
+    const rekey = await cli(['schedule', 'rekey']);
+    assert.equal(rekey.code, 2);
+    assert.equal(
+      rekey.stderr,
+      "error: invalid input: PAYLOAD_ENCRYPTION_KEYS_FILE is not set: rekey encrypts with the key file's encrypting key\n",
+    );
   });
 });
