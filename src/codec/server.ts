@@ -80,7 +80,10 @@ async function readPayloads(req: IncomingMessage): Promise<Payload[]> {
   } catch {
     throw new HttpError(400, 'request body is not JSON');
   }
-  const payloads = (body as { payloads?: unknown })?.payloads;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new HttpError(400, 'expected {"payloads": [...]}');
+  // Protobuf's JSON leaves an empty list out: the Go SDK's remote codec (the temporal CLI) sends `{}`.
+  const payloads = (body as { payloads?: unknown }).payloads ?? [];
   if (!Array.isArray(payloads)) throw new HttpError(400, 'expected {"payloads": [...]}');
   return (payloads as JsonPayload[]).map(fromJson);
 }

@@ -205,6 +205,16 @@ describe('codec server (npm run codec-server)', () => {
     await waitFor(async () => (await status(TOKEN)) === 200, { what: 'the original token back' });
   });
 
+  test('an empty list sent as protobuf JSON leaves it out (`{}`, as the temporal CLI does) is an empty answer', async () => {
+    const res = await fetch(`${url}/decode`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
+      body: '{}',
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { payloads: [] });
+  });
+
   test('bad requests get 4xx with a reason', async () => {
     const bad = await fetch(`${url}/decode`, {
       method: 'POST',
@@ -212,6 +222,10 @@ describe('codec server (npm run codec-server)', () => {
       body: '{',
     });
     assert.equal(bad.status, 400);
+    for (const body of ['null', '[]', '{"payloads": {}}']) {
+      const res = await fetch(`${url}/decode`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` }, body });
+      assert.equal(res.status, 400, body);
+    }
     const wrongPath = await fetch(`${url}/other`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
     assert.equal(wrongPath.status, 404);
   });

@@ -254,7 +254,8 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
       cliEnv,
     );
     assert.equal(showDecoded.code, 0, showDecoded.stderr);
-    assert.ok(showDecoded.stdout.includes(marker), 'temporal workflow show --codec-auth shows the prompt');
+    assert.match(showDecoded.stdout, /ResultEncoding\s+json\/plain/, 'temporal workflow show --codec-auth decodes');
+    assert.ok(showDecoded.stdout.includes(job.prLink), 'and shows the result: the PR link');
   });
 
   test('a key rotation while jobs are in flight: no restart, every job completes', async () => {
