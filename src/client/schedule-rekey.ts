@@ -30,16 +30,21 @@ async function recreate(client: Client, scheduleId: string): Promise<void> {
   const handle = client.schedule.getHandle(scheduleId);
   const d = await handle.describe();
   await handle.delete();
-  await client.schedule.create({
-    scheduleId,
-    spec: d.spec,
-    action: d.action,
-    policies: d.policies,
-    state: d.state,
-    typedSearchAttributes: d.typedSearchAttributes,
-    // Another service's memo is kept (encrypted with the current key); ours is no longer written.
-    ...(d.memo && !isOurs(d) ? { memo: d.memo } : {}),
-  });
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: d.spec,
+      action: d.action,
+      policies: d.policies,
+      state: d.state,
+      typedSearchAttributes: d.typedSearchAttributes,
+      // Another service's memo is kept (encrypted with the current key); ours is no longer written.
+      ...(d.memo && !isOurs(d) ? { memo: d.memo } : {}),
+    });
+  } catch (err) {
+    // Said plainly: the operator must create it again (`schedule create`), nothing else will.
+    throw new Error(`deleted to be created again, and the create failed: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** One Schedule brought to `currentKeyId`; a problem is reported, never thrown, so the others go on. */
