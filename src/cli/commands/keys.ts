@@ -49,7 +49,6 @@ function inUseCommand({ io, client, wire }: CliContext): Command {
     .option('--limit <n>', `open workflows to scan at most (default ${DEFAULT_WORKFLOW_LIMIT})`, positiveInt)
     .option('--json', 'print one JSON object')
     .action(async (opts: { limit?: number; json?: boolean }) => {
-      const ring = payloadEncryptionFromEnv(io.env)?.keyFile.keys();
       let lastAt = 0;
       const report = await keysInUse(await client(), {
         limit: opts.limit,
@@ -59,11 +58,11 @@ function inUseCommand({ io, client, wire }: CliContext): Command {
           io.stderr.write(`keys in-use: ${workflowsScanned} of ${workflowsOpen} open workflows scanned\n`);
         },
       });
-      // Read again: the scan may have taken long enough for the file to change.
-      const now = payloadEncryptionFromEnv(io.env)?.keyFile.keys() ?? ring;
-      const unused = now ? unusedKeys(report, now) : undefined;
+      // The file as it is after the scan (the client read it first: a bad file fails before the scan).
+      const ring = payloadEncryptionFromEnv(io.env)?.keyFile.keys();
+      const unused = ring ? unusedKeys(report, ring) : undefined;
       io.stdout.write(
-        opts.json ? jsonLine({ ...report, ...(unused ? { unused } : {}) }) : usageText(report, now, unused),
+        opts.json ? jsonLine({ ...report, ...(unused ? { unused } : {}) }) : usageText(report, ring, unused),
       );
     });
 }
