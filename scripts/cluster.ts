@@ -13,11 +13,13 @@
 //   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
 //   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
 //   --stop    stop the UI, the codec server, Prometheus, every server node and PostgreSQL, and wait until they have exited
-// The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
-// it for the Web UI. So is the workers' sinks file (.data/cluster/sinks.yaml, KEEPER_SINKS_FILE).
+// The payload key file (.data/cluster/payload-keys), the codec server's token file
+// (.data/cluster/codec-token) and the workers' sinks file (.data/cluster/sinks.yaml, KEEPER_SINKS_FILE)
+// are made on first run; the codec server decodes with the keys for callers that carry the token
+// (`temporal --codec-auth`).
 import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { ensureCluster, stopCluster } from './cluster/control';
-import { CLUSTER_DATA_DIR, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
+import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
 import { clusterReport, formatStatus } from './cluster/status';
 import { ensureTools } from './tools';
@@ -39,7 +41,8 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.');
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
   for (let node = 2; node <= command.nodes; node++) say(`  node ${node}         ${nodeAddress(node)}`);
-  say(`  Web UI         ${result.uiUrl}    (decodes payloads through the codec server ${result.codecUrl})`);
+  say(`  Web UI         ${result.uiUrl}    (codec endpoint ${result.codecUrl}: payloads show encrypted in a browser,`);
+  say('                 which cannot send the codec token before sign-on; docs/security.md)');
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
@@ -50,6 +53,9 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(`  export PAYLOAD_ENCRYPTION_KEYS_FILE=${result.payloadKeysFile}`);
   say("Workers apply keepers' bundles only through the sinks of this file (docs/contract.md, keep --sink <name>):");
   say(`  export KEEPER_SINKS_FILE=${result.sinksFile}`);
+  say(`The codec server requires a bearer token (${result.codecTokenFile}); the temporal CLI decodes with:`);
+  say(`  temporal workflow show -w WORKFLOW_ID --address ${result.address} --namespace ${CLUSTER_NAMESPACE} \\`);
+  say(`    --codec-endpoint ${result.codecUrl} --codec-auth "Bearer $(head -n 1 ${result.codecTokenFile})"`);
   if (result.tls) {
     // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.
     say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);

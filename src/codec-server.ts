@@ -1,48 +1,86 @@
-// `npm run codec-server [-- --port N] [--host H]`: the codec server (src/codec/server.ts) with the keys
-// of PAYLOAD_ENCRYPTION_KEYS_FILE, for the Web UI (codec endpoint) and `temporal --codec-endpoint`.
+// `npm run codec-server [-- --port N] [--host H] [--no-auth]`: the codec server (src/codec/server.ts)
+// with the keys of PAYLOAD_ENCRYPTION_KEYS_FILE, for `temporal --codec-endpoint URL --codec-auth "Bearer
+// TOKEN"` and the Web UI (codec endpoint).
+//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change (required unless --no-auth)
+//   CODEC_SERVER_TOKEN          one fixed token instead of the file
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
-//   CODEC_SERVER_TOKEN(_FILE)   a bearer token every request must carry (optional)
-import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
+import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
 
-const USAGE = 'usage: npm run codec-server [-- --port N] [--host H]';
+const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]';
 
-/** The server's options from argv and the environment; throws one line on a bad setting. */
-export function codecServerSettings(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-): Omit<CodecServerOptions, 'codec' | 'log'> & { keysFile: string } {
-  let port = DEFAULT_CODEC_SERVER_PORT;
-  let host = '127.0.0.1';
-  for (let i = 0; i < argv.length; i += 2) {
-    const [flag, value] = [argv[i], argv[i + 1]];
-    if (flag === '--port' && value !== undefined && /^\d+$/.test(value) && Number(value) < 65536) port = Number(value);
-    else if (flag === '--host' && value) host = value;
-    else throw new Error(USAGE);
+/** Who may call: the tokens of a file, one fixed token, or anyone (--no-auth). */
+export type TokenSource = { file: string } | { token: string } | 'none';
+
+export interface CodecServerSettings extends Pick<CodecServerOptions, 'host' | 'port' | 'corsOrigins'> {
+  keysFile: string;
+  tokenSource: TokenSource;
+}
+
+function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
+  const file = env[TOKEN_FILE_VAR];
+  const token = env.CODEC_SERVER_TOKEN;
+  if (file && token) throw new Error(`set CODEC_SERVER_TOKEN or ${TOKEN_FILE_VAR}, not both`);
+  if (noAuth && (file || token))
+    throw new Error(`--no-auth and a token (${file ? TOKEN_FILE_VAR : 'CODEC_SERVER_TOKEN'}) are both given`);
+  if (noAuth) return 'none';
+  if (file) return { file };
+  if (token) {
+    if (token.length < MIN_TOKEN_CHARS)
+      throw new Error(`CODEC_SERVER_TOKEN is shorter than ${MIN_TOKEN_CHARS} characters`);
+    return { token };
   }
+  throw new Error(
+    `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line), or pass --no-auth to let anyone who reaches the server decode`,
+  );
+}
+
+/** The server's settings from argv and the environment; throws one line on a bad setting. */
+export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): CodecServerSettings {
+  let values: { port?: string; host?: string; 'no-auth'?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, host: { type: 'string' }, 'no-auth': { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch {
+    throw new Error(USAGE);
+  }
+  const port = values.port === undefined ? DEFAULT_CODEC_SERVER_PORT : Number(values.port);
+  if (!/^\d+$/.test(values.port ?? '0') || port >= 65536 || values.host === '') throw new Error(USAGE);
   const keysFile = env[KEYS_FILE_VAR];
   if (!keysFile) throw new Error(`${KEYS_FILE_VAR} is not set: the codec server needs the payload keys`);
-  if (env.CODEC_SERVER_TOKEN && env.CODEC_SERVER_TOKEN_FILE)
-    throw new Error('set CODEC_SERVER_TOKEN or CODEC_SERVER_TOKEN_FILE, not both');
-  const token = env.CODEC_SERVER_TOKEN_FILE
-    ? readFileSync(env.CODEC_SERVER_TOKEN_FILE, 'utf8').trim()
-    : env.CODEC_SERVER_TOKEN || undefined;
-  if (token === '') throw new Error(`CODEC_SERVER_TOKEN_FILE ${env.CODEC_SERVER_TOKEN_FILE} is empty`);
   const corsOrigins = (env.CODEC_SERVER_CORS_ORIGINS ?? '')
     .split(',')
     .map((o) => o.trim().replace(/\/$/, ''))
     .filter(Boolean);
-  return { port, host, keysFile, token, corsOrigins };
+  const tokenSource = tokenSourceOf(values['no-auth'] ?? false, env);
+  return { port, host: values.host ?? '127.0.0.1', keysFile, corsOrigins, tokenSource };
+}
+
+function tokensOf(source: TokenSource, log: (line: string) => void): CodecServerOptions['tokens'] {
+  if (source === 'none') return undefined;
+  if ('token' in source) return () => [source.token];
+  return tokenFile(source.file, (problem) => log(`codec-server: ${problem}`));
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
-  const settings = codecServerSettings(argv, env);
-  const { codec } = payloadEncryption(settings.keysFile);
-  const server = await startCodecServer({ ...settings, codec, log: (line) => console.error(line) });
+  const { tokenSource, keysFile, ...settings } = codecServerSettings(argv, env);
+  const log = (line: string) => console.error(line);
+  const tokens = tokensOf(tokenSource, log);
+  const { codec } = payloadEncryption(keysFile);
+  const server = await startCodecServer({ ...settings, codec, tokens, log });
+  if (tokenSource === 'none')
+    log(`codec-server: warning: --no-auth: anyone who reaches ${server.url} can decode every payload`);
+  const who =
+    tokenSource === 'none' ? 'none (--no-auth)' : 'file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer';
   console.log(
-    `codec server on ${server.url} (POST /encode, /decode); keys ${settings.keysFile}; ` +
-      `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${settings.token ? 'required' : 'none'}`,
+    `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
+      `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,
   );
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGTERM', stop);

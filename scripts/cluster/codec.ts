@@ -1,17 +1,26 @@
-// Payload encryption on the cluster: its key file, made on first run in the git-ignored data folder,
-// and the health of the codec server the cluster's Web UI decodes with (docs/security.md).
+// Payload encryption on the cluster: its key file and the codec server's token file, made on first run
+// in the git-ignored data folder, and the health of the codec server (docs/security.md).
 import { existsSync, writeFileSync } from 'node:fs';
-import { generateKeyLine } from '../../src/codec';
+import { generateKeyLine, generateToken } from '../../src/codec';
 import { CLUSTER_CODEC_URL, CLUSTER_FILES } from './layout';
 
-/** The cluster's PAYLOAD_ENCRYPTION_KEYS_FILE: one new key on first run (mode 0600), then left as it is. */
-export function ensureClusterPayloadKeys(log: (line: string) => void): string {
-  const file = CLUSTER_FILES.payloadKeys;
+/** A secret file with `line` on first run (mode 0600), then left as it is. */
+function ensureSecretFile(file: string, line: () => string, what: string, log: (line: string) => void): string {
   if (!existsSync(file)) {
-    writeFileSync(file, `${generateKeyLine()}\n`, { mode: 0o600, flag: 'wx' });
-    log(`payload keys: created ${file}`);
+    writeFileSync(file, `${line()}\n`, { mode: 0o600, flag: 'wx' });
+    log(`${what}: created ${file}`);
   }
   return file;
+}
+
+/** The cluster's PAYLOAD_ENCRYPTION_KEYS_FILE: one new key on first run. */
+export function ensureClusterPayloadKeys(log: (line: string) => void): string {
+  return ensureSecretFile(CLUSTER_FILES.payloadKeys, generateKeyLine, 'payload keys', log);
+}
+
+/** The cluster codec server's CODEC_SERVER_TOKEN_FILE: one new token on first run. */
+export function ensureClusterCodecToken(log: (line: string) => void): string {
+  return ensureSecretFile(CLUSTER_FILES.codecToken, generateToken, 'codec server token', log);
 }
 
 export async function isCodecServerHealthy(): Promise<boolean> {

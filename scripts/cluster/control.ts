@@ -16,7 +16,7 @@ import {
 import path from 'node:path';
 import { parse } from 'yaml';
 import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
-import { ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
+import { ensureClusterCodecToken, ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
 import {
   CLUSTER_ADDRESS,
   CLUSTER_CODEC_URL,
@@ -105,6 +105,8 @@ export interface EnsureResult {
   /** KEEPER_SINKS_FILE for the cluster's workers. */
   sinksFile: string;
   codecUrl: string;
+  /** CODEC_SERVER_TOKEN_FILE of the codec server: `--codec-auth "Bearer <its line>"`. */
+  codecTokenFile: string;
 }
 
 /** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
@@ -278,6 +280,7 @@ async function startCodecServer(log: (line: string) => void): Promise<void> {
     env: codecServerEnv(),
     log: CLUSTER_FILES.codecServerLog,
     stateFile: CLUSTER_FILES.codecServerState,
+    extra: { tokenFile: CLUSTER_FILES.codecToken },
   });
   await waitUntil('the codec server', isCodecServerHealthy, codec, CLUSTER_FILES.codecServerLog, 60_000);
 }
@@ -318,7 +321,14 @@ async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, log: (line:
   const started: EnsureResult['started'] = [];
   // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
   // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
+  // A codec server from before the token is restarted with one, and not counted as started either.
   const upgrade = status.server;
+  const codec = runningProcess(CLUSTER_FILES.codecServerState);
+  if (status.codecServer && codec !== undefined && codec.tokenFile !== CLUSTER_FILES.codecToken) {
+    log('codec server: restarting to require a bearer token');
+    await stopRecorded(CLUSTER_FILES.codecServerState);
+    status.codecServer = false;
+  }
   if (!status.codecServer) {
     await startCodecServer(log);
     if (!upgrade) started.push('codec-server');
@@ -367,6 +377,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
   const sinksFile = ensureClusterSinks(log);
+  const codecTokenFile = ensureClusterCodecToken(log);
   started.push(...(await ensureUiAndCodec(status, tls, log)));
   const first = runningServer()?.state.pid;
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
@@ -381,6 +392,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     payloadKeysFile,
     sinksFile,
     codecUrl: CLUSTER_CODEC_URL,
+    codecTokenFile,
   };
 }
 

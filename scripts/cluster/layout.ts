@@ -105,6 +105,8 @@ export const CLUSTER_FILES = {
   /** KEEPER_SINKS_FILE of the cluster's workers: a file and a mirror sink below `deployments`, made on first run. */
   sinks: path.join(CLUSTER_DATA_DIR, 'sinks.yaml'),
   deployments: path.join(CLUSTER_DATA_DIR, 'deployments'),
+  /** CODEC_SERVER_TOKEN_FILE of the cluster's codec server: one token, made on first run (mode 0600). */
+  codecToken: path.join(CLUSTER_DATA_DIR, 'codec-token'),
   codecServerLog: path.join(CLUSTER_DATA_DIR, 'codec-server.log'),
   codecServerState: path.join(CLUSTER_DATA_DIR, 'codec-server.json'),
 };
@@ -218,11 +220,12 @@ export function uiEnv(): NodeJS.ProcessEnv {
   };
 }
 
-/** The codec server's environment: the cluster's key file, browsers from the cluster's UI only. */
+/** The codec server's environment: the cluster's key and token files, browsers from the cluster's UI only. */
 export function codecServerEnv(): NodeJS.ProcessEnv {
   return {
     ...baseEnv(),
     PAYLOAD_ENCRYPTION_KEYS_FILE: CLUSTER_FILES.payloadKeys,
+    CODEC_SERVER_TOKEN_FILE: CLUSTER_FILES.codecToken,
     CODEC_SERVER_CORS_ORIGINS: CLUSTER_UI_URL,
   };
 }

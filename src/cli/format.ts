@@ -1,6 +1,7 @@
 // Everything the CLI prints on stdout besides --json objects: one function per view, each returning
 // the lines with their final newline.
 import type { ParkedAgentJob } from '../client/parked';
+import type { RekeyResult } from '../client/schedule-rekey';
 import type { ScheduleView } from '../client/schedules';
 import type { WorkflowStatusReport } from '../client/status';
 import type { AgentJobResult, AgentStatus } from '../shared/agent-job';
@@ -93,4 +94,19 @@ export function parkedText(jobs: ParkedAgentJob[]): string {
     `  give it up:      ${job.settle.abandon}`,
   ]);
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per Schedule of `schedule rekey`. */
+export function rekeyText(result: RekeyResult): string {
+  const held = result.keyIdsBefore.length ? `held ${result.keyIdsBefore.join(', ')}` : 'held no encrypted payload';
+  switch (result.outcome) {
+    case 'current':
+      return `current   ${result.scheduleId} (${held})\n`;
+    case 'rekeyed':
+      return `rekeyed   ${result.scheduleId} (${held})\n`;
+    case 'recreated':
+      return `recreated ${result.scheduleId} (${held}, its memo too: recent actions start over)\n`;
+    default:
+      return `failed    ${result.scheduleId} (${held}): ${result.problem}\n`;
+  }
 }

@@ -11,6 +11,7 @@ import { agentCommand } from './commands/agent';
 import { exportCommand } from './commands/export';
 import { keepCommand, publishCommand } from './commands/keeper';
 import { keygenCommand } from './commands/keygen';
+import { keysCommand } from './commands/keys';
 import { abandonCommand, parkedCommand, resendCommand, resolveCommand } from './commands/operator';
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
@@ -57,7 +58,8 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
     .addCommand(resendCommand(ctx))
     .addCommand(abandonCommand(ctx))
     .addCommand(scheduleCommand(ctx))
-    .addCommand(keygenCommand(ctx));
+    .addCommand(keygenCommand(ctx))
+    .addCommand(keysCommand(ctx));
 }
 
 /**

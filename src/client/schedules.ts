@@ -183,7 +183,8 @@ export async function createDocsSchedule(
     action: actionOf(target, taskQueueOf(options.taskQueue)),
     policies: { overlap },
     state: { paused: options.paused ?? false, ...(options.note ? { note: options.note } : {}) },
-    memo: { kind: target.kind, domain: target.input.domain },
+    // No memo: a Schedule's memo cannot be updated, so one encrypted with an old key would outlive it
+    // (schedule-rekey.ts). The kind and domain are read back from the action and DocsDomain.
     typedSearchAttributes: [{ key: SearchAttr.domain, value: target.input.domain }],
   });
 }
@@ -293,14 +294,22 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
+const KIND_OF_WORKFLOW: Record<string, ScheduleTarget['kind']> = {
+  [WorkflowType.staticExport]: 'export',
+  [WorkflowType.bundleKeeper]: 'keeper',
+};
+
 export function viewOf(schedule: ScheduleDescription | ScheduleSummary): ScheduleView {
+  // Schedules of earlier releases carry {kind, domain} in their memo.
   const memo = schedule.memo;
   const action = schedule.action;
+  const workflowType = action && action.type === 'startWorkflow' ? action.workflowType : null;
+  const domain = schedule.typedSearchAttributes?.get(SearchAttr.domain) ?? memo?.domain;
   return {
     scheduleId: schedule.scheduleId,
-    kind: typeof memo?.kind === 'string' ? memo.kind : null,
-    domain: typeof memo?.domain === 'string' ? memo.domain : null,
-    workflowType: action && action.type === 'startWorkflow' ? action.workflowType : null,
+    kind: (workflowType && KIND_OF_WORKFLOW[workflowType]) ?? (typeof memo?.kind === 'string' ? memo.kind : null),
+    domain: typeof domain === 'string' ? domain : null,
+    workflowType,
     cron: (schedule.spec?.calendars ?? []).map(cronOfCalendar),
     every: (schedule.spec?.intervals ?? []).map((i) => formatDuration(Number(i.every))),
     timezone: schedule.spec?.timezone ?? null,

@@ -7,6 +7,7 @@ import { KeyFile } from './key-file';
 
 export * from './encryption-codec';
 export * from './key-file';
+export * from './token-file';
 
 export const KEYS_FILE_VAR = 'PAYLOAD_ENCRYPTION_KEYS_FILE';
 

@@ -1,11 +1,14 @@
-// The payload key file (PAYLOAD_ENCRYPTION_KEYS_FILE): lines `<keyId> <base64 of 32 random bytes>`.
-// The first line's key encrypts, every listed key decrypts. The file is read again whenever its
-// mtime, size or inode changes (one stat per use: no watcher), so a key rotates by adding a line on
-// top, and an old line is dropped once no open history holds payloads encrypted with it.
+// The payload key file (PAYLOAD_ENCRYPTION_KEYS_FILE): lines `<keyId> <base64 of 32 random bytes>`, or
+// `<keyId> <base64> decrypt-only`. The first line without the marker encrypts; every listed key decrypts.
+// A rotation is staged (docs/security.md): the new key goes in as decrypt-only on every host first, so
+// each host can read what any other writes, then it is promoted; an old key is dropped once
+// `docs-admin keys in-use` no longer lists it. The file is read again whenever it changes.
 import { randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { WatchedFile } from '../config/watched-file';
 
 export const KEY_BYTES = 32;
+/** The marker (third field) of a key that decrypts but never encrypts. */
+export const DECRYPT_ONLY = 'decrypt-only';
 /** Key ids are written into every encrypted payload's metadata: short, printable, no spaces. */
 const KEY_ID_FORM = /^[A-Za-z0-9._:-]{1,64}$/;
 const BASE64_FORM = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -16,10 +19,12 @@ export interface PayloadKey {
 }
 
 export interface KeyRing {
-  /** The first line's key: every new payload is encrypted with it. */
+  /** The first key without the decrypt-only marker: every new payload is encrypted with it. */
   current: PayloadKey;
-  /** Every key of the file by id. */
+  /** Every key of the file by id, in the file's order. */
   byId: ReadonlyMap<string, Buffer>;
+  /** The ids marked decrypt-only. */
+  decryptOnly: ReadonlySet<string>;
 }
 
 /** A key file that cannot be used: names the file and the line, never a key's value. */
@@ -27,17 +32,22 @@ export class KeyFileError extends Error {
   override readonly name = 'KeyFileError';
 }
 
-/** Parses a key file's text (`file` only names it in errors). Blank lines and `#` comments are ignored. */
-export function parseKeyFile(text: string, file: string): KeyRing {
-  const keys: PayloadKey[] = [];
-  const lines = text.split(/\r?\n/);
-  for (const [index, raw] of lines.entries()) {
+interface KeyLine extends PayloadKey {
+  /** Index in the file's lines (0-based). */
+  index: number;
+  decryptOnly: boolean;
+}
+
+/** The key lines of a file's text; blank lines and `#` comments are skipped. Throws on a bad line. */
+function keyLines(text: string, file: string): KeyLine[] {
+  const keys: KeyLine[] = [];
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
     const where = `${file} line ${index + 1}`;
-    const [id, encoded, ...rest] = line.split(/\s+/);
-    if (!id || !encoded || rest.length > 0)
-      throw new KeyFileError(`${where}: expected "<keyId> <base64 of ${KEY_BYTES} bytes>"`);
+    const [id, encoded, marker, ...rest] = line.split(/\s+/);
+    if (!id || !encoded || rest.length > 0 || (marker !== undefined && marker !== DECRYPT_ONLY))
+      throw new KeyFileError(`${where}: expected "<keyId> <base64 of ${KEY_BYTES} bytes> [${DECRYPT_ONLY}]"`);
     if (!KEY_ID_FORM.test(id))
       throw new KeyFileError(`${where}: the key id must be 1-64 characters of A-Z a-z 0-9 . _ : -`);
     if (!BASE64_FORM.test(encoded) || encoded.length % 4 !== 0)
@@ -46,11 +56,25 @@ export function parseKeyFile(text: string, file: string): KeyRing {
     if (key.length !== KEY_BYTES)
       throw new KeyFileError(`${where}: the key of "${id}" is ${key.length} bytes, expected ${KEY_BYTES}`);
     if (keys.some((k) => k.id === id)) throw new KeyFileError(`${where}: key id "${id}" is listed twice`);
-    keys.push({ id, key });
+    keys.push({ id, key, index, decryptOnly: marker === DECRYPT_ONLY });
   }
-  const [current] = keys;
-  if (!current) throw new KeyFileError(`${file}: no key in the file (expected lines "<keyId> <base64>")`);
-  return { current, byId: new Map(keys.map((k) => [k.id, k.key])) };
+  return keys;
+}
+
+/** Parses a key file's text (`file` only names it in errors). */
+export function parseKeyFile(text: string, file: string): KeyRing {
+  const keys = keyLines(text, file);
+  if (keys.length === 0) throw new KeyFileError(`${file}: no key in the file (expected lines "<keyId> <base64>")`);
+  const current = keys.find((k) => !k.decryptOnly);
+  if (!current)
+    throw new KeyFileError(
+      `${file}: every key is ${DECRYPT_ONLY}: promote one to encrypt with (docs-admin keygen --promote KEYID)`,
+    );
+  return {
+    current: { id: current.id, key: current.key },
+    byId: new Map(keys.map((k) => [k.id, k.key])),
+    decryptOnly: new Set(keys.filter((k) => k.decryptOnly).map((k) => k.id)),
+  };
 }
 
 /** A new key file line: a key id from the date and 4 random bytes, and 32 random bytes in base64. */
@@ -59,61 +83,73 @@ export function generateKeyLine(now = new Date()): string {
   return `k${day}-${randomBytes(4).toString('hex')} ${randomBytes(KEY_BYTES).toString('base64')}`;
 }
 
+// ---- staged rotation: edits of the file's text (comments and order kept), each checked by parsing ----
+
+function edited(lines: string[], file: string): string {
+  const text = `${lines.join('\n').replace(/\n+$/, '')}\n`;
+  parseKeyFile(text, file);
+  return text;
+}
+
+function lineOf(keys: KeyLine[], id: string, file: string): KeyLine {
+  const found = keys.find((k) => k.id === id);
+  if (!found) throw new KeyFileError(`${file}: no key "${id}" in the file`);
+  return found;
+}
+
 /**
- * The key file, read at construction (a bad file throws KeyFileError) and again when it changed. A
- * change that leaves the file unusable (half written, a typo) keeps the keys read last and is
- * reported once through onProblem (default: a process warning on stderr); the next good version is
- * picked up.
+ * Step 1: `line` (a generateKeyLine) appended as decrypt-only, so hosts that read the file can decrypt
+ * with it before any host encrypts with it. In a file without keys it is the encrypting key.
  */
+export function addKey(text: string, line: string, file: string): string {
+  const keys = keyLines(text, file);
+  const kept = text.trimEnd();
+  const lines = kept === '' ? [] : kept.split(/\r?\n/);
+  return edited([...lines, keys.length === 0 ? line : `${line} ${DECRYPT_ONLY}`], file);
+}
+
+/** Step 2: `id` becomes the encrypting key (first, unmarked); the key that encrypted before still decrypts. */
+export function promoteKey(text: string, id: string, file: string): string {
+  const keys = keyLines(text, file);
+  const target = lineOf(keys, id, file);
+  const lines = text.split(/\r?\n/);
+  const first = keys[0] as KeyLine;
+  const moved = `${target.id} ${target.key.toString('base64')}`;
+  lines.splice(target.index, 1);
+  lines.splice(first.index, 0, moved);
+  return edited(lines, file);
+}
+
+/** Step 3: `id` removed (refused for the encrypting key: promote another first). */
+export function dropKey(text: string, id: string, file: string): string {
+  const keys = keyLines(text, file);
+  const target = lineOf(keys, id, file);
+  if (parseKeyFile(text, file).current.id === id)
+    throw new KeyFileError(`${file}: "${id}" is the encrypting key: promote another key before dropping it`);
+  const lines = text.split(/\r?\n/);
+  lines.splice(target.index, 1);
+  return edited(lines, file);
+}
+
+/** The key file, read at construction (a bad file throws KeyFileError) and again when it changed. */
 export class KeyFile {
-  private ring: KeyRing;
-  private stamp: string;
-  private lastProblem: string | undefined;
+  private readonly file: WatchedFile<KeyRing>;
 
   constructor(
     readonly path: string,
-    private readonly onProblem: (message: string) => void = (message) =>
-      process.emitWarning(message, 'PayloadKeyFileWarning'),
+    onProblem: (message: string) => void = (message) => process.emitWarning(message, 'PayloadKeyFileWarning'),
   ) {
-    this.stamp = this.statStamp();
-    this.ring = this.read();
+    this.file = new WatchedFile(path, {
+      parse: parseKeyFile,
+      unreadable: (file, code, cause) =>
+        new KeyFileError(`${file}: cannot read the payload key file (${code})`, { cause }),
+      onProblem,
+      kept: 'the keys read before',
+    });
   }
 
   /** The keys as the file has them now (one stat; a read only when it changed). */
   keys(): KeyRing {
-    try {
-      const stamp = this.statStamp();
-      if (stamp !== this.stamp) {
-        this.ring = this.read();
-        this.stamp = stamp;
-        this.lastProblem = undefined;
-      }
-    } catch (err) {
-      const message = `${(err as Error).message}; still using the keys read before`;
-      if (message !== this.lastProblem) this.onProblem(message);
-      this.lastProblem = message;
-    }
-    return this.ring;
-  }
-
-  private statStamp(): string {
-    const s = this.io(() => statSync(this.path));
-    return `${s.ino}:${s.size}:${s.mtimeMs}`;
-  }
-
-  private read(): KeyRing {
-    return parseKeyFile(
-      this.io(() => readFileSync(this.path, 'utf8')),
-      this.path,
-    );
-  }
-
-  private io<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? String(err);
-      throw new KeyFileError(`${this.path}: cannot read the payload key file (${code})`, { cause: err });
-    }
+    return this.file.current();
   }
 }

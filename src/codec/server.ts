@@ -2,12 +2,13 @@
 // --codec-endpoint` POST payloads to /decode (and /encode) as `{"payloads":[{"metadata":{k: base64},
 // "data": base64}]}` and show what comes back, so a person reads decoded inputs and results while
 // Temporal stores ciphertext. Browsers are let in from the configured UI origins only (CORS, with the
-// preflight the UI sends); with a token, every request but the preflight must carry it.
-import { timingSafeEqual } from 'node:crypto';
+// preflight the UI sends). Every request but the preflight and /health must carry a bearer token of
+// the token file, unless the server was started with --no-auth.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { isEncrypted } from './encryption-codec';
+import { bearerMatches } from './token-file';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8634;
 /** Temporal caps a payload at 2 MB; the UI decodes a page of history at once. */
@@ -18,8 +19,12 @@ export interface CodecServerOptions {
   codec: PayloadCodec;
   /** Origins a browser may call from, e.g. http://127.0.0.1:8633 (exact match). */
   corsOrigins: readonly string[];
-  /** When set, every request but the CORS preflight needs `Authorization: Bearer <token>`. */
-  token?: string;
+  /**
+   * The tokens accepted now (read on every request: the token file re-reads itself when it changed);
+   * every request but the CORS preflight and /health needs `Authorization: Bearer <one of them>`.
+   * Undefined only for --no-auth: anyone who reaches the server decodes.
+   */
+  tokens: (() => readonly string[]) | undefined;
   host?: string;
   /** 0: any free port. */
   port?: number;
@@ -75,15 +80,12 @@ async function readPayloads(req: IncomingMessage): Promise<Payload[]> {
   } catch {
     throw new HttpError(400, 'request body is not JSON');
   }
-  const payloads = (body as { payloads?: unknown })?.payloads;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new HttpError(400, 'expected {"payloads": [...]}');
+  // Protobuf's JSON leaves an empty list out: the Go SDK's remote codec (the temporal CLI) sends `{}`.
+  const payloads = (body as { payloads?: unknown }).payloads ?? [];
   if (!Array.isArray(payloads)) throw new HttpError(400, 'expected {"payloads": [...]}');
   return (payloads as JsonPayload[]).map(fromJson);
-}
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(/^Bearer (.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '');
-  const wanted = Buffer.from(token);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
 /** Decodes one payload at a time: one that cannot be decoded goes back as it came, and is logged. */
@@ -125,8 +127,10 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       return;
     }
     if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
-    if (options.token !== undefined && !tokenMatches(req.headers.authorization, options.token))
+    if (options.tokens !== undefined && !bearerMatches(req.headers.authorization, options.tokens())) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
       throw new HttpError(401, 'missing or wrong bearer token');
+    }
     if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))
       throw new HttpError(404, 'POST /encode or /decode');
     const payloads = await readPayloads(req);

@@ -1,10 +1,10 @@
 // test-lane: parallel
 // The codec server as `npm run codec-server` runs it (a process), called with plain fetch as the Web
 // UI and `temporal --codec-endpoint` call it: decode and encode, the browser's preflight, origins
-// that are refused, the bearer token.
+// that are refused, the bearer tokens of CODEC_SERVER_TOKEN_FILE (and their rotation), --no-auth.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,38 @@ import { waitFor } from '../helpers/temporal';
 const ROOT = path.resolve(__dirname, '../..');
 const UI_ORIGIN = 'http://127.0.0.1:8633';
 const TOKEN = 'codec-test-token-0123456789';
+const SECOND = 'codec-test-token-second-0123';
+
+interface Exit {
+  code: number;
+  stderr: string;
+}
+
+/** `npm run codec-server` that is expected to stop: its exit code and stderr. */
+const runToExit = (args: string[], env: NodeJS.ProcessEnv): Promise<Exit> =>
+  new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/codec-server.ts', ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 30_000 },
+      (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stderr }),
+    ),
+  );
+
+/** A codec server process; resolves once it listens. */
+async function startServer(args: string[], env: NodeJS.ProcessEnv) {
+  const port = await freeLoopbackPort();
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/codec-server.ts', '--port', String(port), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(() => output.includes('codec server on'), { timeoutMs: 30_000, what: 'the codec server to listen' });
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+}
 
 const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
 const toJson = (p: Payload) => ({
@@ -30,9 +62,10 @@ const fromJson = (p: { metadata: Record<string, string>; data: string }): Payloa
 describe('codec server (npm run codec-server)', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'codec-server-'));
   const keysFile = path.join(dir, 'keys');
+  const tokenFile = path.join(dir, 'codec-token');
   let server: ChildProcess;
   let url: string;
-  let output = '';
+  let output: () => string;
 
   const post = (route: string, payloads: Payload[], headers: Record<string, string> = {}) =>
     fetch(`${url}${route}`, {
@@ -50,24 +83,24 @@ describe('codec server (npm run codec-server)', () => {
         : defaultPayloadConverter.fromPayload(payload);
     });
   };
+  /** As a secret volume does: the new content appears at once. */
+  const replaceTokens = (text: string) => {
+    writeFileSync(`${tokenFile}.tmp`, text);
+    renameSync(`${tokenFile}.tmp`, tokenFile);
+  };
 
   before(async () => {
     writeFileSync(keysFile, `${generateKeyLine()}\n`);
-    const port = await freeLoopbackPort();
-    url = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/codec-server.ts', '--port', String(port)], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
-        CODEC_SERVER_CORS_ORIGINS: `${UI_ORIGIN},http://localhost:8633`,
-        CODEC_SERVER_TOKEN: TOKEN,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    server.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor(() => output.includes('codec server on'), { timeoutMs: 30_000, what: 'the codec server to listen' });
+    replaceTokens(`# the Web UI's and the CLI's\n${TOKEN}\n`);
+    ({
+      child: server,
+      url,
+      output,
+    } = await startServer([], {
+      PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
+      CODEC_SERVER_CORS_ORIGINS: `${UI_ORIGIN},http://localhost:8633`,
+      CODEC_SERVER_TOKEN_FILE: tokenFile,
+    }));
   });
 
   after(() => {
@@ -98,7 +131,7 @@ describe('codec server (npm run codec-server)', () => {
     writeFileSync(otherFile, `other-key ${Buffer.alloc(32, 7).toString('base64')}\n`);
     const foreign = await payloadEncryption(otherFile).codec.encode([defaultPayloadConverter.toPayload('x')]);
     assert.deepEqual(await decoded(await post('/decode', foreign)), ['still encrypted']);
-    await waitFor(() => output.includes('payload encrypted with key "other-key", which is not in'), {
+    await waitFor(() => output().includes('payload encrypted with key "other-key", which is not in'), {
       what: 'the one-line reason in the server output',
     });
   });
@@ -137,15 +170,49 @@ describe('codec server (npm run codec-server)', () => {
   test('a request without the token, or with another, is refused', async () => {
     const { codec } = payloadEncryption(keysFile);
     const encrypted = await codec.encode([defaultPayloadConverter.toPayload('secret')]);
-    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${TOKEN}`]) {
+    for (const authorization of [undefined, 'Bearer wrong-token', `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, 'Bearer ']) {
       const res = await fetch(`${url}/decode`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', ...(authorization ? { Authorization: authorization } : {}) },
         body: JSON.stringify({ payloads: encrypted.map(toJson) }),
       });
       assert.equal(res.status, 401, `Authorization: ${authorization}`);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer');
       assert.ok(!(await res.text()).includes('secret'));
     }
+    const encode = await fetch(`${url}/encode`, { method: 'POST', body: JSON.stringify({ payloads: [] }) });
+    assert.equal(encode.status, 401, '/encode too');
+    assert.equal((await fetch(`${url}/health`)).status, 200, 'the health check needs no token');
+  });
+
+  test('tokens rotate through the file: a second line is accepted at once, a removed one refused', async () => {
+    const status = async (token: string) => (await post('/decode', [], { Authorization: `Bearer ${token}` })).status;
+    assert.equal(await status(SECOND), 401);
+    replaceTokens(`${TOKEN}\n${SECOND}\n`);
+    await waitFor(async () => (await status(SECOND)) === 200, { what: 'the added token to be accepted' });
+    assert.equal(await status(TOKEN), 200, 'both lines are accepted while the callers move');
+    replaceTokens(`${SECOND}\n`);
+    await waitFor(async () => (await status(TOKEN)) === 401, { what: 'the removed token to be refused' });
+    assert.equal(await status(SECOND), 200);
+    // A broken change keeps the tokens read before and says so once, without a token in the line.
+    replaceTokens('short\n');
+    assert.equal(await status(SECOND), 200);
+    await waitFor(() => output().includes('shorter than 16 characters; still using the tokens read before'), {
+      what: 'the one-line problem',
+    });
+    assert.ok(!output().includes(SECOND));
+    replaceTokens(`${TOKEN}\n`);
+    await waitFor(async () => (await status(TOKEN)) === 200, { what: 'the original token back' });
+  });
+
+  test('an empty list sent as protobuf JSON leaves it out (`{}`, as the temporal CLI does) is an empty answer', async () => {
+    const res = await fetch(`${url}/decode`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
+      body: '{}',
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { payloads: [] });
   });
 
   test('bad requests get 4xx with a reason', async () => {
@@ -155,23 +222,58 @@ describe('codec server (npm run codec-server)', () => {
       body: '{',
     });
     assert.equal(bad.status, 400);
+    for (const body of ['null', '[]', '{"payloads": {}}']) {
+      const res = await fetch(`${url}/decode`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` }, body });
+      assert.equal(res.status, 400, body);
+    }
     const wrongPath = await fetch(`${url}/other`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
     assert.equal(wrongPath.status, 404);
   });
 
   test('without PAYLOAD_ENCRYPTION_KEYS_FILE it does not start, with one line', async () => {
-    const result = await new Promise<{ code: number; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        ['--import', 'tsx', 'src/codec-server.ts', '--port', '0'],
-        { cwd: ROOT, env: { PATH: process.env.PATH }, timeout: 30_000 },
-        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stderr }),
-      ),
-    );
+    const result = await runToExit(['--port', '0', '--no-auth'], {});
     assert.equal(result.code, 1);
     assert.equal(
       result.stderr,
       'codec-server: PAYLOAD_ENCRYPTION_KEYS_FILE is not set: the codec server needs the payload keys\n',
     );
+  });
+
+  test('without a token and without --no-auth it does not start, with one line', async () => {
+    const result = await runToExit(['--port', '0'], { PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^codec-server: no token: set CODEC_SERVER_TOKEN_FILE .*--no-auth[^\n]*\n$/);
+    const missing = await runToExit(['--port', '0'], {
+      PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
+      CODEC_SERVER_TOKEN_FILE: path.join(dir, 'nope'),
+    });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^codec-server: .*nope: cannot read the token file \(ENOENT\)\n$/);
+    const both = await runToExit(['--port', '0', '--no-auth'], {
+      PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
+      CODEC_SERVER_TOKEN_FILE: tokenFile,
+    });
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /^codec-server: --no-auth and a token \(CODEC_SERVER_TOKEN_FILE\) are both given\n$/);
+  });
+
+  test('--no-auth serves without a token and warns that anyone can decode', async () => {
+    const open = await startServer(['--no-auth'], { PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile });
+    try {
+      await waitFor(() => open.output().includes('warning: --no-auth'), { what: 'the warning' });
+      assert.match(
+        open.output(),
+        /codec-server: warning: --no-auth: anyone who reaches http:\/\/127\.0\.0\.1:\d+ can decode/,
+      );
+      const { codec } = payloadEncryption(keysFile);
+      const encrypted = await codec.encode([defaultPayloadConverter.toPayload('open')]);
+      const res = await fetch(`${open.url}/decode`, {
+        method: 'POST',
+        body: JSON.stringify({ payloads: encrypted.map(toJson) }),
+      });
+      assert.equal(res.status, 200);
+    } finally {
+      open.child.kill('SIGTERM');
+    }
   });
 });

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +19,7 @@ import { CLUSTER_CODEC_URL } from '../../scripts/cluster/layout';
 import { psql } from '../../scripts/cluster/postgres';
 import { findTemporalCli } from '../../scripts/tools';
 import { startAgentJob } from '../../src/client';
+import { keyIdsIn } from '../../src/client/key-usage';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import type { DocsAdminWorker } from '../../src/worker';
@@ -61,15 +62,6 @@ function payloadsIn(value: unknown, found: { metadata: Record<string, string>; d
       found.push(record as { metadata: Record<string, string>; data?: string });
     else for (const v of Object.values(record)) payloadsIn(v, found);
   }
-  return found;
-}
-
-/** The encryption-key-id of every payload in a history object (SDK protos: metadata values are bytes). */
-function keyIdsIn(value: unknown, found: Set<string>): Set<string> {
-  if (!value || typeof value !== 'object' || ArrayBuffer.isView(value)) return found;
-  const keyId = (value as { metadata?: Record<string, Uint8Array> }).metadata?.['encryption-key-id'];
-  if (keyId && ArrayBuffer.isView(keyId)) found.add(Buffer.from(keyId).toString());
-  for (const v of Object.values(value)) keyIdsIn(v, found);
   return found;
 }
 
@@ -207,11 +199,15 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
     await docsAdmin(['schedule', 'delete', scheduleId]);
 
     const payloads = shown.flatMap((doc) => payloadsIn(JSON.parse(doc)));
-    const res = await fetch(`${CLUSTER_CODEC_URL}/decode`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Origin: env.ensured.uiUrl },
-      body: JSON.stringify({ payloads }),
-    });
+    const decode = (headers: Record<string, string>) =>
+      fetch(`${CLUSTER_CODEC_URL}/decode`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: env.ensured.uiUrl, ...headers },
+        body: JSON.stringify({ payloads }),
+      });
+    assert.equal((await decode({})).status, 401, 'the codec server asks who is calling');
+    const token = readFileSync(env.ensured.codecTokenFile, 'utf8').split('\n')[0] as string;
+    const res = await decode({ Authorization: `Bearer ${token}` });
     assert.equal(res.status, 200);
     const decoded = JSON.stringify(
       ((await res.json()) as { payloads: { data: string }[] }).payloads.map((p) =>
@@ -219,6 +215,26 @@ describe('payload encryption on the cluster', { skip: clusterSkipReason() }, () 
       ),
     );
     for (const secret of secrets) assert.ok(decoded.includes(secret), `the codec server decodes ${secret}`);
+    // As `npm run cluster` prints it: the temporal CLI decodes through the codec server with the token.
+    const showDecoded = await run(
+      temporalCli,
+      [
+        'workflow',
+        'show',
+        '--address',
+        env.address,
+        '-w',
+        job.workflowId,
+        '--codec-endpoint',
+        CLUSTER_CODEC_URL,
+        '--codec-auth',
+        `Bearer ${token}`,
+      ],
+      cliEnv,
+    );
+    assert.equal(showDecoded.code, 0, showDecoded.stderr);
+    assert.match(showDecoded.stdout, /ResultEncoding\s+json\/plain/, 'temporal workflow show --codec-auth decodes');
+    assert.ok(showDecoded.stdout.includes(job.prLink), 'and shows the result: the PR link');
   });
 
   test('a key rotation while jobs are in flight: no restart, every job completes', async () => {

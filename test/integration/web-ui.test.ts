@@ -5,7 +5,7 @@
 // static summary and details, the current details, the activity summaries and the search attributes.
 // Screenshots go to test-artifacts/web-ui/ (git-ignored).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -291,6 +291,8 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
 // The cluster's Web UI decodes through the cluster's codec server (npm run cluster points it there):
 // a person reads the prompt and the PR link while PostgreSQL holds ciphertext (encryption-cluster.test.ts).
+// The codec server requires its bearer token, which the UI server 2.42 cannot hand to a browser (it
+// forwards only a signed-in user's access token): this browser carries it as sign-on will.
 describe(
   'Temporal Web UI on the cluster: encrypted payloads shown decoded',
   { skip: skip || clusterSkipReason() },
@@ -318,6 +320,10 @@ describe(
         { limiterTaskQueue: uniqueTaskQueue('web-ui-codec-limiter') },
       );
       chromiumSession = await launchBrowser();
+      const token = readFileSync(env.ensured.codecTokenFile, 'utf8').split('\n')[0] as string;
+      await chromiumSession.page.route(`${env.ensured.codecUrl}/**`, (route) =>
+        route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${token}` } }),
+      );
     });
 
     after(async () => {

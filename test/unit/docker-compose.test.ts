@@ -363,7 +363,28 @@ describe('docker-compose.yml', () => {
     const ui = ports('temporal-ui')[0];
     assert.equal(defaultOf(env('codec-server').CODEC_SERVER_CORS_ORIGINS as string), `http://127.0.0.1:${ui?.host}`);
     assert.equal(defaultOf(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT as string), `http://127.0.0.1:${port}`);
-    assert.equal(env('codec-server').CODEC_SERVER_TOKEN, undefined, 'the Web UI cannot send a static token');
+  });
+
+  test('the codec server requires a bearer token from a file that a one-shot job makes in the secrets folder', () => {
+    const tokenFile = env('codec-server').CODEC_SERVER_TOKEN_FILE;
+    assert.ok(tokenFile, 'a token is required (no --no-auth)');
+    assert.ok(!JSON.stringify(service('codec-server').command).includes('--no-auth'));
+    assert.equal(env('codec-server').CODEC_SERVER_TOKEN, undefined, 'no token in the compose file');
+    assert.equal(path.dirname(tokenFile), path.dirname(env('codec-server').PAYLOAD_ENCRYPTION_KEYS_FILE as string));
+    const job = service('codec-token');
+    const deps = service('codec-server').depends_on as Record<string, Dependency>;
+    assert.equal(deps['codec-token']?.condition, 'service_completed_successfully');
+    const [shell, flag, script, file] = job.entrypoint ?? [];
+    assert.deepEqual([shell, flag, file], ['sh', '-c', tokenFile]);
+    // Made once (an existing file is kept), by the CLI's keygen, readable by the codec server's user only.
+    assert.match(
+      script ?? '',
+      /^\[ -s "\$\$0" \] \|\| node dist\/src\/starter\.js keygen --token --file "\$\$0"; chown node:node "\$\$0"$/,
+    );
+    assert.ok(
+      (job.volumes ?? []).some((v) => v.endsWith(`:${path.dirname(tokenFile)}`)),
+      'the secrets folder, writable',
+    );
   });
 
   test('the emulator and the CLI exist only under their profiles', () => {
@@ -373,6 +394,7 @@ describe('docker-compose.yml', () => {
       .sort();
     assert.deepEqual(defaults, [
       'codec-server',
+      'codec-token',
       'postgresql',
       'prometheus',
       'temporal',

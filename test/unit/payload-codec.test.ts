@@ -14,8 +14,11 @@ import {
   KeyFile,
   KeyFileError,
   PayloadKeyError,
+  addKey,
+  dropKey,
   generateKeyLine,
   parseKeyFile,
+  promoteKey,
   type KeyRing,
 } from '../../src/codec';
 
@@ -56,7 +59,9 @@ describe('key file', () => {
       [`${good}\nk2 not*base64`, /^keys\.txt line 2: the key of "k2" is not valid base64/],
       [`k1 ${randomBytes(16).toString('base64')}`, /^keys\.txt line 1: the key of "k1" is 16 bytes, expected 32/],
       [`${good}\n${good}`, /^keys\.txt line 2: key id "k1" is listed twice/],
-      ['k1', /^keys\.txt line 1: expected "<keyId> <base64 of 32 bytes>"/],
+      ['k1', /^keys\.txt line 1: expected "<keyId> <base64 of 32 bytes> \[decrypt-only\]"/],
+      [`${good} decrypt_only`, /line 1: expected/],
+      [`k1 ${key32().toString('base64')} decrypt-only`, /^keys\.txt: every key is decrypt-only: promote one/],
       [`${good} extra`, /line 1: expected/],
       [`bad/id ${key32().toString('base64')}`, /line 1: the key id must be/],
     ];
@@ -71,6 +76,37 @@ describe('key file', () => {
         },
       );
     }
+  });
+
+  test("today's files mean what they meant; a decrypt-only line decrypts and never encrypts", () => {
+    const [a, b, c] = [key32(), key32(), key32()];
+    const today = parseKeyFile(`${line('k2', a)}\n${line('k1', b)}\n`, 'f');
+    assert.equal(today.current.id, 'k2');
+    assert.deepEqual([...today.decryptOnly], []);
+    const staged = parseKeyFile(`${line('k3', c)} decrypt-only\n${line('k2', a)}\n${line('k1', b)}\n`, 'f');
+    assert.equal(staged.current.id, 'k2', 'the first line without the marker encrypts');
+    assert.deepEqual([...staged.byId.keys()], ['k3', 'k2', 'k1']);
+    assert.deepEqual([...staged.decryptOnly], ['k3']);
+  });
+
+  test('the staged rotation edits: add decrypt-only, promote, drop; comments and other lines kept', () => {
+    const [k1, k2] = [line('k1', key32()), line('k2', key32())];
+    const first = addKey('', k1, 'f');
+    assert.equal(first, `${k1}\n`, 'the first key of a new file encrypts');
+    const withComment = `# payload keys\n${first}`;
+    const added = addKey(withComment, k2, 'f');
+    assert.equal(added, `# payload keys\n${k1}\n${k2} decrypt-only\n`);
+    assert.equal(parseKeyFile(added, 'f').current.id, 'k1', 'adding changes no encryption');
+    const promoted = promoteKey(added, 'k2', 'f');
+    assert.equal(promoted, `# payload keys\n${k2}\n${k1}\n`);
+    assert.equal(parseKeyFile(promoted, 'f').current.id, 'k2');
+    assert.throws(() => dropKey(promoted, 'k2', 'f'), /: f: "k2" is the encrypting key: promote another key/);
+    assert.equal(dropKey(promoted, 'k1', 'f'), `# payload keys\n${k2}\n`);
+    assert.throws(() => promoteKey(promoted, 'k9', 'f'), /f: no key "k9" in the file/);
+    assert.throws(() => addKey(promoted, k2, 'f'), /key id "k2" is listed twice/);
+    // A decrypt-only line below the encrypting one is promoted above it.
+    const below = `${k1}\n${k2} decrypt-only\n`;
+    assert.equal(promoteKey(below, 'k2', 'f'), `${k2}\n${k1}\n`);
   });
 
   test('keygen lines are unique and parse as a key file', () => {

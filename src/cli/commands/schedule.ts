@@ -18,9 +18,12 @@ import {
   type OverlapName,
   type ScheduleTarget,
 } from '../../client/schedules';
+import { rekeySchedules } from '../../client/schedule-rekey';
+import { KEYS_FILE_VAR, payloadEncryptionFromEnv } from '../../codec';
+import { taskQueueOf } from '../../connection/settings';
 import { exportInputProblems } from '../../policies/validation/export';
 import { collect, type CliContext } from '../context';
-import { jsonLine, scheduleText } from '../format';
+import { jsonLine, rekeyText, scheduleText } from '../format';
 import { exportInputFrom } from './export';
 import { addSinkOptions, keeperInputFrom, type SinkOpts } from './keeper';
 
@@ -85,6 +88,8 @@ function createCommand({ io, client, wire }: CliContext): Command {
       checkInput([...(target.kind === 'export' ? exportInputProblems(target.input) : []), ...timingProblems(opts)]);
       const handle = await createDocsSchedule(await client(), target, {
         scheduleId: opts.id,
+        // The CLI's environment, which is not always the process's (runCli in process).
+        taskQueue: taskQueueOf(undefined, io.env),
         cron: opts.cron,
         every: opts.every,
         timezone: opts.timezone,
@@ -199,6 +204,27 @@ function deleteCommand({ io, client, wire }: CliContext): Command {
   });
 }
 
+function rekeyCommand({ io, client, wire }: CliContext): Command {
+  return wire(new Command('rekey'))
+    .description("Re-encrypt every Schedule's action with the key that encrypts now, so an old key can be dropped.")
+    .option('--json', 'print one JSON object')
+    .action(async (opts: { json?: boolean }) => {
+      const encryption = payloadEncryptionFromEnv(io.env);
+      if (!encryption)
+        throw new InvalidInputError([`${KEYS_FILE_VAR} is not set: rekey encrypts with the key file's encrypting key`]);
+      const currentKeyId = encryption.keyFile.keys().current.id;
+      const results = await rekeySchedules(await client(), currentKeyId, (result) => {
+        if (!opts.json) io.stdout.write(rekeyText(result));
+      });
+      if (opts.json) io.stdout.write(jsonLine({ currentKeyId, schedules: results }));
+      const failed = results.filter((r) => r.outcome === 'failed');
+      if (failed.length > 0)
+        throw new Error(
+          `${failed.length} of ${results.length} schedules not rekeyed: ${failed.map((r) => r.scheduleId).join(', ')}`,
+        );
+    });
+}
+
 export function scheduleCommand(ctx: CliContext): Command {
   return ctx
     .wire(new Command('schedule'))
@@ -211,5 +237,6 @@ export function scheduleCommand(ctx: CliContext): Command {
     .addCommand(pauseCommand(ctx, false))
     .addCommand(triggerCommand(ctx))
     .addCommand(backfillCommand(ctx))
-    .addCommand(deleteCommand(ctx));
+    .addCommand(deleteCommand(ctx))
+    .addCommand(rekeyCommand(ctx));
 }
