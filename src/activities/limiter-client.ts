@@ -1,6 +1,10 @@
 // The worker's side of the permit protocol: asks a project's agentRateLimiter for permits by
 // update-with-start (coalesced per project), reports their use, and never waits on it for long: an ask
-// with no answer in time says why (src/activities/limiter-diagnosis.ts).
+// with no answer in time says why (src/activities/limiter-diagnosis.ts). A limiter whose workflow task
+// keeps failing on a payload encrypted with a key no worker that took it holds (a run of an older
+// release, whose payloads were encrypted, served now by a fleet with other keys) is replaced: its state
+// is at most a window of grants, which the API's Retry-After covers, while it would hold every job of
+// the project until a worker with that key came back.
 import { Context, log } from '@temporalio/activity';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
@@ -124,11 +128,24 @@ export class LimiterClient {
       const diagnosis = await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
         diagnoseLimiter(temporal, workflowId, taskQueue),
       );
-      reason += ` ${diagnosis}`;
+      reason += ` ${diagnosis.text}`;
+      if (diagnosis.undecodableRunId) reason += await this.replace(workflowId, diagnosis.undecodableRunId);
     } catch (describeErr) {
       reason += ` (${err instanceof Error ? err.message : String(err)}; describe: ${describeErr instanceof Error ? describeErr.message : String(describeErr)})`;
     }
     log.warn('the agent rate limiter did not answer in time', { projectId, reason });
     return { kind: 'unanswered', reason };
+  }
+
+  /** Terminates the undecodable run `runId` (not a newer one): the next ask starts a fresh limiter. */
+  private async replace(workflowId: string, runId: string): Promise<string> {
+    const why =
+      'its history holds payloads encrypted with a key the workers serving it lack; a fresh limiter takes over';
+    try {
+      await this.options.temporal.workflow.getHandle(workflowId, runId).terminate(why);
+      return '; replaced by a fresh limiter at the next ask';
+    } catch (err) {
+      return `; replacing it failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
   }
 }
