@@ -50,38 +50,44 @@ export function describePendingTask(task: PendingTask, taskTimeoutMs: number | u
 type TaskFailed = temporal.api.history.v1.IWorkflowTaskFailedEventAttributes;
 type Failure = temporal.api.failure.v1.IFailure | null | undefined;
 
-/** A failure's message, also when an encrypting failure converter moved it into encoded attributes. */
-export function failureMessage(failure: Failure): string {
+/**
+ * A failure's type and message, also when an encrypting failure converter moved the message and stack
+ * into encoded attributes. A worker's own error (a codec's, not an ApplicationFailure) has no failure
+ * type: its name is the stack's first word.
+ */
+export function failureText(failure: Failure): { type?: string; message: string } {
   const encoded = failure?.encodedAttributes;
   const encoding = Buffer.from(encoded?.metadata?.encoding ?? []).toString();
+  let message = failure?.message ?? '';
+  let stack = failure?.stackTrace ?? '';
   if (encoding === 'binary/encrypted') {
     const keyId = Buffer.from(encoded?.metadata?.['encryption-key-id'] ?? []).toString();
-    return `(its message is encrypted with key "${keyId}")`;
-  }
-  if (encoding === 'json/plain') {
+    message = `(its message is encrypted with key "${keyId}")`;
+  } else if (encoding === 'json/plain') {
     try {
-      const { message } = JSON.parse(Buffer.from(encoded?.data ?? []).toString()) as { message?: unknown };
-      if (typeof message === 'string') return message;
+      const attrs = JSON.parse(Buffer.from(encoded?.data ?? []).toString()) as Record<string, unknown>;
+      if (typeof attrs.message === 'string') message = attrs.message;
+      if (typeof attrs.stack_trace === 'string') stack = attrs.stack_trace;
     } catch {
-      // Not the SDK's encoded attributes: the plain message below.
+      // Not the SDK's encoded attributes: the plain message.
     }
   }
-  return failure?.message ?? '';
+  const type = failure?.applicationFailureInfo?.type || /^([A-Za-z_$][\w$]*):/.exec(stack)?.[1];
+  return { type: type || undefined, message };
 }
 
 /** One line on why a workflow task failed: cause, the failure's type and message, and the worker that failed it. */
 export function describeTaskFailure(failed: TaskFailed): string {
   const cause = WorkflowTaskFailedCause[failed.cause ?? 0]?.replace('WORKFLOW_TASK_FAILED_CAUSE_', '');
-  const type = failed.failure?.applicationFailureInfo?.type;
-  const message = failureMessage(failed.failure).replace(/\s+/g, ' ').slice(0, MESSAGE_MAX_CHARS);
-  const what = [type, message].filter(Boolean).join(': ') || 'no message';
+  const { type, message } = failureText(failed.failure);
+  const what = [type, message.replace(/\s+/g, ' ').slice(0, MESSAGE_MAX_CHARS)].filter(Boolean).join(': ');
   const by = failed.identity ? `, by worker ${failed.identity}` : '';
-  return `its workflow task fails: ${what} (${cause ?? 'unknown cause'}${by})`;
+  return `its workflow task fails: ${what || 'no message'} (${cause ?? 'unknown cause'}${by})`;
 }
 
 /** Whether a workflow task failure is a payload no worker that took it could decrypt: a missing key. */
 export const isUndecodable = (failed: TaskFailed | undefined): boolean =>
-  failed?.failure?.applicationFailureInfo?.type === UNDECODABLE_FAILURE_TYPE;
+  !!failed && failureText(failed.failure).type === UNDECODABLE_FAILURE_TYPE;
 
 /** The run's latest WorkflowTaskFailed event, read from the end of its history (undefined: none near the end). */
 async function lastTaskFailure(

@@ -25,6 +25,8 @@ export interface FleetOptions {
   rateLimit?: string;
   deployment?: DeploymentSetting;
   workflowsPath?: string;
+  /** The fleet's PAYLOAD_ENCRYPTION_KEYS_FILE (unset: plain payloads). */
+  payloadKeysFile?: string;
 }
 
 export interface Fleet {
@@ -47,12 +49,13 @@ export async function startFleet(env: TestWorkflowEnvironment, options: FleetOpt
     ADMIN_API_KEY: 'mint_fleet_test_key_0123456789',
     AGENT_RATE_LIMIT: options.rateLimit ?? '100/10s',
     METRICS_PORT: '0',
+    ...(options.payloadKeysFile ? { PAYLOAD_ENCRYPTION_KEYS_FILE: options.payloadKeysFile } : {}),
   });
   const connection = await NativeConnection.connect({ address: env.address });
   const worker = await createDocsAdminWorker(config, {
     connection,
     client: env.client,
-    workflowBundle: await workflowBundle(options.workflowsPath),
+    workflowBundle: await workflowBundle(options.workflowsPath, { encrypted: Boolean(options.payloadKeysFile) }),
     metrics: noopMetrics,
     metricsListen: false,
     limiterTaskQueue: options.limiterTaskQueue,

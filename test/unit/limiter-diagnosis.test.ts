@@ -47,16 +47,14 @@ const { WorkflowTaskFailedCause } = temporal.api.enums.v1;
 const keyError = (encodedAttributes: temporal.api.common.v1.IPayload) => ({
   cause: WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
   identity: '4242@fleet-2',
-  failure: {
-    message: 'Encoded failure',
-    encodedAttributes,
-    applicationFailureInfo: { type: 'PayloadKeyError' },
-  },
+  // As the TypeScript worker reports a codec's error: no failure info, its name first in the stack.
+  failure: { message: 'Encoded failure', encodedAttributes },
 });
 
 test('a failing task says the failure type, its message (from encoded attributes), cause and worker', () => {
   const message = 'payload encrypted with key "k1", which is not in PAYLOAD_ENCRYPTION_KEYS_FILE (/keys)';
-  const failed = keyError(defaultPayloadConverter.toPayload({ message, stack_trace: 'at x\n  at y' }));
+  const stack = `PayloadKeyError: ${message}\n    at EncryptionCodec.decrypt`;
+  const failed = keyError(defaultPayloadConverter.toPayload({ message, stack_trace: stack }));
   assert.equal(
     describeTaskFailure(failed),
     `its workflow task fails: PayloadKeyError: ${message} (WORKFLOW_WORKER_UNHANDLED_FAILURE, by worker 4242@fleet-2)`,
@@ -66,7 +64,10 @@ test('a failing task says the failure type, its message (from encoded attributes
 
 test('an encrypted failure message names its key; a plain message stands as it is; other failures are not a missing key', () => {
   const encrypted = encryptPayload(defaultPayloadConverter.toPayload({ message: 'secret' }), 'k7', Buffer.alloc(32));
-  assert.match(describeTaskFailure(keyError(encrypted)), /PayloadKeyError: \(its message is encrypted with key "k7"\)/);
+  assert.match(describeTaskFailure(keyError(encrypted)), /fails: \(its message is encrypted with key "k7"\)/);
+  assert.ok(!isUndecodable(keyError(encrypted)), 'a type nobody can read is not taken for a missing key');
+  const typed = { failure: { message: 'x', applicationFailureInfo: { type: 'PayloadKeyError' } } };
+  assert.ok(isUndecodable(typed));
   const nondeterminism = {
     cause: WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
     failure: { message: '[TMPRL1100] Nondeterminism error:\n  timer 3' },
