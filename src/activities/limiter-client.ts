@@ -1,6 +1,10 @@
 // The worker's side of the permit protocol: asks a project's agentRateLimiter for permits by
 // update-with-start (coalesced per project), reports their use, and never waits on it for long: an ask
-// with no answer in time says why (src/activities/limiter-diagnosis.ts).
+// with no answer in time says why (src/activities/limiter-diagnosis.ts). A limiter whose workflow task
+// keeps failing on a payload encrypted with a key no worker that took it holds (a run of an older
+// release, whose payloads were encrypted, served now by a fleet with other keys) is replaced: its state
+// is at most a window of grants, which the API's Retry-After covers, while it would hold every job of
+// the project until a worker with that key came back.
 import { Context, log } from '@temporalio/activity';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
@@ -70,16 +74,23 @@ export class LimiterClient {
    */
   async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
-    let admission: PermitAdmission | undefined;
-    try {
-      const asked = this.admissions.add(JSON.stringify([taskQueue, projectId]), request);
-      admission = await Promise.race([asked, Context.current().cancelled]);
-    } catch (err) {
-      if (Context.current().cancellationSignal.aborted) throw err;
-      return this.unanswered(projectId, taskQueue, err);
+    let replaced = false;
+    for (;;) {
+      let admission: PermitAdmission | undefined;
+      try {
+        const asked = this.admissions.add(JSON.stringify([taskQueue, projectId]), request);
+        admission = await Promise.race([asked, Context.current().cancelled]);
+      } catch (err) {
+        if (Context.current().cancellationSignal.aborted) throw err;
+        const { answer, replacedNow } = await this.unanswered(projectId, taskQueue, err, !replaced);
+        // A fresh limiter took the undecodable one's place: ask it at once, once.
+        if (!replacedNow) return answer;
+        replaced = true;
+        continue;
+      }
+      if (admission?.granted) return { kind: 'granted', useByMs: admission.useByMs };
+      return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
     }
-    if (admission?.granted) return { kind: 'granted', useByMs: admission.useByMs };
-    return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
   }
 
   /** Reports a permit's use in the background: lost, it only keeps the slot until its lease ends. */
@@ -115,20 +126,42 @@ export class LimiterClient {
     );
   }
 
-  /** Why the limiter did not answer, as far as the server can tell. */
-  private async unanswered(projectId: string, taskQueue: string, err: unknown): Promise<LimiterAnswer> {
+  /** Why the limiter did not answer, as far as the server can tell; replaces it when undecodable and `mayReplace`. */
+  private async unanswered(
+    projectId: string,
+    taskQueue: string,
+    err: unknown,
+    mayReplace: boolean,
+  ): Promise<{ answer: LimiterAnswer; replacedNow: boolean }> {
     const workflowId = rateLimiterWorkflowId(projectId);
     let reason = `${workflowId} did not answer within ${Math.round(this.answerTimeoutMs / 1000)} s`;
+    let replacedNow = false;
     try {
       const { temporal } = this.options;
       const diagnosis = await temporal.withDeadline(Date.now() + this.answerTimeoutMs, () =>
         diagnoseLimiter(temporal, workflowId, taskQueue),
       );
-      reason += ` ${diagnosis}`;
+      reason += ` ${diagnosis.text}`;
+      if (diagnosis.undecodableRunId && mayReplace)
+        replacedNow = await this.replace(workflowId, diagnosis.undecodableRunId);
     } catch (describeErr) {
       reason += ` (${err instanceof Error ? err.message : String(err)}; describe: ${describeErr instanceof Error ? describeErr.message : String(describeErr)})`;
     }
-    log.warn('the agent rate limiter did not answer in time', { projectId, reason });
-    return { kind: 'unanswered', reason };
+    log.warn('the agent rate limiter did not answer in time', { projectId, reason, replacedNow });
+    return { answer: { kind: 'unanswered', reason }, replacedNow };
+  }
+
+  /** Terminates the undecodable run `runId` (not a newer one), so that the next ask starts a fresh limiter. */
+  private async replace(workflowId: string, runId: string): Promise<boolean> {
+    const why =
+      'its history holds payloads encrypted with a key the workers serving it lack; a fresh limiter takes over';
+    try {
+      await this.options.temporal.workflow.getHandle(workflowId, runId).terminate(why);
+      log.warn('replaced an undecodable agent rate limiter', { workflowId, runId });
+      return true;
+    } catch (err) {
+      log.warn('could not replace an undecodable agent rate limiter', { workflowId, runId, error: String(err) });
+      return false;
+    }
   }
 }

@@ -1,6 +1,8 @@
 // Live progress for `--wait` on stderr: a cli-progress bar (percent and pages) for exports and a
 // rewritten status line for agent jobs when stderr is a terminal; plain, rate-limited lines otherwise
-// (CI logs, pipes), so a log never fills with redraws.
+// (CI logs, pipes), so a log never fills with redraws, and at least one every KEEP_ALIVE_MS even when
+// no status comes (a job whose workflow task is busy or failing answers no query), so a log that stops
+// means the command stopped.
 import cliProgress from 'cli-progress';
 import type { AgentStatus } from '../shared/agent-job';
 import type { ExportStatus } from '../shared/static-export';
@@ -10,8 +12,16 @@ export interface ProgressStream {
   isTTY?: boolean;
 }
 
+/** On a stream that is not a terminal, a waiting command prints at least one line this often. */
+export const KEEP_ALIVE_MS = 30_000;
+
 export interface Reporter<S> {
   update(status: S): void;
+  /**
+   * Called while waiting, every second or so: on a stream that is not a terminal, prints where the job
+   * stands when no line was printed for keepAliveMs; `problem` says why no status came lately.
+   */
+  tick(problem?: string): void;
   /** Stops the bar or line; call before printing anything else. */
   stop(): void;
 }
@@ -19,7 +29,68 @@ export interface Reporter<S> {
 export interface ReporterOptions {
   /** Minimum time between two plain lines (default 2000 ms); a phase change prints at once. */
   plainIntervalMs?: number;
+  /** Longest time without a line on a stream that is not a terminal (default KEEP_ALIVE_MS). */
+  keepAliveMs?: number;
   now?: () => number;
+}
+
+function elapsed(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+/**
+ * The line a quiet wait prints: the last status again (its text made now), or that none came yet, with
+ * how long no status has come and why when that is longer than the keep-alive interval.
+ */
+export function keepAliveLine(
+  label: string,
+  last: { text: string; atMs: number } | undefined,
+  startedMs: number,
+  nowMs: number,
+  problem: string | undefined,
+  keepAliveMs = KEEP_ALIVE_MS,
+): string {
+  const why = problem ? `: ${problem}` : '';
+  if (!last) return `${label}: no status yet, ${elapsed(nowMs - startedMs)} elapsed${why}`;
+  const stale = nowMs - last.atMs >= keepAliveMs ? ` (no status for ${elapsed(nowMs - last.atMs)}${why})` : '';
+  return `${last.text}${stale}`;
+}
+
+/** Plain lines on a stream that is not a terminal: the reporters' rate limit and keep-alive in one place. */
+class PlainLines<S> {
+  private readonly started: number;
+  private lastAt: number;
+  private last: { status: S; atMs: number } | undefined;
+
+  constructor(
+    private readonly stream: ProgressStream,
+    private readonly label: string,
+    private readonly text: (status: S) => string,
+    private readonly now: () => number,
+    private readonly keepAliveMs = KEEP_ALIVE_MS,
+  ) {
+    this.started = now();
+    this.lastAt = this.started;
+  }
+
+  /** A status came: kept for the keep-alive line, printed when `print`. */
+  seen(status: S, print: boolean): void {
+    this.last = { status, atMs: this.now() };
+    if (print) this.write(this.text(status));
+  }
+
+  tick(problem?: string): void {
+    const t = this.now();
+    if (t - this.lastAt < this.keepAliveMs) return;
+    const last = this.last && { text: this.text(this.last.status), atMs: this.last.atMs };
+    this.write(keepAliveLine(this.label, last, this.started, t, problem, this.keepAliveMs));
+  }
+
+  private write(line: string): void {
+    this.stream.write(`${line}\n`);
+    this.lastAt = this.now();
+  }
 }
 
 export function exportReporter(
@@ -47,32 +118,33 @@ export function exportReporter(
           phase: status.phase,
         });
       },
+      tick() {},
       stop() {
         bar.stop();
       },
     };
   }
+  const text = (status: ExportStatus) =>
+    `export ${domain}: ${status.phase} ${Math.round(status.progress)}% (${status.pageCount} pages)`;
+  const lines = new PlainLines(stream, `export ${domain}`, text, now, options.keepAliveMs);
   let lastLine = '';
   let lastPhase = '';
   let lastAt = -Infinity;
   return {
     update(status) {
-      const line = `export ${domain}: ${status.phase} ${Math.round(status.progress)}% (${status.pageCount} pages)`;
+      const line = text(status);
       const t = now();
-      if (line === lastLine) return;
-      if (status.phase === lastPhase && t - lastAt < (options.plainIntervalMs ?? 2_000)) return;
-      stream.write(`${line}\n`);
+      const print =
+        line !== lastLine && (status.phase !== lastPhase || t - lastAt >= (options.plainIntervalMs ?? 2_000));
+      lines.seen(status, print);
+      if (!print) return;
       lastLine = line;
       lastPhase = status.phase;
       lastAt = t;
     },
+    tick: (problem) => lines.tick(problem),
     stop() {},
   };
-}
-
-function elapsed(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
 export function agentReporter(
@@ -86,7 +158,10 @@ export function agentReporter(
   let lastAt = -Infinity;
   let drawn = false;
   const text = (status: AgentStatus) =>
-    `agent job ${status.jobId ?? jobLabel}: ${status.phase}${status.status ? ` (${status.status})` : ''}, ${elapsed(now() - started)} elapsed, ${status.polls} polls`;
+    `agent job ${status.jobId ?? jobLabel}: ${status.phase}${status.status ? ` (${status.status})` : ''}, ` +
+    `${elapsed(now() - started)} elapsed, ${status.polls} polls` +
+    (status.waitingFor ? `; waiting for ${status.waitingFor}` : '');
+  const lines = new PlainLines(stream, `agent job ${jobLabel}`, text, now, options.keepAliveMs);
   return {
     update(status) {
       if (stream.isTTY) {
@@ -94,16 +169,43 @@ export function agentReporter(
         drawn = true;
         return;
       }
-      const key = `${status.phase}/${status.status}`;
+      const key = `${status.phase}/${status.status}/${status.waitingFor ?? ''}`;
       const t = now();
-      if (key === lastPhase && t - lastAt < (options.plainIntervalMs ?? 10_000)) return;
-      stream.write(`${text(status)}\n`);
+      const print = key !== lastPhase || t - lastAt >= (options.plainIntervalMs ?? 10_000);
+      lines.seen(status, print);
+      if (!print) return;
       lastPhase = key;
       lastAt = t;
+    },
+    tick: (problem) => {
+      if (!stream.isTTY) lines.tick(problem);
     },
     stop() {
       if (drawn) stream.write('\n');
       drawn = false;
+    },
+  };
+}
+
+/**
+ * Ticks `reporter` every second while a wait lasts: the callbacks for awaitResult's progress options
+ * (a failed status query's reason goes into the keep-alive lines until a status comes) and stop().
+ */
+export function reportWhileWaiting<S>(reporter: Reporter<S>, intervalMs = 1_000) {
+  let problem: string | undefined;
+  const timer = setInterval(() => reporter.tick(problem), intervalMs);
+  timer.unref();
+  return {
+    onProgress(status: S): void {
+      problem = undefined;
+      reporter.update(status);
+    },
+    onProgressError(err: unknown): void {
+      problem = `its status query did not answer (${err instanceof Error ? err.message : String(err)})`;
+    },
+    stop(): void {
+      clearInterval(timer);
+      reporter.stop();
     },
   };
 }

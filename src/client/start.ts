@@ -24,6 +24,8 @@ export function markdownList(items: [label: string, value: string][]): string {
 export interface ProgressOptions<S> {
   /** Called with each new status query result while waiting. */
   onProgress?: (status: S) => void;
+  /** Called when a status query fails (no worker took it in time, a workflow task busy or failing). */
+  onProgressError?: (err: unknown) => void;
   /** How often to query the workflow's status (default 500 ms). */
   progressIntervalMs?: number;
 }
@@ -50,8 +52,9 @@ async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, op
       try {
         const status = await handle.client.withDeadline(Date.now() + 5_000, () => handle.query<S>(query));
         if (!done) onProgress(status);
-      } catch {
-        // No worker yet, or the workflow just closed: the result decides.
+      } catch (err) {
+        // No worker yet, a busy or failing workflow task, or the workflow just closed: the result decides.
+        if (!done) options.onProgressError?.(err);
       }
       await new Promise((resolve) => setTimeout(resolve, options.progressIntervalMs ?? 500));
     }

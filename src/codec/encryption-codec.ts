@@ -4,7 +4,7 @@
 // whole original Payload (metadata included). So a service in another language that holds the key
 // decodes these payloads with its SDK's sample codec, and this codec decodes theirs.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { KeyRing } from './key-file';
 
@@ -28,6 +28,13 @@ export interface EncryptionCodecOptions {
   keys: () => KeyRing;
   /** Names where the keys come from in errors, e.g. `PAYLOAD_ENCRYPTION_KEYS_FILE (/etc/keys)`. */
   source: string;
+  /**
+   * Payloads encode leaves plain (decode still decrypts whatever is encrypted): by the context the SDK
+   * passes (the workflow that owns the payload), or always for the limiter's worker (public-payloads.ts).
+   */
+  leavesPlain?: (context: SerializationContext | undefined) => boolean;
+  /** Told of every payload that does not decrypt (the worker counts them: a person must add a key). */
+  onKeyError?: (err: PayloadKeyError) => void;
 }
 
 export function isEncrypted(payload: Payload): boolean {
@@ -37,7 +44,8 @@ export function isEncrypted(payload: Payload): boolean {
 export class EncryptionCodec implements PayloadCodec {
   constructor(private readonly options: EncryptionCodecOptions) {}
 
-  async encode(payloads: Payload[]): Promise<Payload[]> {
+  async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    if (this.options.leavesPlain?.(context)) return payloads;
     const { current } = this.options.keys();
     return payloads.map((payload) => encryptPayload(payload, current.id, current.key));
   }
@@ -48,6 +56,15 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   private decrypt(payload: Payload): Payload {
+    try {
+      return this.tryDecrypt(payload);
+    } catch (err) {
+      if (err instanceof PayloadKeyError) this.options.onKeyError?.(err);
+      throw err;
+    }
+  }
+
+  private tryDecrypt(payload: Payload): Payload {
     const keyId = utf8(payload.metadata?.[KEY_ID_KEY]);
     if (!keyId) throw new PayloadKeyError('an encrypted payload has no encryption-key-id in its metadata');
     const key = this.options.keys().byId.get(keyId);

@@ -1,13 +1,16 @@
 // Payload encryption from the environment: PAYLOAD_ENCRYPTION_KEYS_FILE set means every payload the
 // worker, the client library, the CLI and Schedules write is encrypted (encryption-codec.ts) and
-// failure messages with it (failure-converter.ts); unset means plain payloads, as before.
+// failure messages with it (failure-converter.ts), except the project rate limiters' (public-payloads.ts);
+// unset means plain payloads, as before.
 import type { DataConverter } from '@temporalio/common';
-import { EncryptionCodec } from './encryption-codec';
+import { EncryptionCodec, type PayloadKeyError } from './encryption-codec';
 import { KeyFile } from './key-file';
+import { isPublicPayloadContext } from './public-payloads';
 
 export * from './encryption-codec';
 export * from './key-file';
 export * from './token-file';
+export * from './public-payloads';
 
 export const KEYS_FILE_VAR = 'PAYLOAD_ENCRYPTION_KEYS_FILE';
 
@@ -19,6 +22,13 @@ export interface PayloadEncryption {
   codec: EncryptionCodec;
   /** For Client and Worker.create: the codec and the failure converter (by path). */
   dataConverter: DataConverter;
+  /**
+   * For the limiter queue's Worker: writes every payload plain (its answers, its grant signals to jobs,
+   * its failures), and decodes encrypted ones with these keys (limiters that ran before this rule).
+   */
+  limiterDataConverter: DataConverter;
+  /** Calls `listener` for every payload that does not decrypt, until the returned function is called. */
+  onKeyError(listener: (err: PayloadKeyError) => void): () => void;
 }
 
 const opened = new Map<string, PayloadEncryption>();
@@ -31,11 +41,21 @@ export function payloadEncryption(file: string): PayloadEncryption {
   const known = opened.get(file);
   if (known) return known;
   const keyFile = new KeyFile(file);
-  const codec = new EncryptionCodec({ keys: () => keyFile.keys(), source: `${KEYS_FILE_VAR} (${file})` });
+  const keys = () => keyFile.keys();
+  const source = `${KEYS_FILE_VAR} (${file})`;
+  const listeners = new Set<(err: PayloadKeyError) => void>();
+  const onKeyError = (err: PayloadKeyError) => listeners.forEach((listener) => listener(err));
+  const codec = new EncryptionCodec({ keys, source, onKeyError, leavesPlain: isPublicPayloadContext });
+  const limiterCodec = new EncryptionCodec({ keys, source, onKeyError, leavesPlain: () => true });
   const encryption: PayloadEncryption = {
     keyFile,
     codec,
     dataConverter: { payloadCodecs: [codec], failureConverterPath: FAILURE_CONVERTER_PATH },
+    limiterDataConverter: { payloadCodecs: [limiterCodec], failureConverterPath: FAILURE_CONVERTER_PATH },
+    onKeyError(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
   };
   opened.set(file, encryption);
   return encryption;

@@ -16,6 +16,8 @@ export interface MetricsRecorder {
   sinkRefused(reason: string): void;
   /** The link a keeper applied for `domain` and when it expires (null: it does not, e.g. the mirror). */
   linkApplied(domain: string, expiresAt: string | null): void;
+  /** A payload this worker could not decrypt (a key missing from PAYLOAD_ENCRYPTION_KEYS_FILE). */
+  payloadKeyError(): void;
 }
 
 export const noopMetrics: MetricsRecorder = {
@@ -26,4 +28,5 @@ export const noopMetrics: MetricsRecorder = {
   bundleApplied: () => undefined,
   sinkRefused: () => undefined,
   linkApplied: () => undefined,
+  payloadKeyError: () => undefined,
 };

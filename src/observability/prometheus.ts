@@ -73,6 +73,11 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     help: 'Fresh bundle links generated for an already exported job.',
     registers,
   });
+  const payloadKeyErrors = new Counter({
+    name: `${METRIC_PREFIX}payload_key_errors_total`,
+    help: 'Payloads this worker could not decrypt: their key is not in PAYLOAD_ENCRYPTION_KEYS_FILE (their workflow task fails).',
+    registers,
+  });
   const bundlesApplied = new Counter({
     name: `${METRIC_PREFIX}bundles_applied_total`,
     help: 'Bundles applied to a deployment, by sink.',
@@ -108,6 +113,9 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     },
     sinkRefused(reason) {
       sinkRefusals.inc({ reason });
+    },
+    payloadKeyError() {
+      payloadKeyErrors.inc();
     },
   };
 }

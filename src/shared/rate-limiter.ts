@@ -3,7 +3,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** One limiter per project and namespace. */
-export const rateLimiterWorkflowId = (projectId: string): string => `agent-rate-limiter:${projectId}`;
+export const RATE_LIMITER_ID_PREFIX = 'agent-rate-limiter:';
+export const rateLimiterWorkflowId = (projectId: string): string => `${RATE_LIMITER_ID_PREFIX}${projectId}`;
 /**
  * The task queue of every agentRateLimiter workflow, whatever the fleet's TEMPORAL_TASK_QUEUE: every
  * worker process serves it, always unversioned (createLimiterWorker), so fleets on different queues

@@ -9,10 +9,14 @@ import type { WorkerConfig } from '../config';
 export interface WorkerPayloads {
   /** For every Worker.create of this process (undefined: the SDK's default, plain JSON). */
   dataConverter?: DataConverter;
+  /** For the limiter queue's Worker: plain payloads out, encrypted ones still decoded (src/codec). */
+  limiterDataConverter?: DataConverter;
   /** The failure converter the workflow code is bundled with (it runs in the workflow sandbox too). */
   failureConverterPath?: string;
   /** The client activities use (limiter asks, use reports, send checkpoints), writing payloads the same way. */
   clientFor(client: Client): Client;
+  /** Calls `listener` for every payload that does not decrypt; returns the function that stops it. */
+  onKeyError?: (listener: () => void) => () => void;
 }
 
 /** Reads the key file now: a bad one fails the start with KeyFileError (file and line). */
@@ -23,9 +27,11 @@ export function workerPayloads(config: WorkerConfig, logger: Logger): WorkerPayl
     );
     return { clientFor: (client) => client };
   }
-  const { dataConverter } = payloadEncryption(config.payloadKeysFile);
+  const { dataConverter, limiterDataConverter, onKeyError } = payloadEncryption(config.payloadKeysFile);
   return {
     dataConverter,
+    limiterDataConverter,
+    onKeyError,
     failureConverterPath: FAILURE_CONVERTER_PATH,
     clientFor: (client) => new Client({ connection: client.connection, namespace: config.namespace, dataConverter }),
   };

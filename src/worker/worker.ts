@@ -473,6 +473,8 @@ export async function createDocsAdminWorker(
 
     const payloads = workerPayloads(config, logger);
     const sinks = openSinks(config, logger);
+    const stopCountingKeyErrors = payloads.onKeyError?.(() => metrics.payloadKeyError());
+    if (stopCountingKeyErrors) cleanups.push(async () => stopCountingKeyErrors());
     const server = await startMetricsEndpoint(config, options, metrics, logger);
     if (server) cleanups.push(() => server.close());
     const { connection, client, api } = await openDependencies(config, options, metrics, logger, payloads, cleanups);
@@ -512,7 +514,7 @@ export async function createDocsAdminWorker(
     const limiterWorker = await createLimiterWorker(
       config,
       options,
-      { connection, workflowBundle, limiterQueue, dataConverter: payloads.dataConverter },
+      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter },
       cleanups,
     );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);

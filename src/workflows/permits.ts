@@ -35,7 +35,7 @@ const CALL_LEAD_MS = 2_500;
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
-/** Up to 10 s for the answer and as long to find out why none came; idempotent, so retried. */
+/** Up to 10 s for the answer, as long to find out why none came, and 10 s for a replaced limiter's; idempotent, retried. */
 const askLimiter = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45s',
   retry: { initialInterval: '1s', maximumAttempts: 3 },

@@ -52,6 +52,11 @@ const SHORT_HISTORY_PATCH = 'limiter-short-history';
 const QUIET_MS = 5_000;
 const QUIET_COMPACT_MAX_EVENTS = 100;
 const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
+/**
+ * Runs started before the limiter's payloads were left plain (src/codec/public-payloads.ts) continue as
+ * new at their first task on this code: the next run's history holds no payload encrypted with a key.
+ */
+const PLAIN_PAYLOADS_PATCH = 'limiter-plain-payloads';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
@@ -319,12 +324,14 @@ function handle(limiter: Limiter): void {
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
   const limiter = new Limiter(input);
   handle(limiter);
+  const plainFromStart = patched(PLAIN_PAYLOADS_PATCH);
   const next = (): AgentRateLimiterInput => ({ ...input, ...limiter.limit, carried: limiter.state });
   for (;;) {
     const now = Date.now();
     limiter.reported = false;
     const plan = limiter.grantWhatFits(now);
-    if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong()) {
+    const leaveEncrypted = !plainFromStart && patched(PLAIN_PAYLOADS_PATCH);
+    if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong() || leaveEncrypted) {
       await limiter.settled();
       return continueAsNew<typeof agentRateLimiter>(next());
     }

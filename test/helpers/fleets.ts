@@ -27,6 +27,8 @@ export interface FleetOptions {
   workflowsPath?: string;
   /** KEEPER_SINKS_FILE of the fleet's worker. */
   sinksFile?: string;
+  /** The fleet's PAYLOAD_ENCRYPTION_KEYS_FILE (unset: plain payloads). */
+  payloadKeysFile?: string;
 }
 
 export interface Fleet {
@@ -50,12 +52,13 @@ export async function startFleet(env: TestWorkflowEnvironment, options: FleetOpt
     AGENT_RATE_LIMIT: options.rateLimit ?? '100/10s',
     METRICS_PORT: '0',
     ...(options.sinksFile ? { KEEPER_SINKS_FILE: options.sinksFile } : {}),
+    ...(options.payloadKeysFile ? { PAYLOAD_ENCRYPTION_KEYS_FILE: options.payloadKeysFile } : {}),
   });
   const connection = await NativeConnection.connect({ address: env.address });
   const worker = await createDocsAdminWorker(config, {
     connection,
     client: env.client,
-    workflowBundle: await workflowBundle(options.workflowsPath),
+    workflowBundle: await workflowBundle(options.workflowsPath, { encrypted: Boolean(options.payloadKeysFile) }),
     metrics: noopMetrics,
     metricsListen: false,
     limiterTaskQueue: options.limiterTaskQueue,

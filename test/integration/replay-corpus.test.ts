@@ -154,6 +154,7 @@ async function liveReplay(fixture: string): Promise<void> {
   const workflowId = rateLimiterWorkflowId(projectId);
   const ask = (requestKey: string) => [{ requesterWorkflowId: `${projectId}-job`, requestKey }];
   const client = env.client;
+  let oldRunId: string | undefined;
   try {
     const before = await startWorker(env, { taskQueue, workflowsPath: fixture });
     try {
@@ -178,6 +179,7 @@ async function liveReplay(fixture: string): Promise<void> {
       const [queued] = await handle.executeUpdate(admitPermitsUpdate, { args: [ask('d')] });
       assert.equal(queued?.granted, false);
       await handle.signal(permitsUsedSignal, [{ ...ask('a')[0]!, usedAtMs: Date.now() }]);
+      oldRunId = (await handle.describe()).runId;
     } finally {
       await before.stop();
     }
@@ -191,6 +193,13 @@ async function liveReplay(fixture: string): Promise<void> {
       assert.equal((await handle.query(rateLimiterStatusQuery)).queued, 3);
       const failed = (await eventTypes(handle)).filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
       assert.equal(failed.length, 0, 'no workflow task failed (nondeterminism) on the new code');
+      // The previous release's payloads were encrypted when a key was set: its run continues as new at
+      // its first task on this code (patch limiter-plain-payloads), carrying its grants and queue.
+      await waitFor(
+        async () =>
+          (await client.workflow.getHandle(workflowId, oldRunId).describe()).status.name === 'CONTINUED_AS_NEW',
+        { what: "the previous release's run to continue as new" },
+      );
       await handle.terminate('live replay test done');
     } finally {
       await after.stop();

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { ApplicationFailure, ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
-import { agentReporter, exportReporter } from '../../src/cli/progress';
+import { KEEP_ALIVE_MS, agentReporter, exportReporter, keepAliveLine } from '../../src/cli/progress';
 import { failureReason, InvalidInputError, splitAddress, unreachableMessage } from '../../src/client';
 import { ConfigError, loadWorkerConfig, parseDuration } from '../../src/config';
 import { createPrometheusMetrics, startMetricsServer } from '../../src/observability/prometheus';
@@ -290,6 +290,64 @@ describe('progress without a TTY', () => {
     });
     reporter.stop();
     assert.deepEqual(out, ['agent job job-1: polling (active), 1m05s elapsed, 4 polls\n']);
+  });
+
+  test('not a terminal: a line at least every 30 s while waiting, saying what the job waits for or why no status came', () => {
+    const out: string[] = [];
+    let now = 0;
+    const reporter = agentReporter({ write: (s) => (out.push(s), true), isTTY: false }, 'job-1', { now: () => now });
+    const waiting = {
+      phase: 'waiting-for-permit' as const,
+      jobId: null,
+      status: null,
+      prLink: null,
+      polls: 0,
+      lastPollAt: null,
+      nextPollAt: null,
+      waitingFor: 'a permit from agent-rate-limiter:P, 2 request(s) ahead',
+    };
+    const ticks = (untilMs: number, problem?: string) => {
+      for (; now < untilMs; now += 1_000) reporter.tick(problem);
+    };
+    ticks(KEEP_ALIVE_MS + 1_000, 'its status query did not answer (deadline exceeded)');
+    reporter.update(waiting);
+    ticks(45_000);
+    reporter.update(waiting); // unchanged, 14 s after the last line: printed again
+    ticks(KEEP_ALIVE_MS + 45_000 + 1, 'its status query did not answer (deadline exceeded)');
+    assert.deepEqual(out, [
+      'agent job job-1: no status yet, 30s elapsed: its status query did not answer (deadline exceeded)\n',
+      'agent job job-1: waiting-for-permit, 31s elapsed, 0 polls; waiting for a permit from agent-rate-limiter:P, 2 request(s) ahead\n',
+      'agent job job-1: waiting-for-permit, 45s elapsed, 0 polls; waiting for a permit from agent-rate-limiter:P, 2 request(s) ahead\n',
+      'agent job job-1: waiting-for-permit, 1m15s elapsed, 0 polls; waiting for a permit from agent-rate-limiter:P, 2 request(s) ahead' +
+        ' (no status for 30s: its status query did not answer (deadline exceeded))\n',
+    ]);
+  });
+
+  test('a terminal gets no keep-alive lines (its status line is live); export keeps alive as agent does', () => {
+    const tty: string[] = [];
+    const onTerminal = agentReporter({ write: (s) => (tty.push(s), true), isTTY: true }, 'job-1', {
+      now: () => 60_000,
+    });
+    onTerminal.tick('x');
+    assert.deepEqual(tty, []);
+    const out: string[] = [];
+    let now = 0;
+    const reporter = exportReporter({ write: (s) => (out.push(s), true), isTTY: false }, 'docs.example.com', {
+      now: () => now,
+    });
+    reporter.update(status('exporting', 10, 5));
+    now = KEEP_ALIVE_MS - 1;
+    reporter.tick();
+    now = KEEP_ALIVE_MS;
+    reporter.tick();
+    assert.deepEqual(out, [
+      'export docs.example.com: exporting 10% (5 pages)\n',
+      'export docs.example.com: exporting 10% (5 pages) (no status for 30s)\n',
+    ]);
+  });
+
+  test('keepAliveLine: a fresh status stands as it is', () => {
+    assert.equal(keepAliveLine('x', { text: 'x: polling', atMs: 50_000 }, 0, 60_000, 'p'), 'x: polling');
   });
 });
 

@@ -17,10 +17,13 @@ import {
   addKey,
   dropKey,
   generateKeyLine,
+  isPublicPayloadContext,
   parseKeyFile,
   promoteKey,
+  payloadEncryption,
   type KeyRing,
 } from '../../src/codec';
+import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'payload-codec-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -216,6 +219,56 @@ describe('EncryptionCodec', () => {
       decoded.map((p) => defaultPayloadConverter.fromPayload(p)),
       ['before', 'after'],
     );
+  });
+});
+
+describe('public payloads: the project rate limiters', () => {
+  const file = path.join(dir, 'public-keys');
+  writeFileSync(file, `${line('k1', key32())}\n`);
+  const encryption = payloadEncryption(file);
+  const [jobsCodec] = encryption.dataConverter.payloadCodecs ?? [];
+  const [limiterCodec] = encryption.limiterDataConverter.payloadCodecs ?? [];
+  const workflow = (workflowId: string) => ({ type: 'workflow' as const, namespace: 'default', workflowId });
+  const encodingOf = async (codec: typeof jobsCodec, context?: Parameters<EncryptionCodec['encode']>[1]) =>
+    text((await codec!.encode([json({ requestKey: 'r' })], context))[0]?.metadata?.encoding);
+
+  test('only a limiter workflow owns public payloads', () => {
+    assert.ok(isPublicPayloadContext(workflow(rateLimiterWorkflowId('P'))));
+    assert.ok(!isPublicPayloadContext(workflow('agent-job:P:1')));
+    assert.ok(!isPublicPayloadContext(workflow('x-agent-rate-limiter:P')));
+    assert.ok(
+      !isPublicPayloadContext({
+        type: 'activity',
+        namespace: 'default',
+        workflowId: 'agent-rate-limiter:P',
+        isLocal: true,
+      }),
+    );
+    assert.ok(!isPublicPayloadContext(undefined));
+  });
+
+  test("the fleet's codec leaves what is sent to a limiter plain and encrypts the rest", async () => {
+    assert.equal(await encodingOf(jobsCodec, workflow(rateLimiterWorkflowId('P'))), 'json/plain');
+    assert.equal(await encodingOf(jobsCodec, workflow('agent-job:P:1')), 'binary/encrypted');
+    assert.equal(await encodingOf(jobsCodec), 'binary/encrypted');
+  });
+
+  test("the limiter worker's codec writes everything plain (grant signals to jobs, failures) and still decrypts", async () => {
+    assert.equal(await encodingOf(limiterCodec, workflow('agent-job:P:1')), 'json/plain');
+    assert.equal(await encodingOf(limiterCodec), 'json/plain');
+    const encrypted = await jobsCodec!.encode([json('carried before')]);
+    const decoded = await limiterCodec!.decode(encrypted);
+    assert.equal(defaultPayloadConverter.fromPayload(decoded[0] as Payload), 'carried before');
+  });
+
+  test('a payload under a key the file lacks is reported to the listeners (the worker counts it)', async () => {
+    const reasons: string[] = [];
+    const stop = encryption.onKeyError((err) => reasons.push(err.name));
+    const [other] = await codecOf(() => ring(['k9', key32()])).encode([json('x')]);
+    await assert.rejects(limiterCodec!.decode([other as Payload]), PayloadKeyError);
+    stop();
+    await assert.rejects(limiterCodec!.decode([other as Payload]), PayloadKeyError);
+    assert.deepEqual(reasons, ['PayloadKeyError']);
   });
 });
 

@@ -5,7 +5,7 @@ import { validateAgentJobInput } from '../../policies/validation/agent';
 import type { AgentStatus } from '../../shared/agent-job';
 import type { CliContext, StartCommandOpts } from '../context';
 import { agentResultText, jsonLine, type AgentOutput } from '../format';
-import { agentReporter } from '../progress';
+import { agentReporter, reportWhileWaiting } from '../progress';
 
 interface AgentOpts extends StartCommandOpts {
   project: string;
@@ -48,14 +48,16 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
   }
   io.stderr.write(`started ${started.workflowId} (job ${started.jobId})\n`);
   const reporter = agentReporter(io.stderr, started.jobId);
+  const waiting = reportWhileWaiting(reporter);
   let result;
   try {
     let polls = 0;
     result = await awaitAgentJob(c, started.workflowId, {
       onProgress: (s) => {
         polls = s.polls;
-        reporter.update(s);
+        waiting.onProgress(s);
       },
+      onProgressError: waiting.onProgressError,
       progressIntervalMs: 1_000,
       onNeedsOperator: needsOperator,
     });
@@ -69,7 +71,7 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
       nextPollAt: null,
     });
   } finally {
-    reporter.stop();
+    waiting.stop();
   }
   const out: AgentOutput = {
     workflowId: result.workflowId,

@@ -5,7 +5,7 @@ import { exportInputProblems, normalizeExportInput } from '../../policies/valida
 import type { StaticExportInput } from '../../shared/static-export';
 import { collect, type CliContext, type StartCommandOpts } from '../context';
 import { exportResultText, jsonLine, type ExportOutput } from '../format';
-import { exportReporter } from '../progress';
+import { exportReporter, reportWhileWaiting } from '../progress';
 
 interface ExportOpts extends StartCommandOpts {
   domain: string;
@@ -45,9 +45,10 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
   }
   io.stderr.write(`started ${handle.workflowId}\n`);
   const reporter = exportReporter(io.stderr, input.domain);
+  const waiting = reportWhileWaiting(reporter);
   let result;
   try {
-    result = await awaitExport(c, handle.workflowId, { onProgress: (s) => reporter.update(s) });
+    result = await awaitExport(c, handle.workflowId, waiting);
     reporter.update({
       phase: 'done',
       jobId: result.jobId,
@@ -59,7 +60,7 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
       nextPollAt: null,
     });
   } finally {
-    reporter.stop();
+    waiting.stop();
   }
   const out: ExportOutput = {
     workflowId: result.workflowId,
