@@ -4,6 +4,7 @@
 //   CODEC_SERVER_TOKEN(_FILE)   a bearer token every request must carry (optional)
 import { readFileSync } from 'node:fs';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
+import { startTracing, stopTracing } from './observability/tracing';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
 
 const USAGE = 'usage: npm run codec-server [-- --port N] [--host H]';
@@ -38,13 +39,18 @@ export function codecServerSettings(
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
   const settings = codecServerSettings(argv, env);
+  await startTracing(env, 'docs-admin-codec-server');
   const { codec } = payloadEncryption(settings.keysFile);
   const server = await startCodecServer({ ...settings, codec, log: (line) => console.error(line) });
   console.log(
     `codec server on ${server.url} (POST /encode, /decode); keys ${settings.keysFile}; ` +
       `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${settings.token ? 'required' : 'none'}`,
   );
-  const stop = () => void server.close().then(() => process.exit(0));
+  const stop = () =>
+    void server
+      .close()
+      .then(() => stopTracing())
+      .then(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
