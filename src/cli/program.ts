@@ -91,6 +91,6 @@ export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<
   } finally {
     await owned?.connection.close();
     // The start's spans are exported before the process exits.
-    if (tracing) await stopTracing().catch(() => undefined);
+    if (tracing) await stopTracing();
   }
 }

@@ -22,8 +22,9 @@ import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
   OpenTelemetryWorkflowClientInterceptor,
-  makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { WorkflowSpan } from '../shared/workflow-spans';
 import type { ApiCallEnd, ApiCallStart, ApiCallTracer } from './trace-hooks';
 import type { Tracing, TracingProtocol } from './tracing';
 
@@ -69,6 +70,34 @@ function apiCallTracer(tracer: ReturnType<typeof trace.getTracer>): ApiCallTrace
   };
 }
 
+const WORKFLOW_SCOPE = { name: '@temporalio/interceptor-workflow' };
+
+/** A span of the workflow sandbox as the SDK's processor takes it. */
+function readableSpan(span: WorkflowSpan, resource: Resource): ReadableSpan {
+  const spanContext = { traceId: span.traceId, spanId: span.spanId, traceFlags: 1 };
+  return {
+    name: span.name,
+    kind: SpanKind.INTERNAL,
+    spanContext: () => spanContext,
+    ...(span.parentSpanId ? { parentSpanId: span.parentSpanId } : {}),
+    startTime: hrTime(span.startMs),
+    endTime: hrTime(span.endMs),
+    duration: hrTime(Math.max(0, span.endMs - span.startMs)),
+    status: { code: span.failed ? SpanStatusCode.ERROR : SpanStatusCode.OK },
+    attributes: span.attributes,
+    links: [],
+    events: [],
+    ended: true,
+    resource,
+    instrumentationLibrary: WORKFLOW_SCOPE,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+const hrTime = (ms: number): [number, number] => [Math.floor(ms / 1000), Math.round((ms % 1000) * 1e6)];
+
 export function createTracing(settings: { protocol: TracingProtocol; endpoint: string; serviceName: string }): Tracing {
   // The defaults first, then the process's name, then what the operator set (OTEL_SERVICE_NAME wins).
   const resource = Resource.default()
@@ -83,7 +112,7 @@ export function createTracing(settings: { protocol: TracingProtocol; endpoint: s
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   // The global provider, context manager (AsyncLocalStorage) and W3C propagator: Temporal's interceptors use them.
   provider.register();
-  const tracer = trace.getTracer(TRACER_NAME);
+  const tracer = provider.getTracer(TRACER_NAME);
   return {
     protocol: settings.protocol,
     endpoint: settings.endpoint,
@@ -110,12 +139,20 @@ export function createTracing(settings: { protocol: TracingProtocol; endpoint: s
       return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
     },
     clientInterceptor: () => new OpenTelemetryWorkflowClientInterceptor(),
-    workflowExporter: () => makeWorkflowExporter(processor, resource),
+    exportWorkflowSpans: (spans) => {
+      for (const span of spans) processor.onEnd(readableSpan(span, resource));
+    },
     activityInterceptors: (ctx) => ({
       inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
       outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
     }),
     flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
+    // Unregistered too, so that a later start in this process (tests) registers its own.
+    shutdown: () =>
+      provider.shutdown().finally(() => {
+        trace.disable();
+        context.disable();
+        propagation.disable();
+      }),
   };
 }

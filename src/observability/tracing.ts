@@ -2,8 +2,8 @@
 // tracing is off and the OpenTelemetry SDK is never loaded (./tracing-sdk.ts is imported on demand):
 // every hook below is then one `undefined` check.
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import type { ActivityInterceptorsFactory, InjectedSink } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { WorkflowSpan } from '../shared/workflow-spans';
 import type { ApiCallTracer } from './trace-hooks';
 
 export type { ApiCallEnd, ApiCallSpan, ApiCallStart, ApiCallTracer } from './trace-hooks';
@@ -90,8 +90,8 @@ export interface Tracing {
   traceIds(): TraceIds | undefined;
   /** Temporal's workflow client interceptor: starts, updates and signals carry the trace context. */
   clientInterceptor(): WorkflowClientInterceptor;
-  /** The `exporter` sink through which the workflow sandbox's spans reach the exporter. */
-  workflowExporter(): InjectedSink<OpenTelemetryWorkflowExporter>;
+  /** Exports the spans the workflow sandbox made (src/workflows/tracing.ts), through the workflow sink. */
+  exportWorkflowSpans(spans: readonly WorkflowSpan[]): void;
   /** Temporal's activity interceptors: RunActivity spans, trace ids on the activity's log lines. */
   readonly activityInterceptors: ActivityInterceptorsFactory;
   /** Exports what is buffered (tests). */
@@ -119,11 +119,17 @@ export async function startTracing(env: NodeJS.ProcessEnv, serviceName: string):
   return current;
 }
 
-/** Flushes and stops this process's tracer (the worker's shutdown, the CLI's exit). */
-export async function stopTracing(): Promise<void> {
+/**
+ * Flushes and stops this process's tracer (the worker's shutdown, the CLI's exit). Resolves false when the
+ * last spans could not be exported (no collector answering): never a reason for an exit to fail.
+ */
+export async function stopTracing(): Promise<boolean> {
   const tracing = current;
   current = undefined;
-  await tracing?.shutdown();
+  return (tracing?.shutdown() ?? Promise.resolve()).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Runs fn in a span when tracing is on; otherwise just runs it. */

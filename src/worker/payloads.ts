@@ -27,12 +27,6 @@ export function workerPayloads(config: WorkerConfig, logger: Logger): WorkerPayl
   return {
     dataConverter,
     failureConverterPath: FAILURE_CONVERTER_PATH,
-    clientFor: (client) =>
-      new Client({
-        connection: client.connection,
-        namespace: config.namespace,
-        dataConverter,
-        interceptors: client.options.interceptors,
-      }),
+    clientFor: (client) => new Client({ connection: client.connection, namespace: config.namespace, dataConverter }),
   };
 }

@@ -37,7 +37,7 @@ import { NEEDS_OPERATOR } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { installedRuntime } from '../observability/runtime';
-import { activeTracing, clientInterceptors, type Tracing } from '../observability/tracing';
+import { activeTracing, type Tracing } from '../observability/tracing';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { UNVERSIONED, claimTaskQueue } from './task-queues';
 import { WORKFLOW_INTERCEPTOR_MODULES, activityTracingInterceptors, workflowTracingSinks } from './tracing';
@@ -264,9 +264,7 @@ async function openDependencies(
     connection = owned;
   }
   // The activities' client shares the worker's connection (one per process, with its TLS and API key).
-  const client = payloads.clientFor(
-    options.client ?? new Client({ connection, namespace: config.namespace, interceptors: clientInterceptors() }),
-  );
+  const client = payloads.clientFor(options.client ?? new Client({ connection, namespace: config.namespace }));
   await checkNamespace(client, config.namespace, config.address);
   let api = options.api;
   if (!api) {

@@ -8,16 +8,28 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@temporalio/client';
+// The OTLP protobuf schema compiled by OpenTelemetry's own serializer package (no public decoder).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const otlpProto = require('@opentelemetry/otlp-transformer/build/src/generated/root') as OtlpProtoRoot;
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitAgentJob, runExport, startAgentJob } from '../../src/client';
 import { LIMITER_SPAN } from '../../src/activities/limiter-client';
-import { type Tracing, clientInterceptors, startTracing, stopTracing } from '../../src/observability/tracing';
+import { AdminApiClient } from '../../src/api/client';
+import { type Tracing, clientInterceptors, inSpan, startTracing, stopTracing } from '../../src/observability/tracing';
 import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const KEY = 'mint_tracing_test_key_0123456789';
 const PROMPT = 'private prompt: rewrite the quickstart 7f3c9e';
 const CALLER_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
+
+interface ProtoMessage {
+  decode(raw: Uint8Array): unknown;
+  toObject(message: unknown, options: Record<string, unknown>): unknown;
+}
+interface OtlpProtoRoot {
+  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoMessage } } } } };
+}
 
 interface ExportedSpan {
   traceId: string;
@@ -27,24 +39,59 @@ interface ExportedSpan {
   attributes: { key: string; value: Record<string, unknown> }[];
 }
 
-/** An OTLP/HTTP JSON receiver: every request body kept as text, its spans collected. */
+interface ExportedResource {
+  attributes: ExportedSpan['attributes'];
+}
+interface OtlpBody {
+  resourceSpans: { resource: ExportedResource; scopeSpans: { spans: ExportedSpan[] }[] }[];
+}
+
+/** An OTLP/HTTP protobuf body, in the JSON encoding's shape (ids as hex). */
+function fromProtobuf(raw: Buffer): OtlpBody {
+  const request = otlpProto.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+  const hex = (b: unknown) => (b instanceof Uint8Array && b.length > 0 ? Buffer.from(b).toString('hex') : undefined);
+  const object = request.toObject(request.decode(raw), { longs: Number, bytes: Array }) as OtlpBody;
+  for (const rs of object.resourceSpans)
+    for (const ss of rs.scopeSpans)
+      ss.spans = ss.spans.map((s) => ({
+        ...s,
+        traceId: hex(Uint8Array.from(s.traceId as unknown as number[])) as string,
+        spanId: hex(Uint8Array.from(s.spanId as unknown as number[])) as string,
+        parentSpanId: hex(Uint8Array.from((s.parentSpanId ?? []) as unknown as number[])),
+      }));
+  return object;
+}
+
+/** An OTLP/HTTP receiver (JSON or protobuf): every request body kept as text, its spans collected. */
 async function startReceiver() {
   const bodies: string[] = [];
   const spans: ExportedSpan[] = [];
+  const resources: ExportedResource[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      bodies.push(text);
-      const body = JSON.parse(text) as { resourceSpans: { scopeSpans: { spans: ExportedSpan[] }[] }[] };
-      for (const rs of body.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+      const raw = Buffer.concat(chunks);
+      const body = req.headers['content-type']?.includes('protobuf')
+        ? fromProtobuf(raw)
+        : (JSON.parse(raw.toString('utf8')) as OtlpBody);
+      bodies.push(JSON.stringify(body));
+      for (const rs of body.resourceSpans) {
+        resources.push(rs.resource);
+        for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, bodies, spans, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bodies,
+    spans,
+    resources,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 const attr = (span: ExportedSpan, key: string): unknown => {
@@ -159,5 +206,38 @@ describe('traces', () => {
     ]) {
       assert.ok(!everything.includes(secret), `a span carries a private value (${secret.slice(0, 12)}...)`);
     }
+  });
+
+  test('http/protobuf: the worker-side spans decode, with the service name and the route template', async () => {
+    await stopTracing();
+    const protobuf = await startTracing(
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` },
+      'docs-admin-protobuf-test',
+    );
+    assert.equal(protobuf?.protocol, 'http/protobuf');
+    const api = new AdminApiClient({ baseUrl: stack.emu.url, apiKey: KEY });
+    try {
+      await inSpan('protobuf-test', {}, () => api.createAgentJob(`proto-${process.pid}`, PROMPT));
+    } finally {
+      await api.close();
+    }
+    await protobuf?.flush();
+    const create = await waitFor(
+      () =>
+        receiver.spans.find(
+          (s) =>
+            s.name === 'POST /v2/agent/{projectId}/job' &&
+            attr(s, 'http.response.status_code') === 201 &&
+            receiver.spans.some((p) => p.spanId === s.parentSpanId && p.name === 'protobuf-test'),
+        ),
+      { timeoutMs: 10_000, what: 'the protobuf-encoded create span' },
+    );
+    assert.equal(attr(create, 'http.route'), '/v2/agent/{projectId}/job');
+    assert.ok(
+      receiver.resources.some((r) =>
+        r.attributes.some((a) => a.key === 'service.name' && Object.values(a.value)[0] === 'docs-admin-protobuf-test'),
+      ),
+    );
+    assert.ok(!receiver.bodies.join('\n').includes(PROMPT));
   });
 });

@@ -72,10 +72,15 @@ describe('validateTraceparent', () => {
   test('accepts a W3C traceparent', () => {
     assert.deepEqual(validateTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'), []);
   });
-  test('refuses malformed, version ff and all-zero ids', () => {
-    assert.equal(validateTraceparent('4bf92f3577b34da6a3ce929d0e0e4736').length, 1);
-    assert.equal(validateTraceparent('00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01').length, 1);
-    assert.match(validateTraceparent('ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')[0]!, /ff/);
-    assert.match(validateTraceparent(`00-${'0'.repeat(32)}-00f067aa0ba902b7-01`)[0]!, /all-zero/);
+  test('refuses malformed, version ff and all-zero ids, in one line', () => {
+    for (const bad of [
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`,
+      `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`,
+    ]) {
+      assert.equal(validateTraceparent(bad).length, 1, bad);
+    }
   });
 });
