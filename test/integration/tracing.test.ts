@@ -14,6 +14,7 @@ const otlpProto = require('@opentelemetry/otlp-transformer/build/src/generated/r
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitAgentJob, runExport, startAgentJob } from '../../src/client';
 import { LIMITER_SPAN } from '../../src/activities/limiter-client';
+import { startEmulator } from '../../emulator';
 import { AdminApiClient } from '../../src/api/client';
 import { type Tracing, clientInterceptors, inSpan, startTracing, stopTracing } from '../../src/observability/tracing';
 import { type DocsAdminStack, createDevEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
@@ -208,18 +209,24 @@ describe('traces', () => {
     }
   });
 
-  test('http/protobuf: the worker-side spans decode, with the service name and the route template', async () => {
+  test('http/protobuf: the worker-side spans decode, with the service name, the route template, a 429 and its Retry-After', async () => {
     await stopTracing();
     const protobuf = await startTracing(
       { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` },
       'docs-admin-protobuf-test',
     );
     assert.equal(protobuf?.protocol, 'http/protobuf');
-    const api = new AdminApiClient({ baseUrl: stack.emu.url, apiKey: KEY });
+    // An API that allows one create a minute and says when to come back: the second create meets a 429.
+    const limited = await startEmulator({ rateLimit: { limit: 1, windowMs: 60_000 }, retryAfterForm: 'seconds' });
+    const api = new AdminApiClient({ baseUrl: limited.url, apiKey: KEY });
     try {
-      await inSpan('protobuf-test', {}, () => api.createAgentJob(`proto-${process.pid}`, PROMPT));
+      await inSpan('protobuf-test', {}, async () => {
+        await api.createAgentJob(`proto-${process.pid}`, PROMPT);
+        await assert.rejects(api.createAgentJob(`proto-${process.pid}`, PROMPT), { status: 429 });
+      });
     } finally {
       await api.close();
+      await limited.close();
     }
     await protobuf?.flush();
     const create = await waitFor(
@@ -233,6 +240,13 @@ describe('traces', () => {
       { timeoutMs: 10_000, what: 'the protobuf-encoded create span' },
     );
     assert.equal(attr(create, 'http.route'), '/v2/agent/{projectId}/job');
+    const limitedCreate = receiver.spans.find(
+      (s) => s.parentSpanId === create.parentSpanId && attr(s, 'http.response.status_code') === 429,
+    );
+    assert.ok(limitedCreate, 'the 429 is a span of its own');
+    assert.equal(attr(limitedCreate, 'error.type'), '429');
+    const retryAfter = attr(limitedCreate, 'http.response.header.retry-after') as { values: { stringValue: string }[] };
+    assert.match(retryAfter.values[0]?.stringValue ?? '', /^\d+$/);
     assert.ok(
       receiver.resources.some((r) =>
         r.attributes.some((a) => a.key === 'service.name' && Object.values(a.value)[0] === 'docs-admin-protobuf-test'),
