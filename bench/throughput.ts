@@ -448,6 +448,13 @@ function startBenchEmulator(plan: Plan): Promise<EmulatorHandle> {
   });
 }
 
+/** The OTEL_* variables of the benchmark's environment: set, the docs-admin worker traces (bench/README.md). */
+function otelEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('OTEL_') && e[1] !== undefined),
+  );
+}
+
 /** The docs-admin worker in its own process, on this run's task queue, against the emulator. */
 async function startDocsAdminWorkerProcess(bench: Bench, emulator: EmulatorHandle): Promise<WorkerProcess> {
   const worker = await WorkerProcess.start({
@@ -457,6 +464,7 @@ async function startDocsAdminWorkerProcess(bench: Bench, emulator: EmulatorHandl
       ADMIN_API_URL: emulator.url,
       ADMIN_API_KEY: secretKey('bench'),
       AGENT_RATE_LIMIT: '100000/1h',
+      ...otelEnv(),
     },
     nodeArgs: workerNodeArgs(),
   });

@@ -6,6 +6,7 @@
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
 import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
+import { startTracing, stopTracing } from './observability/tracing';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
 import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
 
@@ -70,6 +71,7 @@ function tokensOf(source: TokenSource, log: (line: string) => void): CodecServer
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
   const { tokenSource, keysFile, ...settings } = codecServerSettings(argv, env);
+  await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
   const { codec } = payloadEncryption(keysFile);
@@ -82,7 +84,11 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
     `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
       `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,
   );
-  const stop = () => void server.close().then(() => process.exit(0));
+  const stop = () =>
+    void server
+      .close()
+      .then(() => stopTracing())
+      .then(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

@@ -8,6 +8,7 @@
 import { Context, log } from '@temporalio/activity';
 import { type Client, WithStartWorkflowOperation } from '@temporalio/client';
 import type { RateLimit } from '../config';
+import { inSpan } from '../observability/tracing';
 import {
   type AgentRateLimiterInput,
   type PermitAdmission,
@@ -35,6 +36,9 @@ export const LIMITER_HISTORY_EVENTS = 2_000;
 
 /** How long one ask may wait for the limiter's answer before the caller is told it did not come. */
 export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
+
+/** The span of one ask for a permit (its attribute docs_admin.limiter.answer: granted, queued, unanswered). */
+export const LIMITER_SPAN = 'AgentRateLimiterAsk';
 
 /** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
 export type LimiterAnswer =
@@ -72,7 +76,16 @@ export class LimiterClient {
    * Asks for one permit within the answer timeout; returns early when the activity is cancelled (a
    * worker shutting down never waits on the limiter). The limiter knows a repeated request by its key.
    */
-  async ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
+  ask(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
+    // A span per ask: in a job's trace, the time its create waited on the project's limiter, and the answer.
+    return inSpan(LIMITER_SPAN, { 'docs_admin.project_id': projectId }, async (set) => {
+      const answer = await this.askOnce(projectId, request);
+      set({ 'docs_admin.limiter.answer': answer.kind });
+      return answer;
+    });
+  }
+
+  private async askOnce(projectId: string, request: PermitRequest): Promise<LimiterAnswer> {
     const taskQueue = this.options.taskQueue ?? Context.current().info.taskQueue;
     let replaced = false;
     for (;;) {

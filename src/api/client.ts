@@ -21,6 +21,8 @@
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { apiCallTracer } from '../observability/tracing';
+import type { ApiCallEnd, ApiCallTracer } from '../observability/trace-hooks';
 import { checkAdminApiKey, checkHttpUrl } from './credentials';
 import {
   type AdminApiError,
@@ -102,6 +104,8 @@ export interface AdminApiClientOptions {
   maxConnections?: number;
   /** Wall clock for OutcomeUnknown messages and HTTP-date Retry-After (default Date.now). */
   now?: () => number;
+  /** One span per call (default: the process's tracer when tracing is on, src/observability/tracing.ts). */
+  tracer?: ApiCallTracer;
 }
 
 /** Error codes of network failures that happen before a request can have been sent. */
@@ -133,6 +137,8 @@ interface Route {
   operation: AdminApiOperation;
   method: 'GET' | 'POST';
   path: string;
+  /** The path as a template (SPEC 1), for spans: ids stay out of span names. */
+  template: string;
   body?: unknown;
   /** False for createAgentJob / sendAgentMessage: ambiguous failures become OutcomeUnknown. */
   idempotent: boolean;
@@ -153,15 +159,30 @@ function errorCodeOf(err: unknown): string {
   return 'UNKNOWN';
 }
 
+/** A call's span outcome: the status and Retry-After of its response, or the error code when none came. */
+function callOutcome(response: Response | undefined, status: string | undefined): ApiCallEnd {
+  if (!response) return { errorType: status ?? 'Unknown' };
+  const raw = response.headers['retry-after'];
+  const retryAfter = Array.isArray(raw) ? raw[0] : raw;
+  const failed = status !== undefined && status !== String(response.code);
+  return {
+    statusCode: response.code,
+    ...(retryAfter !== undefined ? { retryAfter } : {}),
+    ...(failed ? { errorType: status } : {}),
+  };
+}
+
 export class AdminApiClient implements AdminApi {
   readonly baseUrl: string;
   readonly timeouts: ClientTimeouts;
   readonly #keys: AdminKeySource;
   readonly #basePath: string;
+  readonly #origin: string;
   readonly #pool: Pool;
   /** No keep-alive: one fresh connection per non-idempotent call (see header). */
   readonly #freshPool: Pool;
   readonly #onCall?: (event: ApiCallEvent) => void;
+  readonly #tracer?: ApiCallTracer;
   readonly #logger: ApiLogger;
   readonly #now: () => number;
   readonly #loggedStatuses = new Set<string>();
@@ -177,6 +198,7 @@ export class AdminApiClient implements AdminApi {
     if (urlProblem) throw new Error(`AdminApiClient: ${urlProblem}`);
     const url = new URL(options.baseUrl);
     this.baseUrl = options.baseUrl;
+    this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#keys =
       options.apiKeyFile === undefined
@@ -184,6 +206,7 @@ export class AdminApiClient implements AdminApi {
         : fileKey(options.apiKeyFile, { onChange: options.onKeyFileChange });
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#onCall = options.onCall;
+    this.#tracer = options.tracer ?? apiCallTracer();
     this.#logger = options.logger ?? console;
     this.#now = options.now ?? Date.now;
     const poolOptions: Pool.Options = {
@@ -209,6 +232,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'createAgentJob',
+        template: '/v2/agent/{projectId}/job',
         method: 'POST',
         path: `/v2/agent/${encodeURIComponent(projectId)}/job`,
         body: { prompt },
@@ -228,6 +252,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'getAgentJob',
+        template: '/v2/agent/{projectId}/job/{id}',
         method: 'GET',
         path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}`,
         idempotent: true,
@@ -242,6 +267,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'sendAgentMessage',
+        template: '/v2/agent/{projectId}/job/{id}/message',
         method: 'POST',
         path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/message`,
         body: { prompt },
@@ -264,6 +290,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'startExport',
+        template: '/v1/static-export/jobs',
         method: 'POST',
         path: '/v1/static-export/jobs',
         body,
@@ -279,6 +306,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'getExport',
+        template: '/v1/static-export/jobs/{jobId}',
         method: 'GET',
         path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}`,
         idempotent: true,
@@ -293,6 +321,7 @@ export class AdminApiClient implements AdminApi {
     return this.#call(
       {
         operation: 'generateBundle',
+        template: '/v1/static-export/jobs/{jobId}/bundle',
         method: 'POST',
         path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}/bundle`,
         idempotent: true,
@@ -310,10 +339,16 @@ export class AdminApiClient implements AdminApi {
     const callerSignal = options?.signal;
     const timeoutSignal = AbortSignal.timeout(this.timeouts.totalMs);
     const signal = callerSignal ? AbortSignal.any([callerSignal, timeoutSignal]) : timeoutSignal;
+    const span = this.#tracer?.start({
+      operation: route.operation,
+      method: route.method,
+      route: route.template,
+      origin: this.#origin,
+    });
+    let response: Response | undefined;
     try {
       callerSignal?.throwIfAborted();
       let key = this.#keys.current();
-      let response: Response;
       try {
         response = await this.#send(route, key, signal);
         // A rotated key file: the key we sent may be the old one. Read the file once more and, when it
@@ -334,6 +369,7 @@ export class AdminApiClient implements AdminApi {
       if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
       throw err;
     } finally {
+      span?.end(callOutcome(response, status));
       this.#onCall?.({
         operation: route.operation,
         status: status ?? 'Unknown',

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../client/errors';
 import { connectClient } from '../connection';
+import { startTracing, stopTracing, type Tracing } from '../observability/tracing';
 import { failureReason } from '../shared/failures';
 import { agentCommand } from './commands/agent';
 import { exportCommand } from './commands/export';
@@ -69,10 +70,13 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
  */
 export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<Client>): Promise<number> {
   let owned: Client | undefined;
+  let tracing: Tracing | undefined;
   const program = buildProgram(
     io,
     connect ??
       (async () => {
+        // Started first, under the CLI's own service name (connectClient would start it as the client library's).
+        tracing = await startTracing(io.env, 'docs-admin-cli');
         owned = await connectClient(io.env);
         return owned;
       }),
@@ -89,5 +93,7 @@ export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<
     return exitCodeOf(err);
   } finally {
     await owned?.connection.close();
+    // The start's spans are exported before the process exits.
+    if (tracing) await stopTracing();
   }
 }

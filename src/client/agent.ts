@@ -29,7 +29,15 @@ import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
 import { checkInput } from './errors';
 import { updateCurrentRun } from './update';
-import { awaitResult, markdownList, type AgentJobWorkflow, type ProgressOptions, type StartOptions } from './start';
+import { withTraceparent } from '../observability/tracing';
+import {
+  awaitResult,
+  markdownList,
+  startOptionProblems,
+  type AgentJobWorkflow,
+  type ProgressOptions,
+  type StartOptions,
+} from './start';
 
 export function agentSummary(input: AgentJobInput): string {
   return `Agent job for project ${input.projectId}: ${promptPreview(input.prompt)}`;
@@ -59,7 +67,7 @@ export async function startAgentJob(
     requestId,
     ...(input.parkedTimeoutMs !== undefined ? { parkedTimeoutMs: input.parkedTimeoutMs } : {}),
   };
-  checkInput(validateAgentJobInput(withId));
+  checkInput([...validateAgentJobInput(withId), ...startOptionProblems(options)]);
   const workflowId = agentWorkflowId(withId.projectId, requestId);
   const startWorkflowOperation = new WithStartWorkflowOperation<AgentJobWorkflow>(WorkflowType.agentJob, {
     workflowId,
@@ -81,7 +89,9 @@ export async function startAgentJob(
   // A create whose outcome is unknown parks the job: the jobId update waits for an operator meanwhile.
   const watch = options.onNeedsOperator ? watchNeedsOperator(handle, options.onNeedsOperator) : undefined;
   try {
-    const jobId = await client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation });
+    const jobId = await withTraceparent(options.traceparent, () =>
+      client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation }),
+    );
     return { workflowId, jobId, handle };
   } catch (err) {
     // The same requestId was used by a workflow that has already closed: report that job.

@@ -15,7 +15,15 @@ import {
   type StaticExportResult,
 } from '../shared/static-export';
 import { checkInput } from './errors';
-import { awaitResult, markdownList, type ProgressOptions, type StartOptions, type StaticExportWorkflow } from './start';
+import { withTraceparent } from '../observability/tracing';
+import {
+  awaitResult,
+  markdownList,
+  startOptionProblems,
+  type ProgressOptions,
+  type StartOptions,
+  type StaticExportWorkflow,
+} from './start';
 
 export function exportSummary(input: StaticExportInput): string {
   return `Export ${input.domain}${input.version ? ` (version ${input.version})` : ''}`;
@@ -42,19 +50,21 @@ export async function startExport(
   checkInput(exportInputProblems(input));
   const normalized = normalizeExportInput(input);
   const requestId = options.requestId ?? randomUUID();
-  checkInput(validateRequestId(requestId));
+  checkInput([...validateRequestId(requestId), ...startOptionProblems(options)]);
   const workflowId = exportWorkflowId(normalized.domain, requestId);
   try {
-    return await client.workflow.start<StaticExportWorkflow>(WorkflowType.staticExport, {
-      workflowId,
-      taskQueue: taskQueueOf(options.taskQueue),
-      args: [normalized],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      staticSummary: exportSummary(normalized),
-      staticDetails: exportDetails(normalized, requestId),
-      typedSearchAttributes: [{ key: SearchAttr.domain, value: normalized.domain }],
-    });
+    return await withTraceparent(options.traceparent, () =>
+      client.workflow.start<StaticExportWorkflow>(WorkflowType.staticExport, {
+        workflowId,
+        taskQueue: taskQueueOf(options.taskQueue),
+        args: [normalized],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        staticSummary: exportSummary(normalized),
+        staticDetails: exportDetails(normalized, requestId),
+        typedSearchAttributes: [{ key: SearchAttr.domain, value: normalized.domain }],
+      }),
+    );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       return client.workflow.getHandle<StaticExportWorkflow>(workflowId);

@@ -1,6 +1,7 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { validateTraceparent } from '../observability/trace-context';
 import type { AgentJobInput, AgentJobResult } from '../shared/agent-job';
 import type { BundleKeeperInput } from '../shared/bundle-keeper';
 import type { StaticExportInput, StaticExportResult } from '../shared/static-export';
@@ -14,6 +15,16 @@ export interface StartOptions {
   requestId?: string;
   /** Default TEMPORAL_TASK_QUEUE or docs-admin. */
   taskQueue?: string;
+  /**
+   * The caller's W3C trace context (`00-<trace id>-<span id>-<flags>`): the job's trace continues it.
+   * Takes effect when this process traces (the OTEL_* variables, docs/operations.md "Traces").
+   */
+  traceparent?: string;
+}
+
+/** Problems with the start options a caller gave (its traceparent). */
+export function startOptionProblems(options: Pick<StartOptions, 'traceparent'>): string[] {
+  return options.traceparent === undefined ? [] : validateTraceparent(options.traceparent);
 }
 
 /** Static details as a Markdown list: the Web UI runs plain lines together into one paragraph. */

@@ -5,6 +5,7 @@
 // preflight the UI sends). Every request but the preflight and /health must carry a bearer token of
 // the token file, unless the server was started with --no-auth.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { inSpan } from '../observability/tracing';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { isEncrypted } from './encryption-codec';
@@ -139,10 +140,17 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     send(res, 200, { payloads: result.map(toJson) });
   };
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      const status = err instanceof HttpError ? err.status : 500;
-      if (status === 500) log(`codec server error: ${(err as Error).message}`);
-      send(res, status, { error: err instanceof HttpError ? err.message : 'internal error' });
+    // One span per request when tracing is on: the route (never the query), the method, the status.
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const route = ['/encode', '/decode', '/health'].includes(path) ? path : 'other';
+    const attributes = { 'http.request.method': req.method ?? 'GET', 'http.route': route };
+    void inSpan(`${req.method ?? 'GET'} ${route}`, attributes, async (set) => {
+      await handle(req, res).catch((err: unknown) => {
+        const status = err instanceof HttpError ? err.status : 500;
+        if (status === 500) log(`codec server error: ${(err as Error).message}`);
+        send(res, status, { error: err instanceof HttpError ? err.message : 'internal error' });
+      });
+      set({ 'http.response.status_code': res.statusCode });
     });
   });
   await new Promise<void>((resolve, reject) => {

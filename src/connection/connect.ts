@@ -3,6 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { payloadEncryptionFromEnv } from '../codec';
+import { clientInterceptors, startTracing } from '../observability/tracing';
 import { TemporalUnreachableError, probeTcp } from './reach';
 import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
 import { probeTls, tlsRefusalReason } from './tls-probe';
@@ -24,6 +25,8 @@ export async function connectClient(
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
   // A bad key file is the first thing to fix: it fails before any connection attempt.
   payloadEncryptionFromEnv(env);
+  // Before the client exists: its interceptors depend on it (the CLI has started it already, under its name).
+  await startTracing(env, 'docs-admin-client');
   // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
   // reason, instead of gRPC's reconnect loop running out the whole connect timeout.
   await probeTcp(address, timeoutMs);
@@ -48,7 +51,7 @@ async function connectClientAt(
   }).catch(async (err: unknown) => {
     throw await connectError(env, address, err);
   });
-  return new Client({ connection, namespace, dataConverter });
+  return new Client({ connection, namespace, dataConverter, interceptors: clientInterceptors() });
 }
 
 /** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */

@@ -2,6 +2,7 @@
 import { DefaultLogger, type LogEntry, type Logger } from '@temporalio/worker';
 import { redact } from '../api/redact';
 import type { LogLevelName } from '../config';
+import { activeTracing } from './tracing';
 
 export interface LoggerOptions {
   logLevel?: LogLevelName;
@@ -34,6 +35,16 @@ function isExpectedLimiterWarning(entry: LogEntry): boolean {
   );
 }
 
+/**
+ * The entry's meta, with the ids of the span active here when tracing is on (a log search leads to the
+ * trace). Workflow and activity lines carry theirs already, from Temporal's tracing interceptors.
+ */
+function withTraceIds(meta: LogEntry['meta']): LogEntry['meta'] {
+  const ids = meta?.trace_id === undefined ? activeTracing()?.traceIds() : undefined;
+  const merged = ids ? { ...meta, ...ids } : meta;
+  return merged && Object.keys(merged).length > 0 ? merged : undefined;
+}
+
 /** A logger that writes one line per entry, text or JSON, never containing any of `secrets`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = options.secrets ?? [];
@@ -42,7 +53,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return new DefaultLogger(options.logLevel ?? 'INFO', (entry: LogEntry) => {
     if (isExpectedLimiterWarning(entry)) return;
     const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
-    const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : undefined;
+    const meta = withTraceIds(entry.meta);
     const line =
       format === 'json'
         ? safeJson({ time, level: entry.level, msg: entry.message, ...meta })

@@ -5,6 +5,7 @@ import type { AdminApi } from '../api/types';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config';
 import { connectNative } from '../connection';
 import { installRuntime } from '../observability/runtime';
+import { TracingConfigError, startTracing, stopTracing } from '../observability/tracing';
 import { errorLine } from './errors';
 import { DeploymentConfigError, deploymentFromEnv, type DeploymentSetting } from './versioning';
 import { DEFAULT_SHUTDOWN_GRACE_TIME_MS, createDocsAdminWorker, type DocsAdminWorker } from './worker';
@@ -77,6 +78,18 @@ function onStopSignals(logger: Logger, graceMs: number, handle: () => DocsAdminW
   return { signalled: () => stopSignal !== undefined, clearDeadline: () => clearTimeout(deadline) };
 }
 
+/** Starts tracing when the OTEL_* variables ask for it; false (after one line on stderr) on a bad setting. */
+async function startWorkerTracing(env: NodeJS.ProcessEnv): Promise<boolean> {
+  try {
+    await startTracing(env, 'docs-admin-worker');
+    return true;
+  } catch (err) {
+    if (!(err instanceof TracingConfigError)) throw err;
+    process.stderr.write(`docs-admin worker: cannot start, fix the environment: ${err.message}\n`);
+    return false;
+  }
+}
+
 /**
  * `npm run worker`: the worker from the environment, run as this process until SIGTERM or SIGINT.
  * Resolves with the exit code (EXIT_CODE). It owns the process: its signal handlers, and process.exit
@@ -103,6 +116,8 @@ export async function runWorkerProcess(
     );
     return EXIT_CODE.failed;
   }
+  // Before the runtime: its logger puts the active span's ids on each line.
+  if (!(await startWorkerTracing(env))) return EXIT_CODE.failed;
   // This function handles the signals itself (below), so the Runtime must not.
   const { logger } = await installRuntime({
     logLevel: config.logLevel,
@@ -154,6 +169,8 @@ export async function runWorkerProcess(
     for (const close of closers.reverse()) {
       await close().catch((err: unknown) => logger.warn(`while closing: ${errorLine(err)}`));
     }
+    // Last: the spans of the drain itself are exported too.
+    if (!(await stopTracing())) logger.warn('the last spans could not be exported: no collector answered');
   }
   return code;
 }

@@ -38,8 +38,10 @@ import { NEEDS_OPERATOR } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { installedRuntime } from '../observability/runtime';
+import { activeTracing, type Tracing } from '../observability/tracing';
 import { MetricsListenError, WorkerStartError, errorLine } from './errors';
 import { UNVERSIONED, claimTaskQueue } from './task-queues';
+import { WORKFLOW_INTERCEPTOR_MODULES, activityTracingInterceptors, workflowTracingSinks } from './tracing';
 import { workerPayloads, type WorkerPayloads } from './payloads';
 import {
   becomeCurrentIfNone,
@@ -118,6 +120,8 @@ export interface DocsAdminWorkerOptions {
    * build id (default: derived from the workflow code). Undefined: unversioned.
    */
   deployment?: DeploymentSetting;
+  /** Default: the tracer this process started (src/observability/tracing.ts), if any. */
+  tracing?: Tracing;
   /** Extra Worker.create options (tuning in benchmarks). */
   workerOptions?: {
     maxConcurrentActivityTaskExecutions?: number;
@@ -382,6 +386,7 @@ async function createLimiterWorker(
     workflowBundle: WorkflowBundleOption;
     limiterQueue: string;
     dataConverter?: WorkerOptions['dataConverter'];
+    sinks: WorkerOptions['sinks'];
   },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
@@ -400,6 +405,7 @@ async function createLimiterWorker(
     stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     dataConverter: parts.dataConverter,
+    sinks: parts.sinks,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
@@ -446,12 +452,14 @@ function firstVersionCheck(
 }
 
 /**
- * The workflow code every worker of this process runs, bundled once, with the failure converter the
- * payloads need (it runs in the workflow sandbox too). A bundle given in the options must have the same.
+ * The workflow code every worker of this process runs, bundled once, with the tracing interceptors and the
+ * failure converter the payloads need (both run in the workflow sandbox). A bundle given in the options
+ * must have the same.
  */
 function bundleWorkflows(payloads: WorkerPayloads, logger: Logger): Promise<WorkflowBundleOption> {
   return bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     failureConverterPath: payloads.failureConverterPath,
     logger,
   });
@@ -472,7 +480,7 @@ export async function createDocsAdminWorker(
     const metrics = options.metrics ?? createPrometheusMetrics();
 
     const payloads = workerPayloads(config, logger);
-    const sinks = openSinks(config, logger);
+    const keeperSinks = openSinks(config, logger);
     const stopCountingKeyErrors = payloads.onKeyError?.(() => metrics.payloadKeyError());
     if (stopCountingKeyErrors) cleanups.push(async () => stopCountingKeyErrors());
     const server = await startMetricsEndpoint(config, options, metrics, logger);
@@ -484,13 +492,15 @@ export async function createDocsAdminWorker(
     const active = new Set<InFlightActivity>();
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(payloads, logger));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
+    const tracing = options.tracing ?? activeTracing();
+    const sinks = workflowTracingSinks(tracing);
     const activities = createActivities({
       api,
       metrics,
       temporal: client,
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
-      sinks,
+      sinks: keeperSinks,
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({
@@ -506,7 +516,8 @@ export async function createDocsAdminWorker(
       maxConcurrentActivityTaskExecutions: JOB_ACTIVITY_SLOTS,
       ...versioning,
       dataConverter: payloads.dataConverter,
-      interceptors: { activity: [activityInterceptor(metrics, active)] },
+      interceptors: { activity: [...activityTracingInterceptors(tracing), activityInterceptor(metrics, active)] },
+      sinks,
       ...options.workerOptions,
     });
     cleanups.push(() => releaseUnrunWorker(worker));
@@ -514,7 +525,7 @@ export async function createDocsAdminWorker(
     const limiterWorker = await createLimiterWorker(
       config,
       options,
-      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter },
+      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter, sinks },
       cleanups,
     );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);

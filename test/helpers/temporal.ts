@@ -19,7 +19,13 @@ import { loadWorkerConfig } from '../../src/config';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared/search-attributes';
-import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
+import {
+  type DocsAdminWorker,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  createDocsAdminWorker,
+  workflowTracingSinks,
+} from '../../src/worker';
+import { activeTracing } from '../../src/observability/tracing';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
@@ -190,6 +196,8 @@ export function workflowBundle(
   if (!bundle) {
     bundle = bundleWorkflowCode({
       workflowsPath,
+      // As the worker bundles it (src/worker/tracing.ts): the replay corpus replays what production runs.
+      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
       failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
       logger: new DefaultLogger('WARN'),
     });
@@ -210,6 +218,7 @@ async function createWorker(env: TestWorkflowEnvironment, options: RunWorkerOpti
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     workflowBundle: await workflowBundle(workflowsPath),
+    sinks: workflowTracingSinks(activeTracing()),
     ...workerOptions,
   });
 }

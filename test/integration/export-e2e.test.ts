@@ -40,6 +40,7 @@ import {
 } from '../helpers/temporal';
 import { writeSinksFile } from '../helpers/sinks';
 import { failureOf } from '../helpers/failures';
+import { workflowTracingSinks } from '../../src/worker/tracing';
 
 const KEY = 'mint_export_e2e_key_0123456789';
 const NOPLAN_KEY = 'mint_no_enterprise_plan_0123456';
@@ -196,7 +197,7 @@ describe('static export against the emulator', () => {
     );
     assert.ok(perPoll >= 5 && perPoll <= 8, `${perPoll} events per poll`);
     await Worker.runReplayHistory(
-      { workflowBundle: await workflowBundle() },
+      { workflowBundle: await workflowBundle(), sinks: workflowTracingSinks(undefined) },
       await handle.fetchHistory(),
       handle.workflowId,
     );
@@ -253,7 +254,11 @@ describe('static export against the emulator', () => {
     console.log(`bundleKeeper: ${perRefresh} history events per refresh cycle (timer, generate, verify, apply)`);
     assert.ok(perRefresh >= 15 && perRefresh <= 30, `${perRefresh} events per refresh`);
     // The keeper's code replays deterministically against its own history.
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: await workflowBundle(), sinks: workflowTracingSinks(undefined) },
+      history,
+      handle.workflowId,
+    );
   });
 
   test('the mirror sink copies a checksummed archive and points the deployment at its stable URL', async () => {

@@ -14,6 +14,7 @@ import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { type AgentRateLimiterInput, rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { agentStatusQuery } from '../../src/shared/agent-job';
+import { workflowTracingSinks } from '../../src/worker/tracing';
 import { becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/versioning';
 import { type Fleet, type FleetOptions, deploymentTools, queueRouting, startFleet } from '../helpers/fleets';
 import {
@@ -213,6 +214,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
           namespace: env.namespace ?? 'default',
           taskQueue: queue,
           workflowBundle: await workflowBundle(),
+          sinks: workflowTracingSinks(undefined),
           ...workerDeploymentOptions(v1, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
         }),
       ),
@@ -286,6 +288,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       namespace: env.namespace ?? 'default',
       taskQueue: legacyQueue,
       workflowBundle: await workflowBundle(),
+      sinks: workflowTracingSinks(undefined),
       ...workerDeploymentOptions(version, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
     });
     const oldRunning = old.run();

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { CorpusEntry } from '../../scripts/replay-capture';
+import { workflowTracingSinks } from '../../src/worker/tracing';
 
 export const HISTORIES_DIR = path.resolve(__dirname, 'histories');
 
@@ -66,7 +67,7 @@ export async function replayCorpus(
   );
   const byFile = new Map<string, string | undefined>();
   for await (const result of Worker.runReplayHistories(
-    { workflowBundle: bundle, replayName: 'replay-corpus' },
+    { workflowBundle: bundle, replayName: 'replay-corpus', sinks: workflowTracingSinks(undefined) },
     histories,
   )) {
     byFile.set(result.workflowId, result.error ? String((result.error as Error).message ?? result.error) : undefined);
