@@ -5,7 +5,7 @@ export interface MetricsRecorder {
   /** One HTTP call to the admin API; status is the HTTP status or an error code such as NetworkError. */
   apiCall(operation: string, status: string, durationMs: number): void;
   /** One status poll of a job. */
-  poll(kind: 'export' | 'agent'): void;
+  poll(kind: 'export' | 'agent' | 'update'): void;
   /** An activity attempt after the first (Temporal is retrying it). */
   activityRetry(activityType: string): void;
   /** A fresh bundle link generated for an already exported job. */

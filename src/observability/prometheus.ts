@@ -64,7 +64,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   });
   const polls = new Counter({
     name: `${METRIC_PREFIX}polls_total`,
-    help: 'Job status polls, by job kind (export or agent).',
+    help: 'Job status polls, by job kind (export, agent or deployment update).',
     labelNames: ['kind'] as const,
     registers,
   });
