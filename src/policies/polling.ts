@@ -317,6 +317,25 @@ export function agentPollDelay(
   return applyJitter(o.fraction * elapsed, floor, cap, o.jitter, o.random, obs, nowMs);
 }
 
+/**
+ * Deployment updates: no progress signal either, and builds take tens of seconds, so the same shape as
+ * agentPollDelay with a tighter floor and cap (a 20 s build is seen within ~4 s of its end).
+ */
+export const DEFAULT_UPDATE_POLL_OPTIONS: Readonly<Required<Omit<AgentPollOptions, 'random'>>> = {
+  floorMs: 1_000,
+  fraction: 0.2,
+  capMs: 10_000,
+  jitter: 0.1,
+};
+
+export function updatePollDelay(
+  observations: readonly Observation[],
+  nowMs: number,
+  options: AgentPollOptions = {},
+): number {
+  return agentPollDelay(observations, nowMs, { ...DEFAULT_UPDATE_POLL_OPTIONS, ...options });
+}
+
 // ---- helpers ------------------------------------------------------------------------------------------
 
 /**

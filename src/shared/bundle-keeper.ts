@@ -1,5 +1,8 @@
 // The bundleKeeper workflow's contract: its id, input, status query, signals and continue-as-new carry.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { KeeperSource, PublishRequest, PublishedCommit, PublishingState, PublishingStatus } from './publishing';
+
+export type { KeeperSource, PublishRequest, PublishedCommit, PublishingStatus } from './publishing';
 
 /** One keeper per domain: starting it again attaches to the running one. */
 export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${domain}`;
@@ -33,6 +36,11 @@ export interface BundleKeeperInput {
   /** Pins staticExport.version (default: the latest published). */
   version?: string;
   features?: DeploymentFeatures;
+  /**
+   * Where the content comes from: with it, a publish first has the platform build the branch
+   * (a deployment update of projectId) and exports once that update succeeded (src/workflows/publishing.ts).
+   */
+  source?: KeeperSource;
   refreshMargin?: RefreshMargin;
   /**
    * Continue as new after this many refresh/export cycles even when the server does not suggest it.
@@ -61,9 +69,12 @@ export interface KeeperStatus {
   exporting?: boolean;
   /** A publish/pin is waiting for the running export to finish. */
   exportWanted?: boolean;
+  /** Keepers with a source: the commit applied, the deployment update, the publishes waiting. */
+  publishing?: PublishingStatus;
 }
 
-export const publishSignal = defineSignal('publish');
+/** No argument: new content is published. With one (a push or merge, untrusted): see PublishRequest. */
+export const publishSignal = defineSignal<[request?: PublishRequest]>('publish');
 export const pinVersionSignal = defineSignal<[version: string | null]>('pin');
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
@@ -85,6 +96,8 @@ export interface AppliedBundle {
   refreshAtMs: number | null;
   /** Consecutive failed refreshes of this job's link (drives the back-off). */
   refreshFailures: number;
+  /** Keepers with a source: the commit this bundle renders. */
+  commit?: PublishedCommit | null;
 }
 
 /** An exported job whose bundle is still to be verified and applied. Plain JSON. */
@@ -96,6 +109,8 @@ export interface PendingBundle {
   failures: number;
   /** Workflow time (ms) of the next attempt; null = now. */
   retryAtMs: number | null;
+  /** Keepers with a source: the commit this export renders. */
+  commit?: PublishedCommit | null;
 }
 
 /** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
@@ -115,4 +130,6 @@ export interface BundleKeeperCarry {
   lastError: string | null;
   /** Continue-as-new generations so far (for the Web UI and tests). */
   generation: number;
+  /** Keepers with a source (absent in carries of earlier releases). */
+  publishing?: PublishingState;
 }

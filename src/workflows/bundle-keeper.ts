@@ -11,6 +11,8 @@
 //            minute, configurable) generate a fresh link for the same job, verify, apply. A failed
 //            refresh is retried with a back-off capped at a quarter of the time the live link has left.
 //            The mirror sink's stable URL does not expire, so nothing is refreshed there.
+//   publish  with a `source`, a publish first has the platform build the branch (a deployment update,
+//            src/workflows/publishing.ts) and exports the commit it built once it succeeded.
 //   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
 //            expire while paused); publishes are remembered; `resume` catches up at once.
 //
@@ -30,6 +32,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -48,6 +51,7 @@ import {
   publishSignal,
   resumeSignal,
 } from '../shared/bundle-keeper';
+import { KEEPER_SOURCE_MEMO, type KeeperSourceMemo, type PublishedCommit } from '../shared/publishing';
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
@@ -55,6 +59,8 @@ import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../sha
 import { iso, linkForDisplay, markdownTable } from './details';
 import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
+import { Publisher, initialPublishing } from './publishing';
+import { branchOf, repositoryKey } from '../policies/validation/publish';
 
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
 const FATAL_EXPORT_FAILURES = new Set<string>([ApiFailure.planRequired, WorkflowFailure.invalidInput]);
@@ -136,6 +142,9 @@ class Keeper {
   exportOutcome: ExportOutcome | null = null;
   wake = 0;
   cyclesThisRun = 0;
+  /** Keepers with a source: their publishing rounds; the commit the running export renders. */
+  readonly pub: Publisher | null;
+  private exportCommit: PublishedCommit | null = null;
   private upsertedJobId: string | null = null;
 
   constructor(readonly input: BundleKeeperInput) {
@@ -145,6 +154,7 @@ class Keeper {
     const carry = input.carry ?? input.carried;
     this.st = carry ? { ...carry } : initialState(input);
     this.verifiesItself = input.sink.type === 'mirror';
+    this.pub = input.source ? new Publisher(input.source, (this.st.publishing ??= initialPublishing())) : null;
   }
 
   status(): KeeperStatus {
@@ -162,6 +172,7 @@ class Keeper {
       lastError: st.lastError,
       exporting: this.exporting,
       exportWanted: st.exportWanted,
+      ...(this.pub ? { publishing: this.pub.status(st.current?.commit) } : {}),
     };
   }
 
@@ -169,7 +180,12 @@ class Keeper {
   registerHandlers(): void {
     const { st } = this;
     setHandler(keeperStatusQuery, () => this.status());
-    setHandler(publishSignal, () => {
+    setHandler(publishSignal, (request) => {
+      if (this.pub) {
+        const held = [this.exportCommit?.sha, st.pending?.commit?.sha, st.current?.commit?.sha];
+        if (this.pub.accept(request, Date.now(), held)) this.wake++;
+        return;
+      }
       st.exportWanted = true;
       st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
       this.wake++;
@@ -195,6 +211,19 @@ class Keeper {
     this.upsertedJobId = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
     if (workflowInfo().typedSearchAttributes.get(SearchAttr.domain) !== this.domain) {
       upsertSearchAttributes([{ key: SearchAttr.domain, value: this.domain }]);
+    }
+    // The webhook receiver finds the keepers of a repository and branch by this memo (listing running
+    // keepers); a memo, not a search attribute, so no server needs a new registration.
+    const source = this.input.source;
+    if (source) {
+      const memo: KeeperSourceMemo = {
+        repository: repositoryKey(source.repository) ?? '',
+        ref: branchOf(source.ref) ?? '',
+        projectId: source.projectId,
+      };
+      const had = workflowInfo().memo?.[KEEPER_SOURCE_MEMO] as KeeperSourceMemo | undefined;
+      if (had?.repository !== memo.repository || had?.ref !== memo.ref || had?.projectId !== memo.projectId)
+        upsertMemo({ [KEEPER_SOURCE_MEMO]: memo });
     }
   }
 
@@ -232,11 +261,28 @@ class Keeper {
           'follow-up export',
           st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no',
         ],
+        ...this.publishingRows(s),
         ['exports / refreshes', `${st.exportsDone} / ${st.refreshesDone}`],
         ['last error', st.lastError],
         ['continued as new', st.generation],
       ]),
     );
+  }
+
+  /** Web UI rows of a keeper with a source: what it builds, the commit applied and where it came from. */
+  private publishingRows(s: KeeperStatus): [string, string | number | null][] {
+    const p = s.publishing;
+    if (!p) return [];
+    const update = p.update;
+    return [
+      ['source', `${p.source.repository} @ ${p.source.ref} (project ${p.source.projectId})`],
+      ['commit applied', p.commit ? `\`${p.commit.sha.slice(0, 12)}\` ${p.commit.message ?? ''}` : null],
+      ['pull request', p.commit?.pullRequest ? `[#${p.commit.pullRequest.number}](${p.commit.pullRequest.url})` : null],
+      ['agent job', p.commit?.agentWorkflowId ? `\`${p.commit.agentWorkflowId}\`` : null],
+      ['deployment update', update ? `\`${update.statusId ?? '—'}\` ${update.status}` : null],
+      ['update error', update?.error ?? null],
+      ['publish waiting', p.publishWanted ? 'yes' : 'no'],
+    ];
   }
 
   /**
@@ -290,6 +336,10 @@ class Keeper {
     const { domain, st } = this;
     this.exporting = true;
     st.exportWanted = false;
+    if (st.publishing) {
+      this.exportCommit = st.publishing.ready;
+      st.publishing.ready = null;
+    }
     const version = st.version;
     const workflowId = exportWorkflowId(domain, `keeper-${uuid4()}`);
     void executeChild(staticExport, {
@@ -325,9 +375,14 @@ class Keeper {
         bundle: { bundleUrl: r.bundleUrl, expiresAt: r.expiresAt, sizeBytes: r.sizeBytes },
         failures: 0,
         retryAtMs: null,
+        ...(this.exportCommit ? { commit: this.exportCommit } : {}),
       };
+      this.exportCommit = null;
       return;
     }
+    // The commit is still to be exported (unless a newer one is ready).
+    if (st.publishing && !st.publishing.ready) st.publishing.ready = this.exportCommit;
+    this.exportCommit = null;
     const type = failureType(outcome.err);
     st.lastError = `export failed: ${failureMessage(outcome.err)}`;
     if (type && FATAL_EXPORT_FAILURES.has(type)) {
@@ -360,7 +415,8 @@ class Keeper {
         );
         issuedAtMs = Date.now();
       }
-      st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      const installed = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      st.current = pending.commit ? { ...installed, commit: pending.commit } : installed;
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
@@ -392,7 +448,8 @@ class Keeper {
         [current.jobId, { refresh: true }],
       );
       const issuedAtMs = Date.now();
-      st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      const installed = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      st.current = current.commit ? { ...installed, commit: current.commit } : installed;
       st.refreshesDone++;
       st.lastError = null;
     } catch (err) {
@@ -432,6 +489,16 @@ class Keeper {
       this.cyclesThisRun++;
       return true;
     }
+    if (this.pub) {
+      const stepped = await this.pub.step(Date.now());
+      if (stepped !== null && stepped !== 'busy') {
+        // Built and published: export it (a follow-up export when one runs now).
+        st.publishing!.ready = stepped;
+        st.exportWanted = true;
+        st.exportRetryAtMs = null;
+      }
+      if (stepped !== null) return true;
+    }
     if (st.exportWanted && !this.exporting && due(st.exportRetryAtMs)) {
       this.startExport();
       return true;
@@ -448,6 +515,7 @@ class Keeper {
           st.pending?.retryAtMs,
           st.current?.refreshAtMs,
           st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
+          this.pub?.dueAtMs(),
         ].filter((t): t is number => typeof t === 'number');
     const seen = this.wake;
     if (dueTimes.length === 0) {

@@ -4,6 +4,7 @@ import type { BundleKeeperInput } from '../../shared/bundle-keeper';
 import { refreshMarginProblems } from '../keeper-schedule';
 import { deploymentProblems, sinkProblems } from './deployment';
 import { hostnameProblem } from './export';
+import { keeperSourceProblems } from './publish';
 
 export interface KeeperInputCheck {
   /** What makes the input unusable (the workflow fails with InvalidInput). */
@@ -19,7 +20,7 @@ export function checkKeeperInput(input: unknown): KeeperInputCheck {
   const domainProblem = hostnameProblem(keeper.domain);
   if (domainProblem) problems.push(domainProblem);
   const sink = sinkProblems(keeper.sink);
-  problems.push(...sink, ...refreshMarginProblems(keeper.refreshMargin));
+  problems.push(...sink, ...refreshMarginProblems(keeper.refreshMargin), ...keeperSourceProblems(keeper.source));
   if (keeper.version !== undefined && (typeof keeper.version !== 'string' || keeper.version.trim() === '')) {
     problems.push('version, when given, must be a non-empty string');
   }

@@ -1,0 +1,182 @@
+// The GitHub webhook receiver: POST /github verified with X-Hub-Signature-256 against every secret of
+// GITHUB_WEBHOOK_SECRET_FILE (@octokit/webhooks-methods), then a push or a merged pull request becomes a
+// `publish` signal to the keepers of that repository and branch (the keepers do the slow work, so the
+// answer comes well within GitHub's 10 s). A redelivery (same X-GitHub-Delivery) is answered from
+// memory here, and the keeper ignores a delivery id it has taken already (it carries them), so nothing
+// happens twice even across a restart of this process. Bad signature 401, bad body 400: one line each,
+// nothing signalled.
+import { type IncomingMessage, type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import { publishSignal } from '../shared/bundle-keeper';
+import type { PublishRequest } from '../shared/publishing';
+import { webhookAction } from './events';
+import type { WebhookSecrets } from './secrets';
+import { KeeperDirectory, agentJobOf } from './targets';
+
+export const DEFAULT_WEBHOOKS_PORT = 8635;
+/** GitHub caps payloads at 25 MB. */
+const MAX_BODY = 25 * 1024 * 1024;
+/** Deliveries remembered for redelivery answers. */
+const REMEMBERED = 1_000;
+/** Under GitHub's 10 s: a lookup or signal slower than this answers 503 (the delivery can be redelivered). */
+const DEADLINE_MS = 8_000;
+
+export interface WebhookServerOptions {
+  host: string;
+  port: number;
+  client: Client;
+  secrets: WebhookSecrets;
+  log?: (line: string) => void;
+}
+
+export interface WebhookServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+class Reply extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Verify = (secret: string, payload: string, signature: string) => Promise<boolean>;
+let verifyFn: Promise<Verify> | undefined;
+/** @octokit/webhooks-methods is ESM-only: loaded once with import(). */
+const loadVerify = (): Promise<Verify> => (verifyFn ??= import('@octokit/webhooks-methods').then((m) => m.verify));
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const done = new Map<string, { status: number; text: string }>();
+  const handler = new DeliveryHandler(options.client, await loadVerify(), options.secrets);
+
+  const server = createServer((req, res) => {
+    const delivery = String(req.headers['x-github-delivery'] ?? '').slice(0, 100);
+    const event = String(req.headers['x-github-event'] ?? '').slice(0, 60);
+    const finish = (status: number, text: string) => {
+      if (status < 300 && delivery) {
+        done.set(delivery, { status, text });
+        if (done.size > REMEMBERED) done.delete(done.keys().next().value!);
+      }
+      log(`webhooks: ${status} ${event || '-'} ${delivery || '-'}: ${text}`);
+      if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+    };
+    handler
+      .handle(req, delivery, event, done)
+      .then(
+        (text) => finish(202, text),
+        (err: unknown) =>
+          err instanceof Reply
+            ? finish(err.status, err.message)
+            : finish(503, `could not reach Temporal: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`),
+      )
+      .catch(() => res.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host}:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+class DeliveryHandler {
+  readonly #keepers: KeeperDirectory;
+
+  constructor(
+    private readonly client: Client,
+    private readonly verify: Verify,
+    private readonly secrets: WebhookSecrets,
+  ) {
+    this.#keepers = new KeeperDirectory(client);
+  }
+
+  /** The answer's text (202), or throws a Reply with the status and one line. */
+  async handle(
+    req: IncomingMessage,
+    delivery: string,
+    event: string,
+    done: Map<string, { status: number; text: string }>,
+  ): Promise<string> {
+    const url = new URL(req.url ?? '/', 'http://receiver');
+    if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)');
+    if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github');
+    const body = await readBody(req);
+    const signature = req.headers['x-hub-signature-256'];
+    if (typeof signature !== 'string' || !(await this.verified(body, signature)))
+      throw new Reply(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
+    if (!event) throw new Reply(400, 'bad request: no X-GitHub-Event header');
+    const seen = done.get(delivery);
+    if (seen) return `redelivery of ${delivery}: already handled (${seen.text})`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw new Reply(400, 'bad body: not JSON (set the webhook content type to application/json)');
+    }
+    let action;
+    try {
+      action = webhookAction(event, parsed);
+    } catch (err) {
+      throw new Reply(400, `bad body: ${(err as Error).message}`);
+    }
+    if (action.kind === 'ping') return 'pong';
+    if (action.kind === 'ignore') return `ignored: ${action.reason}`;
+    return withDeadline(this.publish(action, delivery));
+  }
+
+  private async verified(body: string, signature: string): Promise<boolean> {
+    for (const secret of this.secrets.current()) if (await this.verify(secret, body, signature)) return true;
+    return false;
+  }
+
+  private async publish(action: Extract<ReturnType<typeof webhookAction>, { kind: 'publish' }>, delivery: string) {
+    const keepers = await this.#keepers.keepersOf(action.repository, action.branch);
+    if (keepers.length === 0) return `no keeper for ${action.repository} @ ${action.branch}: nothing to do`;
+    const agentWorkflowId = action.pullRequest ? await agentJobOf(this.client, action.pullRequest.url) : null;
+    const request: PublishRequest = {
+      repository: action.repositoryUrl,
+      ref: action.branch,
+      ...(action.sha ? { sha: action.sha } : {}),
+      ...(delivery ? { deliveryId: delivery } : {}),
+      ...(action.pullRequest ? { pullRequest: action.pullRequest } : {}),
+      ...(agentWorkflowId ? { agentWorkflowId } : {}),
+    };
+    await Promise.all(
+      keepers.map((k) => this.client.workflow.getHandle(k.workflowId, k.runId).signal(publishSignal, request)),
+    );
+    return `publish signalled to ${keepers.map((k) => k.workflowId).join(', ')}`;
+  }
+}
+
+function withDeadline<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Reply(503, `Temporal did not answer within ${DEADLINE_MS} ms`)), DEADLINE_MS);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new Reply(413, 'payload too large');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
