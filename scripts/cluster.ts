@@ -12,13 +12,16 @@
 //             --tls cluster to plain (either switch restarts only the server nodes and the UI server)
 //   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
 //   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
-//   --stop    stop the UI, the codec server, Prometheus, every server node and PostgreSQL, and wait until they have exited
+//   --stop    stop the UI, the codec server, the webhook receiver, Prometheus, every server node and PostgreSQL, and
+//             wait until they have exited
 // The payload key file (.data/cluster/payload-keys) is made on first run; the codec server decodes with
-// it for the Web UI.
+// it for the Web UI. The GitHub webhook receiver (npm run webhooks) runs beside it with a secret made on
+// first run (.data/cluster/github-webhook-secret).
 import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
+import { ensureWebhookReceiver, stopWebhookReceiver } from './cluster/webhooks';
 import { clusterReport, formatStatus } from './cluster/status';
 import { ensureTools } from './tools';
 
@@ -43,6 +46,8 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
+  const webhooks = await ensureWebhookReceiver(say, result.clientEnv);
+  say(`  GitHub webhooks ${webhooks.url}    (secret in ${webhooks.secretFile})`);
   if (command.monitoring) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  every process: npm run cluster -- --status    stop with: npm run cluster -- --stop');
@@ -72,6 +77,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command.action === 'stop') {
     if (await stopMonitoring()) say('stopped Prometheus');
+    if (await stopWebhookReceiver()) say('stopped the webhook receiver');
     const stopped = await stopCluster(say);
     if (stopped.length === 0) say('no cluster started from this checkout is running');
     return;

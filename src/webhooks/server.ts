@@ -12,6 +12,7 @@ import { publishSignal } from '../shared/bundle-keeper';
 import type { PublishRequest } from '../shared/publishing';
 import { webhookAction } from './events';
 import type { WebhookSecrets } from './secrets';
+import { type Verify, loadVerify } from './signature';
 import { KeeperDirectory, agentJobOf } from './targets';
 
 export const DEFAULT_WEBHOOKS_PORT = 8635;
@@ -44,11 +45,6 @@ class Reply extends Error {
     super(message);
   }
 }
-
-type Verify = (secret: string, payload: string, signature: string) => Promise<boolean>;
-let verifyFn: Promise<Verify> | undefined;
-/** @octokit/webhooks-methods is ESM-only: loaded once with import(). */
-const loadVerify = (): Promise<Verify> => (verifyFn ??= import('@octokit/webhooks-methods').then((m) => m.verify));
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.log ?? ((line: string) => console.error(line));
@@ -112,6 +108,7 @@ class DeliveryHandler {
     done: Map<string, { status: number; text: string }>,
   ): Promise<string> {
     const url = new URL(req.url ?? '/', 'http://receiver');
+    if (url.pathname === '/health' && req.method === 'GET') return 'ok';
     if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)');
     if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github');
     const body = await readBody(req);

@@ -346,7 +346,7 @@ describe('docker-compose.yml', () => {
     assert.equal(env('codec-server').CODEC_SERVER_TOKEN, undefined, 'the Web UI cannot send a static token');
   });
 
-  test('the emulator and the CLI exist only under their profiles', () => {
+  test('the emulator, the CLI and the webhook receiver exist only under their profiles', () => {
     const defaults = Object.entries(services)
       .filter(([, s]) => !s.profiles || s.profiles.length === 0)
       .map(([name]) => name)
@@ -363,6 +363,7 @@ describe('docker-compose.yml', () => {
     ]);
     assert.deepEqual(service('emulator').profiles, ['emulator']);
     assert.deepEqual(service('cli').profiles, ['cli']);
+    assert.deepEqual(service('webhooks').profiles, ['webhooks']);
   });
 
   test('the emulator listens on 0.0.0.0 in its container and the documented ADMIN_API_URL reaches it', () => {
