@@ -3,7 +3,8 @@
 // local GitHub signs real webhook payload examples and posts them to the receiver (src/webhooks), which
 // signals the keeper of the repository and branch; the keeper has the emulator build the branch
 // (deployment update), exports the commit it built and applies it through a file sink. Also: bad
-// signature and body, unknown repository, redelivery, a burst of pushes, a failing build.
+// signature and body, unknown repository, redelivery, a burst of pushes, a failing build, and a worker
+// process killed between the update and the export.
 import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,8 @@ import { repositoryKey } from '../../src/policies/validation/publish';
 import { WebhookSecrets } from '../../src/webhooks/secrets';
 import { type WebhookServer, startWebhookServer } from '../../src/webhooks/server';
 import { keepersOf } from '../../src/webhooks/targets';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
+import { WorkerProcess } from '../chaos/helpers';
 import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 import { githubSender, mergedPayload, pushPayload, randomSha } from '../helpers/github';
 
@@ -259,6 +262,117 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
       await send({ event: 'push', payload: pushPayload(k.repositoryUrl, 'main', good) });
       await k.applied(good);
       assert.equal(updatesOf(k.projectId).length, 2);
+    },
+  );
+});
+
+describe('publishing: a worker killed between the update and the export', () => {
+  let env: TestWorkflowEnvironment;
+  let emu: EmulatorHandle;
+  let worker: WorkerProcess | undefined;
+  let receiver: WebhookServer | undefined;
+  let dir: string;
+  let keeperId: string | undefined;
+  const taskQueue = uniqueTaskQueue('publish-kill');
+  const workerEnv = (): Record<string, string> => ({
+    TEMPORAL_ADDRESS: env.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    ADMIN_API_URL: emu.url,
+    ADMIN_API_KEY: KEY,
+  });
+
+  before(async () => {
+    env = await createE2eEnv();
+    emu = await startEmulator({
+      exportQueuedMs: 100,
+      exportDurationMs: 1_000,
+      updateQueuedMs: 100,
+      updateBuildMs: 4_000,
+    });
+    worker = await WorkerProcess.start({ env: workerEnv() });
+    dir = await fsp.mkdtemp(path.join(tmpdir(), 'publish-kill-'));
+    await fsp.writeFile(path.join(dir, 'secrets'), `${SECRET}\n`, { mode: 0o600 });
+    receiver = await startWebhookServer({
+      host: '127.0.0.1',
+      port: 0,
+      client: env.client,
+      secrets: new WebhookSecrets(path.join(dir, 'secrets')),
+      log: () => undefined,
+    });
+  });
+
+  after(async () => {
+    if (keeperId)
+      await env.client.workflow
+        .getHandle(keeperId)
+        .terminate('test finished')
+        .catch(() => undefined);
+    await receiver?.close();
+    await worker?.kill();
+    await emu?.close();
+    await env?.teardown();
+    if (dir) await fsp.rm(dir, { recursive: true, force: true });
+  });
+
+  test(
+    'SIGKILL while the update builds: after a restart it is polled, exported and applied once',
+    { timeout: 240_000 },
+    async () => {
+      const send = await githubSender(receiver!.url, SECRET);
+      const projectId = `pub-kill-${run}`;
+      const domain = `${projectId}.docs.example.com`;
+      const repositoryUrl = `https://github.com/docs-emulator/${projectId}`;
+      emu.push({ projectId, domain });
+      const handle = await ensureKeeper(
+        env.client,
+        {
+          domain,
+          sink: { type: 'file', path: path.join(dir, 'docs.json') },
+          source: { projectId, repository: repositoryUrl, ref: 'main' },
+        },
+        { taskQueue },
+      );
+      keeperId = handle.workflowId;
+      const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
+      await waitFor(async () => (await status()).jobId, { timeoutMs: 60_000, what: 'first bundle applied' });
+      await waitFor(async () => (await keepersOf(env.client, repositoryKey(repositoryUrl)!, 'main')).length > 0, {
+        timeoutMs: 30_000,
+        what: 'the source memo visible',
+      });
+
+      const sha = randomSha();
+      emu.push({ projectId, sha, message: 'Merge pull request #3' });
+      assert.equal((await send({ event: 'push', payload: pushPayload(repositoryUrl, 'main', sha) })).status, 202);
+      // The keeper has triggered the update and recorded it: kill the worker while it builds.
+      await waitFor(async () => (await status()).publishing?.update?.status === 'queued', {
+        what: 'the update recorded',
+      });
+      await worker!.kill('SIGKILL');
+      // GitHub's pull_request event arrives while no worker runs: the signal waits in the history.
+      const merged = await send({
+        event: 'pull_request',
+        payload: mergedPayload(`${repositoryUrl}/pull/3`, 'main', sha),
+      });
+      assert.equal(merged.status, 202, merged.text);
+      await waitFor(() => emu.updates().some((u) => u.projectId === projectId && u.status === 'success'), {
+        timeoutMs: 30_000,
+        what: 'the build finished while the worker was down',
+      });
+      worker = await WorkerProcess.start({ env: workerEnv() });
+
+      const done = await waitFor(async () => ((await status()).publishing?.commit?.sha === sha ? status() : null), {
+        timeoutMs: 120_000,
+        what: 'the commit applied after the restart',
+      });
+      assert.equal(await commitOf(done.bundleUrl!, dir), sha);
+      assert.equal(
+        done.publishing?.commit?.pullRequest?.number,
+        3,
+        'the signal sent while the worker was down counted',
+      );
+      assert.equal(emu.updates().filter((u) => u.projectId === projectId).length, 1, 'one update');
+      assert.equal(emu.exports().filter((e) => e.domain === domain).length, 2, 'the initial export and one more');
     },
   );
 });
