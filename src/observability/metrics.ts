@@ -14,6 +14,10 @@ export interface MetricsRecorder {
   bundleApplied(sink: string): void;
   /** The link a keeper applied for `domain` and when it expires (null: it does not, e.g. the mirror). */
   linkApplied(domain: string, expiresAt: string | null): void;
+  /** Since when (Unix ms) `domain`'s oldest publish waits to reach the deployment; null: none waits. */
+  publishWaiting(domain: string, sinceMs: number | null): void;
+  /** A publish's commit applied to `domain`'s deployment; the publish arrived at `requestedAtMs` (Unix ms). */
+  publishReached(domain: string, requestedAtMs: number): void;
 }
 
 export const noopMetrics: MetricsRecorder = {
@@ -23,4 +27,6 @@ export const noopMetrics: MetricsRecorder = {
   bundleRefresh: () => undefined,
   bundleApplied: () => undefined,
   linkApplied: () => undefined,
+  publishWaiting: () => undefined,
+  publishReached: () => undefined,
 };

@@ -318,13 +318,14 @@ export function agentPollDelay(
 }
 
 /**
- * Deployment updates: no progress signal either, and builds take tens of seconds, so the same shape as
- * agentPollDelay with a tighter floor and cap (a 20 s build is seen within ~4 s of its end).
+ * Deployment updates: no progress signal either, and a publish waits on the build before its export
+ * starts, so the same shape as agentPollDelay, tighter: a 20 s build is seen within ~2 s of its end,
+ * in about 15 polls (one update per keeper at a time: the calls are few).
  */
 export const DEFAULT_UPDATE_POLL_OPTIONS: Readonly<Required<Omit<AgentPollOptions, 'random'>>> = {
   floorMs: 1_000,
-  fraction: 0.2,
-  capMs: 10_000,
+  fraction: 0.1,
+  capMs: 5_000,
   jitter: 0.1,
 };
 

@@ -89,6 +89,8 @@ export interface PublishingState {
   /** Built and published, waiting for (or in) the next export. */
   ready: PublishedCommit | null;
   lastUpdate: UpdateOutcome | null;
+  /** Workflow time (ms) of the oldest publish not yet applied to the deployment (the alert's metric). */
+  pendingSinceMs: number | null;
   /** Delivery ids already taken (bounded, newest last). */
   deliveries: string[];
   /** Merged pull requests by their merge commit (bounded, newest last). */

@@ -154,7 +154,9 @@ class Keeper {
     const carry = input.carry ?? input.carried;
     this.st = carry ? { ...carry } : initialState(input);
     this.verifiesItself = input.sink.type === 'mirror';
-    this.pub = input.source ? new Publisher(input.source, (this.st.publishing ??= initialPublishing())) : null;
+    this.pub = input.source
+      ? new Publisher(input.domain, input.source, (this.st.publishing ??= initialPublishing()))
+      : null;
   }
 
   status(): KeeperStatus {
@@ -420,6 +422,7 @@ class Keeper {
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
+      if (this.pub && pending.commit) await this.pub.applied(pending.commit);
     } catch (err) {
       pending.failures++;
       pending.bundle = null;

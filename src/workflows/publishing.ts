@@ -44,6 +44,7 @@ export function initialPublishing(): PublishingState {
     round: null,
     ready: null,
     lastUpdate: null,
+    pendingSinceMs: null,
     deliveries: [],
     pullRequests: [],
     updatesDone: 0,
@@ -61,9 +62,15 @@ export class Publisher {
   private triggering: string[] = [];
 
   constructor(
+    readonly domain: string,
     readonly source: KeeperSource,
     readonly ps: PublishingState,
   ) {}
+
+  /** For the metric: the oldest publish not applied yet (reported by every trigger and poll). */
+  private wait(fallbackMs: number) {
+    return { domain: this.domain, sinceMs: this.ps.pendingSinceMs ?? fallbackMs };
+  }
 
   /**
    * A publish signal. True when it asks for a round (the keeper wakes up); false when it is a
@@ -98,6 +105,7 @@ export class Publisher {
       pushBounded(ps.wantedShas, sha, MAX_SHAS);
     }
     ps.wantedSinceMs ??= nowMs;
+    ps.pendingSinceMs ??= nowMs;
     return true;
   }
 
@@ -132,7 +140,7 @@ export class Publisher {
     try {
       const { statusId } = await api.triggerUpdate.executeWithOptions(
         { summary: `Update the deployment of ${this.source.projectId} (build ${this.source.ref})` },
-        [this.source.projectId],
+        [this.source.projectId, this.wait(requestedAtMs)],
       );
       const at = Date.now();
       ps.round = {
@@ -159,7 +167,7 @@ export class Publisher {
     try {
       const update = await api.getUpdateStatus.executeWithOptions(
         { summary: `Poll deployment update ${round.statusId}` },
-        [round.statusId],
+        [round.statusId, this.wait(round.requestedAtMs)],
       );
       const at = Date.now();
       round.status = update.status;
@@ -216,6 +224,26 @@ export class Publisher {
     ps.updatesFailed++;
     ps.round = null;
     log.warn('deployment update failed; the live link stays', { projectId: this.source.projectId, error });
+  }
+
+  /**
+   * `commit` is applied to the deployment: the publishes it answers have arrived; the metric now shows
+   * the oldest publish still on its way (built, building or waiting), or none.
+   */
+  async applied(commit: PublishedCommit): Promise<void> {
+    const { ps } = this;
+    const still = [ps.ready?.requestedAtMs, ps.round?.requestedAtMs, ps.wantedSinceMs].filter(
+      (t): t is number => typeof t === 'number',
+    );
+    ps.pendingSinceMs = still.length > 0 ? Math.min(...still) : null;
+    try {
+      await api.publishApplied.executeWithOptions(
+        { summary: `Publish of ${commit.sha.slice(0, 12)} reached the deployment` },
+        [this.domain, commit.requestedAtMs, ps.pendingSinceMs],
+      );
+    } catch (err) {
+      log.warn('publish metric not reported', { error: failureMessage(err) });
+    }
   }
 
   /** A commit with the merged pull request it came from (the PR event may come after the export). */
