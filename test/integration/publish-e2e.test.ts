@@ -234,7 +234,7 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
   );
 
   test(
-    'a failing build leaves the live link, says why, and the next push tries again',
+    'a failing build leaves the live link, says why, and a plain publish tries again',
     { timeout: 120_000 },
     async () => {
       const k = await keeperFor('failing');
@@ -256,11 +256,13 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
       const meta = await k.handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
       assert.match(meta.currentDetails ?? '', /update error \| update .* ended failure/);
 
+      // Fixed and pushed; then `docs-admin publish` (the signal without an argument) builds the branch head.
       stack!.emu.configure({ failingUpdateProjects: [] });
       const good = randomSha();
       stack!.emu.push({ projectId: k.projectId, sha: good });
-      await send({ event: 'push', payload: pushPayload(k.repositoryUrl, 'main', good) });
-      await k.applied(good);
+      await k.handle.signal(publishSignal);
+      const fixed = await k.applied(good);
+      assert.equal(fixed.publishing?.update?.error, null);
       assert.equal(updatesOf(k.projectId).length, 2);
     },
   );

@@ -10,6 +10,7 @@ import {
   repositoryKey,
 } from '../../src/policies/validation/publish';
 import { updatePollDelay } from '../../src/workflows/polling';
+import { sourceFrom } from '../../src/cli/commands/source-options';
 
 const source = { projectId: 'acme', repository: 'https://github.com/Acme/docs', ref: 'main' };
 
@@ -51,6 +52,14 @@ describe('keeperSourceProblems', () => {
     assert.equal(problems.length, 3);
     assert.match(problems.join('\n'), /projectId[\s\S]*repository[\s\S]*ref/);
     assert.deepEqual(keeperSourceProblems('x'), ['source must be an object {projectId, repository, ref}']);
+  });
+});
+
+describe('keep --project --repository --ref', () => {
+  test('all three or none', () => {
+    assert.equal(sourceFrom({}), undefined);
+    assert.deepEqual(sourceFrom({ project: 'acme', repository: source.repository, ref: 'main' }), source);
+    assert.throws(() => sourceFrom({ project: 'acme' }), /needs all of --project, --repository and --ref/);
   });
 });
 
