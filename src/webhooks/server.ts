@@ -48,22 +48,18 @@ class Reply extends Error {
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.log ?? ((line: string) => console.error(line));
-  const done = new Map<string, { status: number; text: string }>();
   const handler = new DeliveryHandler(options.client, await loadVerify(), options.secrets);
 
   const server = createServer((req, res) => {
     const delivery = String(req.headers['x-github-delivery'] ?? '').slice(0, 100);
     const event = String(req.headers['x-github-event'] ?? '').slice(0, 60);
+    if (req.url === '/health' && req.method === 'GET') return void res.writeHead(200).end('ok\n');
     const finish = (status: number, text: string) => {
-      if (status < 300 && delivery) {
-        done.set(delivery, { status, text });
-        if (done.size > REMEMBERED) done.delete(done.keys().next().value!);
-      }
       log(`webhooks: ${status} ${event || '-'} ${delivery || '-'}: ${text}`);
       if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
     };
     handler
-      .handle(req, delivery, event, done)
+      .handle(req, delivery, event)
       .then(
         (text) => finish(202, text),
         (err: unknown) =>
@@ -91,6 +87,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
 class DeliveryHandler {
   readonly #keepers: KeeperDirectory;
+  /** Deliveries that signalled keepers, and what was answered (a delivery with no keeper is not kept). */
+  readonly #done = new Map<string, string>();
 
   constructor(
     private readonly client: Client,
@@ -101,14 +99,8 @@ class DeliveryHandler {
   }
 
   /** The answer's text (202), or throws a Reply with the status and one line. */
-  async handle(
-    req: IncomingMessage,
-    delivery: string,
-    event: string,
-    done: Map<string, { status: number; text: string }>,
-  ): Promise<string> {
+  async handle(req: IncomingMessage, delivery: string, event: string): Promise<string> {
     const url = new URL(req.url ?? '/', 'http://receiver');
-    if (url.pathname === '/health' && req.method === 'GET') return 'ok';
     if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)');
     if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github');
     const body = await readBody(req);
@@ -116,8 +108,8 @@ class DeliveryHandler {
     if (typeof signature !== 'string' || !(await this.verified(body, signature)))
       throw new Reply(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
     if (!event) throw new Reply(400, 'bad request: no X-GitHub-Event header');
-    const seen = done.get(delivery);
-    if (seen) return `redelivery of ${delivery}: already handled (${seen.text})`;
+    const seen = this.#done.get(delivery);
+    if (seen) return `redelivery of ${delivery}: already handled (${seen})`;
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -155,7 +147,12 @@ class DeliveryHandler {
     await Promise.all(
       keepers.map((k) => this.client.workflow.getHandle(k.workflowId, k.runId).signal(publishSignal, request)),
     );
-    return `publish signalled to ${keepers.map((k) => k.workflowId).join(', ')}`;
+    const text = `publish signalled to ${keepers.map((k) => k.workflowId).join(', ')}`;
+    if (delivery) {
+      this.#done.set(delivery, text);
+      if (this.#done.size > REMEMBERED) this.#done.delete(this.#done.keys().next().value!);
+    }
+    return text;
   }
 }
 
