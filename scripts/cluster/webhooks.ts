@@ -10,8 +10,9 @@ import { CLUSTER_ADDRESS, CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_NAMESPACE } f
 import { runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
 
 const HOST = '127.0.0.1';
-export const CLUSTER_WEBHOOKS_URL = `http://${HOST}:${DEFAULT_WEBHOOKS_PORT}`;
-const FILES = {
+export const WEBHOOKS_PORT = DEFAULT_WEBHOOKS_PORT;
+export const CLUSTER_WEBHOOKS_URL = `http://${HOST}:${WEBHOOKS_PORT}`;
+export const WEBHOOKS_FILES = {
   secret: path.join(CLUSTER_DATA_DIR, 'github-webhook-secret'),
   log: path.join(CLUSTER_DATA_DIR, 'webhooks.log'),
   state: path.join(CLUSTER_DATA_DIR, 'webhooks.json'),
@@ -19,11 +20,11 @@ const FILES = {
 
 /** The cluster's GITHUB_WEBHOOK_SECRET_FILE: one random secret on first run, then left as it is. */
 export function ensureWebhookSecret(log: (line: string) => void): string {
-  if (!existsSync(FILES.secret)) {
-    writeFileSync(FILES.secret, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-    log(`webhook secret: created ${FILES.secret} (give GitHub the same secret)`);
+  if (!existsSync(WEBHOOKS_FILES.secret)) {
+    writeFileSync(WEBHOOKS_FILES.secret, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    log(`webhook secret: created ${WEBHOOKS_FILES.secret} (give GitHub the same secret)`);
   }
-  return FILES.secret;
+  return WEBHOOKS_FILES.secret;
 }
 
 export async function isWebhookReceiverHealthy(): Promise<boolean> {
@@ -43,7 +44,7 @@ export async function ensureWebhookReceiver(
   clientEnv: Record<string, string> = {},
 ): Promise<{ url: string; secretFile: string }> {
   const secretFile = ensureWebhookSecret(log);
-  if (!runningProcess(FILES.state) || !(await isWebhookReceiverHealthy())) {
+  if (!runningProcess(WEBHOOKS_FILES.state) || !(await isWebhookReceiverHealthy())) {
     log(`webhook receiver: starting at ${CLUSTER_WEBHOOKS_URL}/github`);
     const started = startDetached(
       process.execPath,
@@ -66,15 +67,15 @@ export async function ensureWebhookReceiver(
           GITHUB_WEBHOOK_SECRET_FILE: secretFile,
           ...clientEnv,
         },
-        log: FILES.log,
-        stateFile: FILES.state,
+        log: WEBHOOKS_FILES.log,
+        stateFile: WEBHOOKS_FILES.state,
       },
     );
-    await waitUntil('the webhook receiver', isWebhookReceiverHealthy, started, FILES.log, 60_000);
+    await waitUntil('the webhook receiver', isWebhookReceiverHealthy, started, WEBHOOKS_FILES.log, 60_000);
   }
   return { url: `${CLUSTER_WEBHOOKS_URL}/github`, secretFile };
 }
 
 export async function stopWebhookReceiver(): Promise<boolean> {
-  return (await stopRecorded(FILES.state)) !== undefined;
+  return (await stopRecorded(WEBHOOKS_FILES.state)) !== undefined;
 }
