@@ -58,6 +58,7 @@ export function createBaselineActivities(sim: BaselineSimulation, now: () => num
         createdAtMs: now(),
         queuedMs: sim.exportQueuedMs,
         durationMs: sim.exportDurationMs,
+        published: null,
         totalPages: sim.exportTotalPages,
         shape: 'linear',
         failure: null,

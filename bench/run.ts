@@ -1,13 +1,15 @@
-// `npm run bench`: the four benchmarks, one after another, and their results in bench/results/:
+// `npm run bench`: the five benchmarks, one after another, and their results in bench/results/:
 //   (1) polling efficiency (bench/polling-sim.ts: deterministic simulation; polling.{json,md,svg}),
 //   (2) end-to-end throughput (bench/throughput.ts: dev server + emulator + worker process; throughput.svg),
 //   (3) rate-limit drain (bench/rate-limit-drain.ts),
 //   (4) the capacity model (bench/capacity.ts: per-lifecycle costs on the cluster at 127.0.0.1:7633,
 //       `npm run cluster` first; capacity.{json,md}),
+//   (5) publish latency (bench/publish-latency.ts: merge webhook to the new content deployed, on the cluster;
+//       publish.{json,md}),
 // then summary.json (every report), summary.md (every table) and the tables on stdout.
 //
 // Options (arguments or environment): --size N / BENCH_SIZE (throughput lifecycles, default 2000),
-// --only polling,throughput,drain,capacity / BENCH_ONLY, --out DIR / BENCH_OUT (default bench/results).
+// --only polling,throughput,drain,capacity,publish / BENCH_ONLY, --out DIR / BENCH_OUT (default bench/results).
 // Exit code 1 when a target is missed (the files are written anyway).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,6 +22,7 @@ import {
 import { writeCapacityReport } from './capacity';
 import type { CapacityReport } from './lib/capacity-derive';
 import { runRateLimitDrain, type RateLimitDrainFigures } from './rate-limit-drain';
+import { type PublishLatencyReport, writePublishLatencyReport } from './publish-latency';
 import { runThroughputBenchmark, type RunFigures, type Target, type ThroughputReport, verdict } from './throughput';
 
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
@@ -384,6 +387,7 @@ export interface BenchSummary {
   throughput?: ThroughputReport;
   drain?: RateLimitDrainFigures[];
   capacity?: CapacityReport;
+  publish?: PublishLatencyReport;
   pass: boolean;
 }
 
@@ -396,27 +400,44 @@ function argValue(argv: string[], flag: string): string | undefined {
 const demote = (markdown: string): string => markdown.replace(/^(#+) /gm, '#$1 ');
 
 /** The header comment's usage, for --help. */
-const USAGE = `npm run bench [-- options]: the four benchmarks, one after another, and their results in bench/results/.
+const USAGE = `npm run bench [-- options]: the five benchmarks, one after another, and their results in bench/results/.
   --size N        throughput lifecycles (BENCH_SIZE; default 2000)
-  --only LIST     polling,throughput,drain,capacity (BENCH_ONLY; default all four;
-                  capacity needs the cluster: npm run cluster)
+  --only LIST     polling,throughput,drain,capacity,publish (BENCH_ONLY; default all five;
+                  capacity and publish need the cluster: npm run cluster)
   --out DIR       where the results go (BENCH_OUT; default bench/results)
 Environment only: BENCH_PARTITIONS (throughput's task queue partitions, default 1),
 BENCH_DRAIN_WINDOWS (drain windows in ms, default 10000,60000).
 Exit code 1 when a target is missed (the files are written anyway).`;
+
+/** (5) publish latency: runs it and writes its report; its Markdown and verdict join the summary's. */
+async function publishSection(out: string, sections: string[], passes: boolean[]): Promise<PublishLatencyReport> {
+  console.log('== (5) publish latency, merge to deployment, on the cluster at 127.0.0.1:7633 ==');
+  const { report, markdown } = await writePublishLatencyReport(out);
+  console.log(markdown, '\n');
+  sections.push(demote(markdown), '');
+  passes.push(report.pass);
+  return report;
+}
+
+/** The options of a run from argv and the environment. */
+function benchOptions(argv: string[]): { size: number; only: Set<string>; out: string } {
+  return {
+    size: Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000),
+    only: new Set(
+      (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain,capacity,publish')
+        .split(',')
+        .map((s) => s.trim()),
+    ),
+    out: path.resolve(argValue(argv, '--out') ?? process.env.BENCH_OUT ?? path.join(__dirname, 'results')),
+  };
+}
 
 async function main(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
     return;
   }
-  const size = Number(argValue(argv, '--size') ?? process.env.BENCH_SIZE ?? 2000);
-  const only = new Set(
-    (argValue(argv, '--only') ?? process.env.BENCH_ONLY ?? 'polling,throughput,drain,capacity')
-      .split(',')
-      .map((s) => s.trim()),
-  );
-  const out = path.resolve(argValue(argv, '--out') ?? process.env.BENCH_OUT ?? path.join(__dirname, 'results'));
+  const { size, only, out } = benchOptions(argv);
   await mkdir(out, { recursive: true });
 
   const summary: BenchSummary = { generatedAt: new Date().toISOString(), pass: true };
@@ -470,6 +491,8 @@ async function main(argv: string[]): Promise<void> {
     summary.capacity = report;
     sections.push(demote(markdown), '');
   }
+
+  if (only.has('publish')) summary.publish = await publishSection(out, sections, passes);
 
   summary.pass = passes.every(Boolean);
   const markdown = [

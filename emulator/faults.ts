@@ -83,6 +83,8 @@ const ROUTES: ReadonlySet<string> = new Set([
   'startExport',
   'getExport',
   'generateBundle',
+  'triggerUpdate',
+  'getUpdateStatus',
   'downloadBundle',
 ]);
 

@@ -1,13 +1,21 @@
 // In-process admin API emulator for tests, the demo and the benchmark:
 //   const emu = await startEmulator({ agentActiveMs: 200 }); ... emu.url ... await emu.close();
-import { Emulator, type EmulatedAgentJob, type EmulatedExport, type EmulatorCounters } from './server';
+import {
+  Emulator,
+  type EmulatedAgentJob,
+  type EmulatedExport,
+  type EmulatedUpdate,
+  type EmulatorCounters,
+} from './server';
+import type { PushRequest } from './publishing';
 import type { FaultRule } from './faults';
 import type { EmulatorOptions } from './options';
 
 export type { EmulatorOptions, AgentOutcome, ProgressShape, RetryAfterForm } from './options';
 export { DEFAULT_OPTIONS, defaultAgentOutcome, defaultExportFailure } from './options';
 export type { FaultRule, FaultKind, EmulatorRoute } from './faults';
-export type { EmulatorCounters, EmulatedAgentJob, EmulatedExport } from './server';
+export type { EmulatorCounters, EmulatedAgentJob, EmulatedExport, EmulatedUpdate } from './server';
+export type { PushRequest } from './publishing';
 export { Emulator } from './server';
 // The emulator's own job views (the benchmark's no-HTTP baseline) and its seeded PRNG (the simulations).
 export { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from './state';
@@ -23,6 +31,10 @@ export interface EmulatorHandle {
   jobs(): EmulatedAgentJob[];
   /** Export jobs with their domain and when they finish. */
   exports(): EmulatedExport[];
+  /** Moves a project's branch head (a push on GitHub); `domain` maps the domain's exports to the project. */
+  push(request: PushRequest): { sha: string };
+  /** Deployment updates with their current view. */
+  updates(): EmulatedUpdate[];
   /** Replaces the fault rules; a seed restarts the fault RNG. */
   setFaults(rules: FaultRule[], seed?: number): void;
   /** Changes options for what happens next (durations apply to jobs created afterwards). */
@@ -47,6 +59,8 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     counters: () => emulator.counters(),
     jobs: () => emulator.jobs(),
     exports: () => emulator.exports(),
+    push: (request) => emulator.push(request),
+    updates: () => emulator.updates(),
     setFaults: (rules, seed) => emulator.setFaults(rules, seed),
     configure: (o) => emulator.configure(o),
     reset: () => emulator.reset(),

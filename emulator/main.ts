@@ -1,12 +1,13 @@
 // `npm run emulator`: the admin API emulator as a standalone process (default 127.0.0.1:4010).
 // Environment: EMULATOR_HOST, EMULATOR_PORT, EMULATOR_PUBLIC_URL, EMULATOR_AGENT_ACTIVE_MS,
-// EMULATOR_EXPORT_QUEUED_MS, EMULATOR_EXPORT_DURATION_MS, EMULATOR_EXPORT_PAGES,
+// EMULATOR_EXPORT_QUEUED_MS, EMULATOR_EXPORT_DURATION_MS, EMULATOR_EXPORT_PAGES, EMULATOR_UPDATE_BUILD_MS,
 // EMULATOR_PROGRESS_SHAPE (linear|slow-start|stall-at-99|jumps), EMULATOR_RATE_LIMIT_COUNT,
 // EMULATOR_RATE_LIMIT_WINDOW_MS, EMULATOR_RETRY_AFTER (seconds|http-date|none), EMULATOR_BUNDLE_TTL_MS,
 // EMULATOR_NON_ENTERPRISE_KEYS, EMULATOR_VALID_KEYS, EMULATOR_READ_ONLY_KEYS, EMULATOR_IP_ALLOWLIST
 // (comma-separated), EMULATOR_SEED, EMULATOR_LOG_REQUESTS=1.
 // Faults and counters at runtime: POST /_emulator/faults, GET /_emulator/counters, POST /_emulator/reset;
-// a key rotation: POST /_emulator/keys {"add": [...], "revoke": [...]}.
+// a key rotation: POST /_emulator/keys {"add": [...], "revoke": [...]}; a push to a project's deployment
+// branch: POST /_emulator/push {"projectId", "domain"?, "sha"?, "message"?, "filesChanged"?}.
 import type { EmulatorOptions, ProgressShape, RetryAfterForm } from './options';
 import { Emulator } from './server';
 
@@ -47,6 +48,7 @@ function optionsFromEnv(): Partial<EmulatorOptions> {
   set('exportQueuedMs', intFromEnv('EMULATOR_EXPORT_QUEUED_MS'));
   set('exportDurationMs', intFromEnv('EMULATOR_EXPORT_DURATION_MS'));
   set('exportTotalPages', intFromEnv('EMULATOR_EXPORT_PAGES', 1));
+  set('updateBuildMs', intFromEnv('EMULATOR_UPDATE_BUILD_MS'));
   set(
     'progressShape',
     oneOf<ProgressShape>('EMULATOR_PROGRESS_SHAPE', ['linear', 'slow-start', 'stall-at-99', 'jumps']),

@@ -17,10 +17,11 @@ export interface EmulatorOptions {
   /** How long an agent job stays active after a create or a follow-up message. */
   agentActiveMs: number;
   /**
-   * Per-job durations (benchmarks spread them): the active time of an agent job by its prompt, or the
-   * running time of an export by its domain; undefined keeps agentActiveMs / exportDurationMs.
+   * Per-job durations (benchmarks spread them): the active time of an agent job by its prompt, the
+   * running time of an export by its domain, or the build of an update by its project; undefined keeps
+   * agentActiveMs / exportDurationMs / updateBuildMs.
    */
-  durationFor?: (kind: 'agent' | 'export', key: string) => number | undefined;
+  durationFor?: (kind: 'agent' | 'export' | 'update', key: string) => number | undefined;
   /** How an agent run ends; default: markers in the prompt ("[no-change]", "[fail]", "[archive]"), else a PR. */
   agentOutcome: (prompt: string, projectId: string) => AgentOutcome;
   /** `<org>/<repo>` of a project's docs repository. */
@@ -34,6 +35,14 @@ export interface EmulatorOptions {
   progressShape: ProgressShape;
   /** Error text when an export of this domain fails, or null; default: domains starting "fail-" fail. */
   exportFailure: (domain: string) => string | null;
+
+  /** A deployment update waits this long in the queue, then builds for updateBuildMs. */
+  updateQueuedMs: number;
+  updateBuildMs: number;
+  /** Projects whose updates fail (the build breaks) until the list changes. */
+  failingUpdateProjects: string[];
+  /** Update triggers share one budget per organization (per API key here). */
+  updateRateLimit: { limit: number; windowMs: number };
 
   /** Agent creates and messages share one budget per project. */
   rateLimit: { limit: number; windowMs: number };
@@ -105,6 +114,10 @@ export const DEFAULT_OPTIONS: EmulatorOptions = {
   exportTotalPages: 24,
   progressShape: 'linear',
   exportFailure: defaultExportFailure,
+  updateQueuedMs: 500,
+  updateBuildMs: 5_000,
+  failingUpdateProjects: [],
+  updateRateLimit: { limit: 10, windowMs: 10_000 },
   rateLimit: { limit: 100, windowMs: 60 * 60 * 1000 },
   retryAfterForm: 'seconds',
   bundleTtlMs: 60 * 60 * 1000,

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { StartExportRequest } from '../src/api/types';
 import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
 import { DEFAULT_OPTIONS, type EmulatorOptions, type ResponseQuirks } from './options';
+import { type PushRequest, Publishing, type UpdateView, updateView } from './publishing';
 import { SlidingWindowLimiter } from './rate-limit';
 import {
   type AgentJobRecord,
@@ -23,6 +24,8 @@ export interface EmulatorCounters {
   agentJobsCreated: Record<string, number>;
   agentMessages: number;
   exportsStarted: number;
+  /** Deployment updates accepted (202). */
+  updatesTriggered: number;
   bundlesGenerated: number;
   /** GET/HEAD of a bundle link that was valid. */
   downloadsOk: number;
@@ -50,6 +53,15 @@ export interface EmulatedExport {
   createdAt: string;
   /** When the export completes (or fails). */
   finishesAt: string;
+  /** The published commit it renders, or null (default content). */
+  commitSha: string | null;
+  /** Pages it exports (grows with each published commit). */
+  totalPages: number;
+}
+
+export interface EmulatedUpdate extends UpdateView {
+  statusId: string;
+  projectId: string;
 }
 
 class HttpError extends Error {
@@ -70,6 +82,7 @@ const emptyCounters = (): EmulatorCounters => ({
   agentJobsCreated: {},
   agentMessages: 0,
   exportsStarted: 0,
+  updatesTriggered: 0,
   bundlesGenerated: 0,
   downloadsOk: 0,
   downloadsDenied: 0,
@@ -87,6 +100,8 @@ export class Emulator {
   #counters = emptyCounters();
   #faults: FaultInjector;
   #limiter: SlidingWindowLimiter;
+  #updateLimiter: SlidingWindowLimiter;
+  readonly #publishing = new Publishing();
   readonly #secret = randomBytes(32);
   #pruneTimer: NodeJS.Timeout | undefined;
 
@@ -94,6 +109,8 @@ export class Emulator {
     this.options = { ...DEFAULT_OPTIONS, ...options };
     this.#faults = new FaultInjector(this.options.seed);
     this.#limiter = new SlidingWindowLimiter(this.options.rateLimit.limit, this.options.rateLimit.windowMs);
+    const { limit, windowMs } = this.options.updateRateLimit;
+    this.#updateLimiter = new SlidingWindowLimiter(limit, windowMs);
     this.server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
         if (!res.headersSent && !res.destroyed)
@@ -117,7 +134,10 @@ export class Emulator {
     });
     const { port } = this.server.address() as AddressInfo;
     this.#url = `http://${this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host}:${port}`;
-    this.#pruneTimer = setInterval(() => this.#limiter.prune(this.options.now()), 60_000);
+    this.#pruneTimer = setInterval(() => {
+      this.#limiter.prune(this.options.now());
+      this.#updateLimiter.prune(this.options.now());
+    }, 60_000);
     this.#pruneTimer.unref();
   }
 
@@ -131,6 +151,8 @@ export class Emulator {
     this.options = { ...this.options, ...options };
     this.#limiter.limit = this.options.rateLimit.limit;
     this.#limiter.windowMs = this.options.rateLimit.windowMs;
+    this.#updateLimiter.limit = this.options.updateRateLimit.limit;
+    this.#updateLimiter.windowMs = this.options.updateRateLimit.windowMs;
   }
 
   setFaults(rules: readonly FaultRule[], seed?: number): void {
@@ -168,7 +190,22 @@ export class Emulator {
       domain: job.domain,
       createdAt: new Date(job.createdAtMs).toISOString(),
       finishesAt: new Date(job.createdAtMs + job.queuedMs + job.durationMs).toISOString(),
+      commitSha: job.published?.commit.sha ?? null,
+      totalPages: job.totalPages,
     }));
+  }
+
+  /** Moves a project's branch head, as a push or merge on GitHub (and maps a domain to the project). */
+  push(request: PushRequest): { sha: string } {
+    return { sha: this.#publishing.push(request).sha };
+  }
+
+  /** Deployment updates with their project and current view. */
+  updates(): EmulatedUpdate[] {
+    const now = this.options.now();
+    return this.#publishing
+      .updates()
+      .map((u) => ({ statusId: u.statusId, projectId: u.projectId, ...updateView(u, now) }));
   }
 
   /** Forgets every job, window, counter and fault. */
@@ -177,6 +214,8 @@ export class Emulator {
     this.#exports.clear();
     this.#prNumbers.clear();
     this.#limiter.clear();
+    this.#updateLimiter.clear();
+    this.#publishing.clear();
     this.#counters = emptyCounters();
     this.#faults.set([]);
   }
@@ -225,8 +264,11 @@ export class Emulator {
     let status: number;
     let body: unknown;
     try {
-      this.#authorize(req, route);
-      [status, body] = this.#dispatch(route, params, rawBody, res);
+      const key = this.#authorize(req, route);
+      [status, body] =
+        route === 'triggerUpdate' || route === 'getUpdateStatus'
+          ? this.#dispatchUpdate(route, params[0]!, res, key, this.options.now())
+          : this.#dispatch(route, params, rawBody, res);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       return this.#json(res, err.status, { error: err.message });
@@ -252,7 +294,7 @@ export class Emulator {
   }
 
   /** As the real API: 401 for the key, then 403 for the caller's address, the key's scope, the plan. */
-  #authorize(req: IncomingMessage, route: EmulatorRoute): void {
+  #authorize(req: IncomingMessage, route: EmulatorRoute): string {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const key = match?.[1];
@@ -274,6 +316,7 @@ export class Emulator {
     ) {
       throw new HttpError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
     }
+    return key;
   }
 
   /** Makes `key` valid (a rotation's first step); with validKeys empty every key is valid already. */
@@ -334,7 +377,8 @@ export class Emulator {
       case 'startExport': {
         const request = exportRequestOf(rawBody);
         const jobId = `exp_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-        const job = newExportRecord(jobId, request, now, this.options);
+        const published = this.#publishing.publishedFor(request.domain, now);
+        const job = newExportRecord(jobId, request, now, this.options, published);
         this.#exports.set(jobId, job);
         this.#counters.exportsStarted++;
         return [202, exportView(job, now)];
@@ -361,8 +405,55 @@ export class Emulator {
           },
         ];
       }
+      case 'triggerUpdate':
+      case 'getUpdateStatus':
+        throw new HttpError(500, 'routed by #handle');
       case 'downloadBundle':
         throw new HttpError(404, 'not an API route');
+    }
+  }
+
+  /** Deployment updates: trigger (one budget per organization) and status. */
+  #dispatchUpdate(
+    route: 'triggerUpdate' | 'getUpdateStatus',
+    id: string,
+    res: ServerResponse,
+    key: string,
+    now: number,
+  ): [number, unknown] {
+    switch (route) {
+      case 'triggerUpdate': {
+        const projectId = id;
+        // One budget per organization; the emulator has one organization per API key.
+        const decision = this.#updateLimiter.take(key, now);
+        if (!decision.ok) {
+          this.#counters.rateLimited++;
+          this.#setRetryAfter(res, decision.retryAtMs);
+          throw new HttpError(
+            429,
+            `rate limit exceeded: ${this.options.updateRateLimit.limit} update triggers per window`,
+          );
+        }
+        const statusId = `upd_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+        this.#publishing.add({
+          statusId,
+          projectId,
+          commit: { ...this.#publishing.head(projectId) },
+          createdAtMs: now,
+          queuedMs: this.options.updateQueuedMs,
+          buildMs: this.options.durationFor?.('update', projectId) ?? this.options.updateBuildMs,
+          failure: this.options.failingUpdateProjects.includes(projectId)
+            ? `build failed: mdx compile error in docs/index.mdx (emulated for ${projectId})`
+            : null,
+        });
+        this.#counters.updatesTriggered++;
+        return [202, { statusId }];
+      }
+      case 'getUpdateStatus': {
+        const update = this.#publishing.get(id);
+        if (!update) throw new HttpError(404, `update status ${id} not found`);
+        return [200, updateView(update, now)];
+      }
     }
   }
 
@@ -482,6 +573,10 @@ export class Emulator {
           return this.#json(res, 200, this.#counters);
         case 'GET /_emulator/jobs':
           return this.#json(res, 200, this.jobs());
+        case 'GET /_emulator/updates':
+          return this.#json(res, 200, this.updates());
+        case 'POST /_emulator/push':
+          return this.#json(res, 200, this.push(pushRequestOf(body)));
         case 'GET /_emulator/faults':
           return this.#json(res, 200, this.faults());
         case 'POST /_emulator/faults': {
@@ -543,6 +638,10 @@ function matchRoute(method: string, path: string): { route: EmulatorRoute; param
     if (p.length === 5 && method === 'GET') return { route: 'getAgentJob', params: [p[2]!, p[4]!] };
     if (p.length === 6 && p[5] === 'message' && method === 'POST')
       return { route: 'sendAgentMessage', params: [p[2]!, p[4]!] };
+  }
+  if (p[0] === 'v1' && p[1] === 'project' && p.length === 4) {
+    if (p[2] === 'update' && method === 'POST') return { route: 'triggerUpdate', params: [p[3]!] };
+    if (p[2] === 'update-status' && method === 'GET') return { route: 'getUpdateStatus', params: [p[3]!] };
   }
   if (p[0] === 'v1' && p[1] === 'static-export' && p[2] === 'jobs') {
     if (p.length === 3 && method === 'POST') return { route: 'startExport', params: [] };
@@ -612,6 +711,26 @@ function exportRequestOf(raw: string): StartExportRequest {
   };
 }
 
+function pushRequestOf(raw: string): PushRequest {
+  const { projectId, domain, ref, sha, message, filesChanged } = parseJsonObject(raw || '{}');
+  const optionalString = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+  if (typeof projectId !== 'string' || projectId === '') throw new HttpError(400, '"projectId" is required');
+  if (!optionalString(domain) || !optionalString(ref) || !optionalString(message))
+    throw new HttpError(400, '"domain", "ref" and "message" must be strings');
+  if (sha !== undefined && (typeof sha !== 'string' || !/^[0-9a-f]{7,64}$/.test(sha)))
+    throw new HttpError(400, '"sha" must be hex');
+  if (filesChanged !== undefined && !(Number.isInteger(filesChanged) && (filesChanged as number) >= 0))
+    throw new HttpError(400, '"filesChanged" must be an integer >= 0');
+  return {
+    projectId,
+    ...(domain !== undefined ? { domain } : {}),
+    ...(ref !== undefined ? { ref } : {}),
+    ...(sha !== undefined ? { sha } : {}),
+    ...(message !== undefined ? { message } : {}),
+    ...(filesChanged !== undefined ? { filesChanged: filesChanged as number } : {}),
+  };
+}
+
 /** Single byte range: "bytes=a-b", "bytes=a-", "bytes=-n". Multiple ranges are served whole (allowed by RFC 9110). */
 function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
   if (!header) return undefined;
@@ -659,6 +778,10 @@ const SERIALIZABLE_KEYS = [
   'exportTotalPages',
   'progressShape',
   'rateLimit',
+  'updateQueuedMs',
+  'updateBuildMs',
+  'failingUpdateProjects',
+  'updateRateLimit',
   'retryAfterForm',
   'bundleTtlMs',
   'nonEnterpriseKeys',

@@ -2,6 +2,7 @@
 // moves every job forward consistently and thousands of jobs cost nothing while idle.
 import type { AgentJob, StaticExportJob } from '../src/api/types';
 import type { AgentOutcome, EmulatorOptions, ProgressShape } from './options';
+import type { PublishedContent } from './publishing';
 import { tarGz } from './tar';
 
 export interface AgentJobRecord {
@@ -32,6 +33,8 @@ export interface ExportRecord {
   /** Highest progress reported so far: progress never goes back. */
   maxProgress: number;
   archive: Buffer | null;
+  /** The published commit the export renders (null: the emulator's default content). */
+  published: PublishedContent | null;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -126,8 +129,10 @@ export function newExportRecord(
   request: { domain: string; version?: string; paths?: string[] },
   nowMs: number,
   options: EmulatorOptions,
+  published: PublishedContent | null = null,
 ): ExportRecord {
   const paths = request.paths && request.paths.length > 0 ? request.paths : null;
+  // Each published commit adds a page: an export of fresh content differs from a stale one.
   return {
     jobId,
     domain: request.domain,
@@ -136,11 +141,12 @@ export function newExportRecord(
     createdAtMs: nowMs,
     queuedMs: options.exportQueuedMs,
     durationMs: options.durationFor?.('export', request.domain) ?? options.exportDurationMs,
-    totalPages: Math.max(1, paths ? paths.length : options.exportTotalPages),
+    totalPages: Math.max(1, paths ? paths.length : options.exportTotalPages + (published?.generation ?? 0)),
     shape: options.progressShape,
     failure: options.exportFailure(request.domain),
     maxProgress: 0,
     archive: null,
+    published,
   };
 }
 
@@ -159,8 +165,10 @@ const escapeHtml = (s: string): string =>
 /** The export's archive: one HTML page per exported page. Built once per job and reused. */
 export function exportArchive(job: ExportRecord): Buffer {
   if (job.archive) return job.archive;
-  const names = new Set<string>();
+  const names = new Set<string>(['commit.txt']);
+  const commit = job.published?.commit;
   const entries = [];
+  if (commit) entries.push({ name: 'commit.txt', mtimeMs: job.createdAtMs, content: `${commit.sha}\n` });
   for (let i = 0; i < job.totalPages; i++) {
     const path = job.paths ? job.paths[i]! : i === 0 ? '/' : `/docs/page-${i}`;
     let name = pageFile(path, i);
@@ -172,7 +180,8 @@ export function exportArchive(job: ExportRecord): Buffer {
       mtimeMs: job.createdAtMs,
       content:
         `<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>\n` +
-        `<body><h1>${title}</h1><p>Static export ${job.jobId}, version ${escapeHtml(job.version)}.</p></body></html>\n`,
+        `<body><h1>${title}</h1><p>Static export ${job.jobId}, version ${escapeHtml(job.version)}` +
+        `${commit ? `, commit ${commit.sha}` : ''}.</p></body></html>\n`,
     });
   }
   job.archive = tarGz(entries);

@@ -12,15 +12,18 @@
 //             --tls cluster to plain (either switch restarts only the server nodes and the UI server)
 //   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
 //   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
-//   --stop    stop the UI, the codec server, Prometheus, every server node and PostgreSQL, and wait until they have exited
+//   --stop    stop the UI, the codec server, the webhook receiver, Prometheus, every server node and PostgreSQL, and
+//             wait until they have exited
 // The payload key file (.data/cluster/payload-keys), the codec server's token file
-// (.data/cluster/codec-token) and the workers' sinks file (.data/cluster/sinks.yaml, KEEPER_SINKS_FILE)
-// are made on first run; the codec server decodes with the keys for callers that carry the token
-// (`temporal --codec-auth`).
+// (.data/cluster/codec-token), the workers' sinks file (.data/cluster/sinks.yaml, KEEPER_SINKS_FILE) and
+// the GitHub webhook receiver's secret (.data/cluster/github-webhook-secret) are made on first run; the
+// codec server decodes with the keys for callers that carry the token (`temporal --codec-auth`), and the
+// webhook receiver (npm run webhooks) runs beside it.
 import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
+import { ensureWebhookReceiver, stopWebhookReceiver } from './cluster/webhooks';
 import { clusterReport, formatStatus } from './cluster/status';
 import { ensureTools } from './tools';
 
@@ -46,6 +49,8 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
+  const webhooks = await ensureWebhookReceiver(say, result.clientEnv);
+  say(`  GitHub webhooks ${webhooks.url}    (secret in ${webhooks.secretFile})`);
   if (command.monitoring) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
   say('  every process: npm run cluster -- --status    stop with: npm run cluster -- --stop');
@@ -80,6 +85,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command.action === 'stop') {
     if (await stopMonitoring()) say('stopped Prometheus');
+    if (await stopWebhookReceiver()) say('stopped the webhook receiver');
     const stopped = await stopCluster(say);
     if (stopped.length === 0) say('no cluster started from this checkout is running');
     return;

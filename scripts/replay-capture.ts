@@ -538,6 +538,28 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     type: 'bundleKeeper',
+    path: 'publish-with-source',
+    covers:
+      'a keeper with a source: publishes trigger a deployment update, polled to success, then export and apply; a redelivery changes nothing',
+    async run(ctx) {
+      const source = { projectId: 'replay-pub', repository: 'https://github.com/acme/docs', ref: 'main' };
+      ctx.emu.push({ projectId: source.projectId, domain: 'source.example.com', sha: 'a'.repeat(40) });
+      const handle = await keeper(ctx, { domain: 'source.example.com', source });
+      await until(handle, 'first apply', (s) => s.jobId !== null);
+      const request = { repository: source.repository, ref: 'refs/heads/main', sha: 'a'.repeat(40), deliveryId: 'd-1' };
+      await handle.signal(publishSignal, request);
+      await handle.signal(publishSignal, request);
+      await handle.signal(publishSignal, {
+        ...request,
+        deliveryId: 'd-2',
+        pullRequest: { number: 1, url: `${source.repository}/pull/1` },
+      });
+      await until(handle, 'the built commit applied', (s) => s.publishing?.commit?.sha === request.sha);
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'bundleKeeper',
     path: 'continue-as-new',
     covers:
       'continues as new between cycles (continueAsNewAfterCycles), carrying its state; the continued run refreshes',
@@ -625,6 +647,8 @@ export async function capture(
     agentActiveMs: 300,
     exportQueuedMs: 200,
     exportDurationMs: 1_000,
+    updateQueuedMs: 100,
+    updateBuildMs: 1_000,
     bundleTtlMs: 8_000,
   });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'replay-capture-'));

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { findTemporalCli } from '../tools';
 import { isCodecServerHealthy } from './codec';
+import { WEBHOOKS_FILES, WEBHOOKS_PORT, isWebhookReceiverHealthy } from './webhooks';
 import { isUiHealthy, runsTls, serverRecord } from './control';
 import { CLUSTER_FILES, CLUSTER_PORTS, HOST, nodeAddress, nodePorts } from './layout';
 import { monitoringRunning, PROMETHEUS_PORT } from './monitoring';
@@ -22,7 +23,7 @@ const run = promisify(execFile);
 export type ProcessHealth = 'up' | 'down' | 'not serving';
 
 export interface ProcessLine {
-  process: 'postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server' | 'prometheus';
+  process: 'postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server' | 'webhooks' | 'prometheus';
   /** Server nodes only, from 1. */
   node?: number;
   services: string[];
@@ -155,6 +156,9 @@ export async function clusterReport(): Promise<ClusterReport> {
   processes.push(simpleLine('temporal-ui', CLUSTER_FILES.uiState, CLUSTER_PORTS.ui, await isUiHealthy()));
   const codecUp = await isCodecServerHealthy();
   processes.push(simpleLine('codec-server', CLUSTER_FILES.codecServerState, CLUSTER_PORTS.codecServer, codecUp));
+  // The webhook receiver when `npm run cluster` started it (tests and benchmarks run their own).
+  if (runningProcess(WEBHOOKS_FILES.state))
+    processes.push(simpleLine('webhooks', WEBHOOKS_FILES.state, WEBHOOKS_PORT, await isWebhookReceiverHealthy()));
   if (monitoringRunning())
     processes.push({ process: 'prometheus', services: [], ports: { http: PROMETHEUS_PORT }, health: 'up' });
   const historyShards = await historyShardCount(cli, tls, nodeLines[0]!.health === 'up');

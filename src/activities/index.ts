@@ -3,6 +3,7 @@
 import type { ActivityDeps } from './deps';
 import { createAgentActivities } from './agent';
 import { createExportActivities } from './export';
+import { createPublishingActivities } from './publishing';
 
 export type { ActivityDeps } from './deps';
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createExportActivities(deps),
     ...createAgentActivities(deps),
+    ...createPublishingActivities(deps),
   };
 }
 

@@ -40,10 +40,13 @@ import { parseRetryAfter } from './retry-after';
 import {
   KNOWN_AGENT_STATUSES,
   KNOWN_EXPORT_STATUSES,
+  KNOWN_UPDATE_STATUSES,
   agentJobSchema,
   bundleSchema,
+  deploymentUpdateSchema,
   errorBodySchema,
   staticExportJobSchema,
+  updateTriggerSchema,
 } from './schemas';
 import type {
   AdminApi,
@@ -51,8 +54,10 @@ import type {
   AgentJob,
   Bundle,
   CallOptions,
+  DeploymentUpdate,
   StartExportRequest,
   StaticExportJob,
+  UpdateTrigger,
 } from './types';
 
 export interface ClientTimeouts {
@@ -171,6 +176,18 @@ function callOutcome(response: Response | undefined, status: string | undefined)
     ...(failed ? { errorType: status } : {}),
   };
 }
+
+const AGENT_STATUS = { what: 'agent job', known: KNOWN_AGENT_STATUSES };
+const EXPORT_STATUS = { what: 'static export', known: KNOWN_EXPORT_STATUSES };
+/** Which statuses an operation's answer may carry, for the "unknown status" line. */
+const STATUS_KINDS: Partial<Record<AdminApiOperation, { what: string; known: ReadonlySet<string> }>> = {
+  createAgentJob: AGENT_STATUS,
+  getAgentJob: AGENT_STATUS,
+  sendAgentMessage: AGENT_STATUS,
+  startExport: EXPORT_STATUS,
+  getExport: EXPORT_STATUS,
+  getUpdateStatus: { what: 'deployment update', known: KNOWN_UPDATE_STATUSES },
+};
 
 export class AdminApiClient implements AdminApi {
   readonly baseUrl: string;
@@ -332,6 +349,40 @@ export class AdminApiClient implements AdminApi {
     );
   }
 
+  /**
+   * POST /v1/project/update/{projectId}: build the deployment branch now. Not idempotent, but a duplicate
+   * is a wasted build, not user-visible (as startExport): ambiguous failures stay retryable.
+   */
+  triggerUpdate(projectId: string, options?: CallOptions): Promise<UpdateTrigger> {
+    return this.#call(
+      {
+        operation: 'triggerUpdate',
+        method: 'POST',
+        path: `/v1/project/update/${encodeURIComponent(projectId)}`,
+        template: '/v1/project/update/{projectId}',
+        idempotent: true,
+        planRoute: false,
+      },
+      updateTriggerSchema,
+      options,
+    );
+  }
+
+  getUpdateStatus(statusId: string, options?: CallOptions): Promise<DeploymentUpdate> {
+    return this.#call(
+      {
+        operation: 'getUpdateStatus',
+        method: 'GET',
+        path: `/v1/project/update-status/${encodeURIComponent(statusId)}`,
+        template: '/v1/project/update-status/{statusId}',
+        idempotent: true,
+        planRoute: false,
+      },
+      deploymentUpdateSchema,
+      options,
+    );
+  }
+
   async #call<S extends z.ZodType>(route: Route, schema: S, options?: CallOptions): Promise<z.output<S>> {
     const started = performance.now();
     const startedAt = new Date(this.#now()).toISOString();
@@ -444,14 +495,13 @@ export class AdminApiClient implements AdminApi {
   }
 
   #noteStatus(operation: AdminApiOperation, status: string): void {
-    const agent = operation === 'createAgentJob' || operation === 'getAgentJob' || operation === 'sendAgentMessage';
-    const known = agent ? KNOWN_AGENT_STATUSES : KNOWN_EXPORT_STATUSES;
-    if (known.has(status)) return;
-    const key = `${agent ? 'agent' : 'export'}:${status}`;
+    const kind = STATUS_KINDS[operation];
+    if (!kind || kind.known.has(status)) return;
+    const key = `${kind.what}:${status}`;
     if (this.#loggedStatuses.has(key)) return;
     this.#loggedStatuses.add(key);
     this.#logger.warn(
-      `admin API: unknown ${agent ? 'agent job' : 'static export'} status "${this.redact(status).slice(0, 100)}"; treating it as not yet terminal`,
+      `admin API: unknown ${kind.what} status "${this.redact(status).slice(0, 100)}"; treating it as not yet terminal`,
     );
   }
 

@@ -2,7 +2,7 @@
 // are ignored, numbers may arrive as strings, unknown status values pass through (the client logs each
 // once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse.
 import { z } from 'zod';
-import type { AgentJob, Bundle, StaticExportJob } from './types';
+import type { AgentJob, Bundle, DeploymentUpdate, StaticExportJob, UpdateTrigger } from './types';
 
 /** A string id; numeric ids are accepted and turned into strings. */
 const id = z.union([z.string().min(1), z.number().finite()]).transform(String);
@@ -57,9 +57,39 @@ export const bundleSchema = z
   })
   .transform((b): Bundle => b);
 
+export const updateTriggerSchema = z.object({ statusId: id }).transform((t): UpdateTrigger => t);
+
+/** filesChanged: a count, a numeric string, or a list of paths (counted). */
+const fileCount = z
+  .union([numeric.pipe(z.number().int().min(0)), z.array(z.unknown()).transform((a) => a.length)])
+  .nullish()
+  .transform((v) => v ?? null);
+
+export const deploymentUpdateSchema = z
+  .object({
+    status: z.string().min(1),
+    commit: z
+      .object({ sha: z.string().min(1), ref: nullableString, message: nullableString, filesChanged: fileCount })
+      .nullish()
+      .transform((c) => c ?? null),
+    // Liberal: a label, or an object the client has no use for.
+    source: z
+      .unknown()
+      .optional()
+      .transform((s) => (typeof s === 'string' ? s : null)),
+    logs: z
+      .union([z.array(z.unknown()).transform((l) => l.map(String)), z.string().transform((l) => l.split('\n'))])
+      .nullish()
+      .transform((l) => l ?? []),
+    createdAt: nullableString,
+    endedAt: nullableString,
+  })
+  .transform((u): DeploymentUpdate => u);
+
 /** `{"error": string}` bodies of error responses (anything else is tolerated). */
 export const errorBodySchema = z.object({ error: z.string() });
 
 /** Known statuses per kind, for the "unknown status" log. */
 export const KNOWN_AGENT_STATUSES: ReadonlySet<string> = new Set(['active', 'completed', 'archived', 'failed']);
 export const KNOWN_EXPORT_STATUSES: ReadonlySet<string> = new Set(['queued', 'running', 'completed', 'failed']);
+export const KNOWN_UPDATE_STATUSES: ReadonlySet<string> = new Set(['queued', 'in_progress', 'success', 'failure']);

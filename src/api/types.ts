@@ -38,12 +38,41 @@ export interface StartExportRequest {
   paths?: string[];
 }
 
+/** A deployment update (POST /v1/project/update/{projectId}): the platform builds the deployment branch. */
+export const UPDATE_TERMINAL_STATUSES = ['success', 'failure'] as const;
+export type DeploymentUpdateStatus = 'queued' | 'in_progress' | (typeof UPDATE_TERMINAL_STATUSES)[number];
+
+export interface UpdateTrigger {
+  statusId: string;
+}
+
+/** The commit an update builds (the branch head when it was triggered). */
+export interface DeploymentCommit {
+  sha: string;
+  ref: string | null;
+  message: string | null;
+  /** Files the commit changed (a count; an array arrives as its length). */
+  filesChanged: number | null;
+}
+
+export interface DeploymentUpdate {
+  /** One of DeploymentUpdateStatus, or an unknown value passed through as is (not terminal). */
+  status: string;
+  /** Null while the platform has not resolved the branch head yet. */
+  commit: DeploymentCommit | null;
+  /** What triggered the update (e.g. "api"), as the API says it. */
+  source: string | null;
+  logs: string[];
+  createdAt: string | null;
+  endedAt: string | null;
+}
+
 export interface CallOptions {
   /** Aborts the HTTP call (wired to activity cancellation). */
   signal?: AbortSignal;
 }
 
-/** The six operations of the admin API. Implemented over HTTP by AdminApiClient. */
+/** The eight operations of the admin API. Implemented over HTTP by AdminApiClient. */
 export interface AdminApi {
   createAgentJob(projectId: string, prompt: string, options?: CallOptions): Promise<AgentJob>;
   getAgentJob(projectId: string, jobId: string, options?: CallOptions): Promise<AgentJob>;
@@ -51,6 +80,8 @@ export interface AdminApi {
   startExport(request: StartExportRequest, options?: CallOptions): Promise<StaticExportJob>;
   getExport(jobId: string, options?: CallOptions): Promise<StaticExportJob>;
   generateBundle(jobId: string, options?: CallOptions): Promise<Bundle>;
+  triggerUpdate(projectId: string, options?: CallOptions): Promise<UpdateTrigger>;
+  getUpdateStatus(statusId: string, options?: CallOptions): Promise<DeploymentUpdate>;
 }
 
 export type AdminApiOperation = keyof AdminApi;

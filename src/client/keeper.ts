@@ -38,6 +38,14 @@ export async function ensureKeeper(
       ['kind', input.kind ?? 'client-hosted'],
       ['sink', `${input.sink} (of the worker's sinks file)`],
       ['version', input.version ?? 'latest published'],
+      ...(input.source
+        ? [
+            ['source', `${input.source.repository} @ ${input.source.ref} (project ${input.source.projectId})`] as [
+              string,
+              string,
+            ],
+          ]
+        : []),
     ]),
     typedSearchAttributes: [{ key: SearchAttr.domain, value: input.domain }],
   });

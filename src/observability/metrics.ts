@@ -5,7 +5,7 @@ export interface MetricsRecorder {
   /** One HTTP call to the admin API; status is the HTTP status or an error code such as NetworkError. */
   apiCall(operation: string, status: string, durationMs: number): void;
   /** One status poll of a job. */
-  poll(kind: 'export' | 'agent'): void;
+  poll(kind: 'export' | 'agent' | 'update'): void;
   /** An activity attempt after the first (Temporal is retrying it). */
   activityRetry(activityType: string): void;
   /** A fresh bundle link generated for an already exported job. */
@@ -18,6 +18,10 @@ export interface MetricsRecorder {
   linkApplied(domain: string, expiresAt: string | null): void;
   /** A payload this worker could not decrypt (a key missing from PAYLOAD_ENCRYPTION_KEYS_FILE). */
   payloadKeyError(): void;
+  /** Since when (Unix ms) `domain`'s oldest publish waits to reach the deployment; null: none waits. */
+  publishWaiting(domain: string, sinceMs: number | null): void;
+  /** A publish's commit applied to `domain`'s deployment; the publish arrived at `requestedAtMs` (Unix ms). */
+  publishReached(domain: string, requestedAtMs: number): void;
 }
 
 export const noopMetrics: MetricsRecorder = {
@@ -29,4 +33,6 @@ export const noopMetrics: MetricsRecorder = {
   sinkRefused: () => undefined,
   linkApplied: () => undefined,
   payloadKeyError: () => undefined,
+  publishWaiting: () => undefined,
+  publishReached: () => undefined,
 };

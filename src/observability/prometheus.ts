@@ -64,7 +64,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   });
   const polls = new Counter({
     name: `${METRIC_PREFIX}polls_total`,
-    help: 'Job status polls, by job kind (export or agent).',
+    help: 'Job status polls, by job kind (export, agent or deployment update).',
     labelNames: ['kind'] as const,
     registers,
   });
@@ -94,6 +94,7 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   return {
     registry,
     ...operationsGauges(registers),
+    ...publishingMetrics(registers),
     apiCall(operation, status, durationMs) {
       apiCalls.inc({ operation, status });
       apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
@@ -153,6 +154,38 @@ function operationsGauges(registers: Registry[]): Pick<PrometheusMetrics, 'watch
       const ms = expiresAt === null ? Number.NaN : Date.parse(expiresAt);
       if (Number.isFinite(ms)) linkExpiry.set({ domain }, ms / 1000);
       else linkExpiry.remove({ domain });
+    },
+  };
+}
+
+/** Publishing (keepers with a source): how long a publish has waited, and how long it took to apply. */
+function publishingMetrics(registers: Registry[]): Pick<PrometheusMetrics, 'publishWaiting' | 'publishReached'> {
+  const waiting = new Gauge({
+    name: `${METRIC_PREFIX}keeper_publish_waiting_since_timestamp_seconds`,
+    help: 'When the oldest publish not yet applied to the deployment arrived, by domain (Unix seconds; absent: none).',
+    labelNames: ['domain'] as const,
+    registers,
+  });
+  const served = new Gauge({
+    name: `${METRIC_PREFIX}keeper_publish_served_timestamp_seconds`,
+    help: 'When the newest publish whose commit is applied to the deployment arrived, by domain (Unix seconds).',
+    labelNames: ['domain'] as const,
+    registers,
+  });
+  const reached = new Histogram({
+    name: `${METRIC_PREFIX}keeper_publish_to_deployment_seconds`,
+    help: 'From a publish (a push or merge) to its commit applied to the deployment.',
+    buckets: [10, 20, 30, 45, 60, 90, 120, 300, 600, 1800, 3600],
+    registers,
+  });
+  return {
+    publishWaiting(domain, sinceMs) {
+      if (sinceMs === null) waiting.remove({ domain });
+      else waiting.set({ domain }, sinceMs / 1000);
+    },
+    publishReached(domain, requestedAtMs) {
+      reached.observe(Math.max(0, Date.now() - requestedAtMs) / 1000);
+      served.set({ domain }, requestedAtMs / 1000);
     },
   };
 }

@@ -317,6 +317,26 @@ export function agentPollDelay(
   return applyJitter(o.fraction * elapsed, floor, cap, o.jitter, o.random, obs, nowMs);
 }
 
+/**
+ * Deployment updates: no progress signal either, and a publish waits on the build before its export
+ * starts, so the same shape as agentPollDelay, tighter: a 20 s build is seen within ~2 s of its end,
+ * in about 15 polls (one update per keeper at a time: the calls are few).
+ */
+export const DEFAULT_UPDATE_POLL_OPTIONS: Readonly<Required<Omit<AgentPollOptions, 'random'>>> = {
+  floorMs: 1_000,
+  fraction: 0.1,
+  capMs: 5_000,
+  jitter: 0.1,
+};
+
+export function updatePollDelay(
+  observations: readonly Observation[],
+  nowMs: number,
+  options: AgentPollOptions = {},
+): number {
+  return agentPollDelay(observations, nowMs, { ...DEFAULT_UPDATE_POLL_OPTIONS, ...options });
+}
+
 // ---- helpers ------------------------------------------------------------------------------------------
 
 /**

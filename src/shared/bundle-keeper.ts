@@ -1,5 +1,8 @@
 // The bundleKeeper workflow's contract: its id, input, status query, signals and continue-as-new carry.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { KeeperSource, PublishRequest, PublishedCommit, PublishingState, PublishingStatus } from './publishing';
+
+export type { KeeperSource, PublishRequest, PublishedCommit, PublishingStatus } from './publishing';
 
 /** One keeper per domain: starting it again attaches to the running one. */
 export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${domain}`;
@@ -45,6 +48,11 @@ export interface BundleKeeperInput {
   /** Pins staticExport.version (default: the latest published). */
   version?: string;
   features?: DeploymentFeatures;
+  /**
+   * Where the content comes from: with it, a publish first has the platform build the branch
+   * (a deployment update of projectId) and exports once that update succeeded (src/workflows/publishing.ts).
+   */
+  source?: KeeperSource;
   refreshMargin?: RefreshMargin;
   /**
    * Continue as new after this many refresh/export cycles even when the server does not suggest it.
@@ -75,9 +83,12 @@ export interface KeeperStatus {
   exportWanted?: boolean;
   /** Why the worker refused the keeper's sink (it applies nothing until the sinks file holds it). */
   sinkRefused?: string | null;
+  /** Keepers with a source: the commit applied, the deployment update, the publishes waiting. */
+  publishing?: PublishingStatus;
 }
 
-export const publishSignal = defineSignal('publish');
+/** No argument: new content is published. With one (a push or merge, untrusted): see PublishRequest. */
+export const publishSignal = defineSignal<[request?: PublishRequest]>('publish');
 export const pinVersionSignal = defineSignal<[version: string | null]>('pin');
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
@@ -99,6 +110,8 @@ export interface AppliedBundle {
   refreshAtMs: number | null;
   /** Consecutive failed refreshes of this job's link (drives the back-off). */
   refreshFailures: number;
+  /** Keepers with a source: the commit this bundle renders. */
+  commit?: PublishedCommit | null;
 }
 
 /** An exported job whose bundle is still to be verified and applied. Plain JSON. */
@@ -110,6 +123,8 @@ export interface PendingBundle {
   failures: number;
   /** Workflow time (ms) of the next attempt; null = now. */
   retryAtMs: number | null;
+  /** Keepers with a source: the commit this export renders. */
+  commit?: PublishedCommit | null;
 }
 
 /** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
@@ -133,6 +148,8 @@ export interface BundleKeeperCarry {
   sinkResolved?: { name: string; type: SinkType } | null;
   /** The worker refused the sink: why, checks so far, and when to look again (workflow ms). */
   sinkRefused?: { reason: string; checks: number; retryAtMs: number } | null;
+  /** Keepers with a source (absent in carries of earlier releases). */
+  publishing?: PublishingState;
 }
 
 /** A sink's name in the worker's sinks file (and in a keeper's input). */

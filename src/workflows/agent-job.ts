@@ -48,6 +48,7 @@ import { type Observation, agentPollDelay, recentObservations } from '../policie
 import { callOnceSafely } from './send-once';
 import { Parking, parkedDetails, parkedFailure } from './parking';
 import { Mutex } from './mutex';
+import { reservedWorkflowIdProblems } from './reserved-ids';
 
 /** Histories from before parking failed an unknown outcome at once; they replay that path. */
 const PARKING_PATCH = 'agent-job-parks-unknown-outcomes';
@@ -558,7 +559,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   const run = new AgentRun(input, options);
   run.registerHandlers();
 
-  const problems = validateAgentJobInput(input);
+  const problems = [...validateAgentJobInput(input), ...reservedWorkflowIdProblems()];
   if (problems.length > 0) return run.fail(invalidInput(problems));
   // Starters through src/client.ts set it already: no extra event and visibility write per job then.
   if (run.info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {

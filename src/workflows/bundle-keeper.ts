@@ -17,6 +17,8 @@
 //            why in its status and details, and checks again with back-off until the file holds it.
 //            Keepers of earlier releases carried an inline sink: they go on where the file holds an equal
 //            one (runs that started before this change keep their commands: patched KEEPER_NAMED_SINKS).
+//   publish  with a `source`, a publish first has the platform build the branch (a deployment update,
+//            src/workflows/publishing.ts) and exports the commit it built once it succeeded.
 //   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
 //            expire while paused); publishes are remembered; `resume` catches up at once.
 //
@@ -37,6 +39,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -57,6 +60,7 @@ import {
   publishSignal,
   resumeSignal,
 } from '../shared/bundle-keeper';
+import { KEEPER_SOURCE_MEMO, type KeeperSourceMemo, type PublishedCommit } from '../shared/publishing';
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
@@ -65,6 +69,9 @@ import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../sha
 import { iso, linkForDisplay, markdownTable } from './details';
 import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
+import { Publisher, initialPublishing } from './publishing';
+import { reservedWorkflowIdProblems } from './reserved-ids';
+import { branchOf, repositoryKey } from '../policies/validation/publish';
 
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
 const FATAL_EXPORT_FAILURES = new Set<string>([ApiFailure.planRequired, WorkflowFailure.invalidInput]);
@@ -116,6 +123,7 @@ function initialState(input: BundleKeeperInput): BundleKeeperCarry {
 
 function validate(input: BundleKeeperInput): void {
   const { problems, conflicts } = checkKeeperInput(input, { sink: 'worker' });
+  problems.push(...reservedWorkflowIdProblems());
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -164,6 +172,9 @@ class Keeper {
   exportOutcome: ExportOutcome | null = null;
   wake = 0;
   cyclesThisRun = 0;
+  /** Keepers with a source: their publishing rounds; the commit the running export renders. */
+  readonly pub: Publisher | null;
+  private exportCommit: PublishedCommit | null = null;
   private upsertedJobId: string | null = null;
 
   constructor(readonly input: BundleKeeperInput) {
@@ -173,6 +184,9 @@ class Keeper {
     const carry = input.carry ?? input.carried;
     this.st = carry ? { ...carry } : initialState(input);
     this.named = patched(KEEPER_NAMED_SINKS);
+    this.pub = input.source
+      ? new Publisher(input.domain, input.source, (this.st.publishing ??= initialPublishing()))
+      : null;
   }
 
   /** The sink's type as far as the keeper knows it. */
@@ -243,6 +257,7 @@ class Keeper {
       exporting: this.exporting,
       exportWanted: st.exportWanted,
       sinkRefused: st.sinkRefused?.reason ?? null,
+      ...(this.pub ? { publishing: this.pub.status(st.current?.commit) } : {}),
     };
   }
 
@@ -250,7 +265,12 @@ class Keeper {
   registerHandlers(): void {
     const { st } = this;
     setHandler(keeperStatusQuery, () => this.status());
-    setHandler(publishSignal, () => {
+    setHandler(publishSignal, (request) => {
+      if (this.pub) {
+        const held = [this.exportCommit?.sha, st.pending?.commit?.sha, st.current?.commit?.sha];
+        if (this.pub.accept(request, Date.now(), held)) this.wake++;
+        return;
+      }
       st.exportWanted = true;
       st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
       this.wake++;
@@ -276,6 +296,19 @@ class Keeper {
     this.upsertedJobId = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
     if (workflowInfo().typedSearchAttributes.get(SearchAttr.domain) !== this.domain) {
       upsertSearchAttributes([{ key: SearchAttr.domain, value: this.domain }]);
+    }
+    // The webhook receiver finds the keepers of a repository and branch by this memo (listing running
+    // keepers); a memo, not a search attribute, so no server needs a new registration.
+    const source = this.input.source;
+    if (source) {
+      const memo: KeeperSourceMemo = {
+        repository: repositoryKey(source.repository) ?? '',
+        ref: branchOf(source.ref) ?? '',
+        projectId: source.projectId,
+      };
+      const had = workflowInfo().memo?.[KEEPER_SOURCE_MEMO] as KeeperSourceMemo | undefined;
+      if (had?.repository !== memo.repository || had?.ref !== memo.ref || had?.projectId !== memo.projectId)
+        upsertMemo({ [KEEPER_SOURCE_MEMO]: memo });
     }
   }
 
@@ -322,11 +355,28 @@ class Keeper {
           'follow-up export',
           st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no',
         ],
+        ...this.publishingRows(s),
         ['exports / refreshes', `${st.exportsDone} / ${st.refreshesDone}`],
         ['last error', st.lastError],
         ['continued as new', st.generation],
       ]),
     );
+  }
+
+  /** Web UI rows of a keeper with a source: what it builds, the commit applied and where it came from. */
+  private publishingRows(s: KeeperStatus): [string, string | number | null][] {
+    const p = s.publishing;
+    if (!p) return [];
+    const update = p.update;
+    return [
+      ['source', `${p.source.repository} @ ${p.source.ref} (project ${p.source.projectId})`],
+      ['commit applied', p.commit ? `\`${p.commit.sha.slice(0, 12)}\` ${p.commit.message ?? ''}` : null],
+      ['pull request', p.commit?.pullRequest ? `[#${p.commit.pullRequest.number}](${p.commit.pullRequest.url})` : null],
+      ['agent job', p.commit?.agentWorkflowId ? `\`${p.commit.agentWorkflowId}\`` : null],
+      ['deployment update', update ? `\`${update.statusId ?? '—'}\` ${update.status}` : null],
+      ['update error', update?.error ?? null],
+      ['publish waiting', p.publishWanted ? 'yes' : 'no'],
+    ];
   }
 
   /**
@@ -384,6 +434,10 @@ class Keeper {
     const { domain, st } = this;
     this.exporting = true;
     st.exportWanted = false;
+    if (st.publishing) {
+      this.exportCommit = st.publishing.ready;
+      st.publishing.ready = null;
+    }
     const version = st.version;
     const workflowId = exportWorkflowId(domain, `keeper-${uuid4()}`);
     void executeChild(staticExport, {
@@ -419,9 +473,14 @@ class Keeper {
         bundle: { bundleUrl: r.bundleUrl, expiresAt: r.expiresAt, sizeBytes: r.sizeBytes },
         failures: 0,
         retryAtMs: null,
+        ...(this.exportCommit ? { commit: this.exportCommit } : {}),
       };
+      this.exportCommit = null;
       return;
     }
+    // The commit is still to be exported (unless a newer one is ready).
+    if (st.publishing && !st.publishing.ready) st.publishing.ready = this.exportCommit;
+    this.exportCommit = null;
     const type = failureType(outcome.err);
     st.lastError = `export failed: ${failureMessage(outcome.err)}`;
     if (type && FATAL_EXPORT_FAILURES.has(type)) {
@@ -454,11 +513,13 @@ class Keeper {
         );
         issuedAtMs = Date.now();
       }
-      st.current = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      const installed = await this.install(bundle, pending.version, issuedAtMs, 'new export');
+      st.current = pending.commit ? { ...installed, commit: pending.commit } : installed;
       st.sinkRefused = null;
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
+      if (this.pub && pending.commit) await this.pub.applied(pending.commit);
     } catch (err) {
       this.noteRefusedApply(err);
       pending.failures++;
@@ -488,7 +549,8 @@ class Keeper {
         [current.jobId, { refresh: true }],
       );
       const issuedAtMs = Date.now();
-      st.current = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      const installed = await this.install(bundle, current.version, issuedAtMs, 'refresh');
+      st.current = current.commit ? { ...installed, commit: current.commit } : installed;
       st.sinkRefused = null;
       st.refreshesDone++;
       st.lastError = null;
@@ -535,6 +597,16 @@ class Keeper {
       this.cyclesThisRun++;
       return true;
     }
+    if (this.pub) {
+      const stepped = await this.pub.step(Date.now());
+      if (stepped !== null && stepped !== 'busy') {
+        // Built and published: export it (a follow-up export when one runs now).
+        st.publishing!.ready = stepped;
+        st.exportWanted = true;
+        st.exportRetryAtMs = null;
+      }
+      if (stepped !== null) return true;
+    }
     if (st.exportWanted && !this.exporting && due(st.exportRetryAtMs)) {
       this.startExport();
       return true;
@@ -553,6 +625,7 @@ class Keeper {
             st.pending?.retryAtMs,
             st.current?.refreshAtMs,
             st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
+            this.pub?.dueAtMs(),
           ].filter((t): t is number => typeof t === 'number');
     const seen = this.wake;
     if (dueTimes.length === 0) {

@@ -47,6 +47,7 @@ import { SearchAttr } from '../shared/search-attributes';
 import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
 import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
 import { iso, markdownTable } from './details';
+import { reservedWorkflowIdProblems } from './reserved-ids';
 import { type Observation, exportPollDelay, recentObservations } from '../policies/polling';
 
 /** Details attached to an ExportFailed failure. */
@@ -221,7 +222,7 @@ export async function staticExport(
   input: StaticExportInput,
   options: StaticExportOptions = {},
 ): Promise<StaticExportResult> {
-  const problems = exportInputProblems(input);
+  const problems = [...exportInputProblems(input), ...reservedWorkflowIdProblems()];
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,

@@ -87,6 +87,8 @@ describe('agentJob against the emulator', () => {
       startExport: (...args) => good.startExport(...args),
       getExport: (...args) => good.getExport(...args),
       generateBundle: (...args) => good.generateBundle(...args),
+      triggerUpdate: (...args) => good.triggerUpdate(...args),
+      getUpdateStatus: (...args) => good.getUpdateStatus(...args),
     };
     taskQueue = uniqueTaskQueue('agent-e2e');
     const real = createActivities({

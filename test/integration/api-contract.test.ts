@@ -2,7 +2,7 @@
 // AdminApiClient against the emulator: every operation, every error class, bundle links and archives.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
@@ -310,6 +310,90 @@ describe('static export', () => {
       await free.close();
     }
     assert.equal(emu.counters().exportsStarted, 0);
+  });
+});
+
+describe('deployment updates', () => {
+  async function archiveNames(url: string): Promise<{ names: string[]; commit: string | null }> {
+    const bytes = Buffer.from(await (await fetch(url)).arrayBuffer());
+    const dir = await mkdtemp(path.join(tmpdir(), 'bundle-'));
+    try {
+      const file = path.join(dir, 'b.tar.gz');
+      await writeFile(file, bytes);
+      const names: string[] = [];
+      await tar.x({ file, cwd: dir, onReadEntry: (e) => void names.push(e.path) });
+      const commit = names.includes('commit.txt') ? await readFile(path.join(dir, 'commit.txt'), 'utf8') : null;
+      return { names, commit: commit?.trim() ?? null };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async function exportNow(domain: string): Promise<{ pageCount: number; names: string[]; commit: string | null }> {
+    const job = await client.startExport({ domain });
+    advance(11_000);
+    const done = await client.getExport(job.jobId);
+    assert.equal(done.status, 'completed');
+    const bundle = await client.generateBundle(job.jobId);
+    return { pageCount: done.pageCount, ...(await archiveNames(bundle.bundleUrl)) };
+  }
+
+  test('queued -> in_progress -> success builds the head at trigger time; exports after it publish it', async () => {
+    emu.configure({ updateQueuedMs: 1_000, updateBuildMs: 5_000 });
+    const domain = 'pub.example.com';
+    const stale = await exportNow(domain);
+    assert.equal(stale.commit, null);
+    const { sha } = emu.push({ projectId: 'p1', domain, message: 'Fix typo', filesChanged: 2 });
+
+    const { statusId } = await client.triggerUpdate('p1');
+    emu.push({ projectId: 'p1', sha: 'abcdef1' }); // after the trigger: not in this update
+    const queued = await client.getUpdateStatus(statusId);
+    assert.equal(queued.status, 'queued');
+    assert.deepEqual(queued.commit, { sha, ref: 'main', message: 'Fix typo', filesChanged: 2 });
+    assert.equal(queued.endedAt, null);
+    advance(2_000);
+    assert.equal((await client.getUpdateStatus(statusId)).status, 'in_progress');
+    // An export started before success still exports the old content.
+    assert.equal((await exportNow(domain)).commit, null);
+    advance(4_000);
+    const done = await client.getUpdateStatus(statusId);
+    assert.equal(done.status, 'success');
+    assert.equal(done.source, 'api');
+    assert.ok(done.endedAt && done.logs.length >= 2);
+
+    const fresh = await exportNow(domain);
+    assert.equal(fresh.commit, sha);
+    assert.equal(fresh.pageCount, stale.pageCount + 1, 'each published commit changes the page set');
+    assert.ok(fresh.names.includes('commit.txt'));
+    assert.ok(warnings.length === 0, warnings.join('\n'));
+  });
+
+  test('a failing build says why and publishes nothing; 404 on an unknown status id', async () => {
+    emu.configure({ updateQueuedMs: 0, updateBuildMs: 1_000, failingUpdateProjects: ['p2'] });
+    emu.push({ projectId: 'p2', domain: 'fail.example.com' });
+    const { statusId } = await client.triggerUpdate('p2');
+    advance(1_000);
+    const failed = await client.getUpdateStatus(statusId);
+    assert.equal(failed.status, 'failure');
+    assert.match(failed.logs.join('\n'), /build failed/);
+    assert.equal((await exportNow('fail.example.com')).commit, null);
+    await rejectsWith(client.getUpdateStatus('upd_nope'), NotFoundError);
+  });
+
+  test('10 triggers per 10 s per organization: the 11th gets 429 with Retry-After', async () => {
+    for (let i = 0; i < 10; i++) await client.triggerUpdate(`p${i}`);
+    const err = await rejectsWith(client.triggerUpdate('p-over'), RateLimitedError);
+    assert.equal(err.retryAfterMs, 10_000);
+    assert.equal(emu.counters().updatesTriggered, 10);
+    // Another organization (key) has its own budget.
+    const other = makeClient({ apiKey: 'mint_other_org_key_123' });
+    try {
+      assert.ok((await other.triggerUpdate('p-other')).statusId);
+    } finally {
+      await other.close();
+    }
+    advance(10_000);
+    assert.ok((await client.triggerUpdate('p-over')).statusId);
   });
 });
 

@@ -124,6 +124,8 @@ describe('static export against the emulator', () => {
       startExport: (req, o) => (req.domain.startsWith('noplan-') ? noPlan : good).startExport(req, o),
       getExport: (...args) => good.getExport(...args),
       generateBundle: (...args) => good.generateBundle(...args),
+      triggerUpdate: (...args) => good.triggerUpdate(...args),
+      getUpdateStatus: (...args) => good.getUpdateStatus(...args),
     };
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'export-e2e-'));
     mirror = await serveDir(path.join(dir, 'mirror'));

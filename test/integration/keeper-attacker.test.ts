@@ -13,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { EmulatorHandle } from '../../emulator';
 import { type KeeperStatus, keeperStatusQuery } from '../../src/shared/bundle-keeper';
 import { WorkflowType } from '../../src/shared/workflow-types';
+import { failureOf } from '../helpers/failures';
 import { type HookReceiver, startHookReceiver } from '../helpers/hook-receiver';
 import { writeSinksFile } from '../helpers/sinks';
 import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
@@ -125,4 +126,23 @@ describe('an attacker with a Temporal client cannot run, write or connect throug
       assert.deepEqual((await fsp.readdir(outside)).sort(), ['victim.json']);
     },
   );
+
+  test('no job runs under a rate limiter id, whose payloads the codec leaves plain', async () => {
+    const exportsBefore = emu.counters().exportsStarted;
+    const jobs: [string, unknown][] = [
+      [WorkflowType.staticExport, { domain: 'plain.attacker.example.com' }],
+      [WorkflowType.agentJob, { projectId: 'attacker', prompt: 'Publish the private roadmap' }],
+      [WorkflowType.bundleKeeper, { domain: 'plain-keeper.attacker.example.com', sink: 'outside-file' }],
+    ];
+    for (const [type, input] of jobs) {
+      const workflowId = `agent-rate-limiter:attacker-${type}-${run}`;
+      started.push(workflowId);
+      const handle = await env.client.workflow.start(type, { taskQueue, workflowId, args: [input] });
+      const err = await failureOf(handle.result());
+      assert.equal(err.type, 'InvalidInput', type);
+      assert.match(err.message, /the project rate limiters' .*start this job under another id/, type);
+    }
+    assert.equal(emu.counters().exportsStarted, exportsBefore, 'no export started');
+    assert.equal(emu.jobs().filter((j) => j.projectId === 'attacker').length, 0, 'no agent job created');
+  });
 });

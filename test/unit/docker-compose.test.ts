@@ -387,7 +387,7 @@ describe('docker-compose.yml', () => {
     );
   });
 
-  test('the emulator and the CLI exist only under their profiles', () => {
+  test('the emulator, the CLI and the webhook receiver exist only under their profiles', () => {
     const defaults = Object.entries(services)
       .filter(([, s]) => !s.profiles || s.profiles.length === 0)
       .map(([name]) => name)
@@ -405,6 +405,7 @@ describe('docker-compose.yml', () => {
     ]);
     assert.deepEqual(service('emulator').profiles, ['emulator']);
     assert.deepEqual(service('cli').profiles, ['cli']);
+    assert.deepEqual(service('webhooks').profiles, ['webhooks']);
   });
 
   test('the emulator listens on 0.0.0.0 in its container and the documented ADMIN_API_URL reaches it', () => {

@@ -7,6 +7,7 @@ import { domainProblems } from '../../policies/validation/export';
 import type { BundleKeeperInput, DeploymentKind } from '../../shared/bundle-keeper';
 import type { CliContext } from '../context';
 import { jsonLine } from '../format';
+import { type SourceOpts, addSourceOptions, sourceFrom } from './source-options';
 
 export interface SinkOpts {
   sink?: string;
@@ -37,14 +38,23 @@ export function addSinkOptions(command: Command): Command {
 }
 
 export function keepCommand({ io, client, wire }: CliContext): Command {
-  return addSinkOptions(
-    wire(new Command('keep'))
-      .description("Ensure the domain's bundle keeper runs: it keeps the deployment on a valid, verified bundle link.")
-      .requiredOption('--domain <domain>', 'bare hostname of the docs site'),
+  return addSourceOptions(
+    addSinkOptions(
+      wire(new Command('keep'))
+        .description(
+          "Ensure the domain's bundle keeper runs: it keeps the deployment on a valid, verified bundle link.",
+        )
+        .requiredOption('--domain <domain>', 'bare hostname of the docs site'),
+    ),
   )
     .option('--json', 'print JSON')
-    .action(async (opts: SinkOpts & { domain: string; json?: boolean }) => {
+    .action(async (opts: SinkOpts & SourceOpts & { domain: string; json?: boolean }) => {
+      const source = sourceFrom(opts);
       const input = keeperInputFrom(opts.domain, opts);
+      if (source) {
+        input.source = source;
+        checkInput(keeperInputProblems(input));
+      }
       const handle = await ensureKeeper(await client(), input);
       io.stdout.write(opts.json ? jsonLine({ workflowId: handle.workflowId }) : `${handle.workflowId}\n`);
     });

@@ -6,6 +6,7 @@ import type { BundleKeeperInput } from '../../shared/bundle-keeper';
 import { refreshMarginProblems } from '../keeper-schedule';
 import { deploymentProblems, sinkNameProblems } from './deployment';
 import { hostnameProblem } from './export';
+import { keeperSourceProblems } from './publish';
 
 export interface KeeperInputCheck {
   /** What makes the input unusable (the workflow fails with InvalidInput). */
@@ -24,7 +25,7 @@ export function checkKeeperInput(
   const domainProblem = hostnameProblem(keeper.domain);
   if (domainProblem) problems.push(domainProblem);
   if (options.sink === 'name') problems.push(...sinkNameProblems(keeper.sink));
-  problems.push(...refreshMarginProblems(keeper.refreshMargin));
+  problems.push(...refreshMarginProblems(keeper.refreshMargin), ...keeperSourceProblems(keeper.source));
   if (keeper.version !== undefined && (typeof keeper.version !== 'string' || keeper.version.trim() === '')) {
     problems.push('version, when given, must be a non-empty string');
   }

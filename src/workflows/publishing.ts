@@ -1,0 +1,276 @@
+// The bundle keeper's publishing rounds (keepers with a `source`): a publish (a push, a merge, or
+// `docs-admin publish`) triggers a deployment update of the source's project, polls it durably (timers,
+// updatePollDelay) and, on success, hands the built commit to the keeper, which re-exports and applies
+// it as a plain publish does. The update builds the branch head at trigger time, and the trigger is
+// sent after the publish arrived, so it holds the pushed commit. Publishes arriving while a round runs
+// coalesce into at most one more round; one naming a commit a round already holds starts none; a
+// redelivery (same delivery id) changes nothing. A failed update leaves the live link alone, says why,
+// and the next publish tries again. All state is PublishingState (plain JSON, carried by the keeper).
+import { log, proxyActivities } from '@temporalio/workflow';
+import type { PublishingActivities } from '../activities/publishing';
+import { UPDATE_TERMINAL_STATUSES } from '../api/types';
+import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
+import { ApiFailure, failureMessage, failureType } from '../shared/failures';
+import type {
+  KeeperSource,
+  PublishRequest,
+  PublishedCommit,
+  PublishingState,
+  PublishingStatus,
+} from '../shared/publishing';
+import { readPublishRequest } from '../policies/validation/publish';
+import { retryDelayMs } from '../policies/keeper-schedule';
+import { updatePollDelay } from '../policies/polling';
+
+/** Bounds of the carried lists (JSON carried across continue-as-new stays small). */
+const MAX_DELIVERIES = 100;
+const MAX_PULL_REQUESTS = 20;
+const MAX_SHAS = 20;
+const MAX_OBSERVATIONS = 8;
+/** An update not finished after this long is given up (the next publish tries again). */
+const UPDATE_GIVE_UP_MS = 60 * 60_000;
+
+const api = proxyActivities<PublishingActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
+  // A 429 comes with Retry-After (nextRetryDelay): the trigger waits for the organization's window.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+export function initialPublishing(): PublishingState {
+  return {
+    wantedSinceMs: null,
+    wantedShas: [],
+    round: null,
+    ready: null,
+    lastUpdate: null,
+    pendingSinceMs: null,
+    deliveries: [],
+    pullRequests: [],
+    updatesDone: 0,
+    updatesFailed: 0,
+  };
+}
+
+const pushBounded = <T>(list: T[], item: T, max: number): void => {
+  list.push(item);
+  if (list.length > max) list.splice(0, list.length - max);
+};
+
+export class Publisher {
+  /** Commits of the round whose trigger call is in flight (runtime: an activity ends before any continue-as-new). */
+  private triggering: string[] = [];
+
+  constructor(
+    readonly domain: string,
+    readonly source: KeeperSource,
+    readonly ps: PublishingState,
+  ) {}
+
+  /** For the metric: the oldest publish not applied yet (reported by every trigger and poll). */
+  private wait(fallbackMs: number) {
+    return { domain: this.domain, sinceMs: this.ps.pendingSinceMs ?? fallbackMs };
+  }
+
+  /**
+   * A publish signal. True when it asks for a round (the keeper wakes up); false when it is a
+   * redelivery, not for this source, or names a commit already built or being built.
+   * `held`: the shas the keeper's export and applied bundle already hold.
+   */
+  accept(raw: unknown, nowMs: number, held: (string | null | undefined)[]): boolean {
+    const { ps } = this;
+    const read = readPublishRequest(raw, this.source);
+    if ('ignored' in read) {
+      log.warn('publish ignored', { reason: read.ignored });
+      return false;
+    }
+    const request: PublishRequest = read.request;
+    if (request.deliveryId !== undefined) {
+      if (ps.deliveries.includes(request.deliveryId)) return false;
+      pushBounded(ps.deliveries, request.deliveryId, MAX_DELIVERIES);
+    }
+    if (request.sha && request.pullRequest) {
+      const known = ps.pullRequests.find((p) => p.number === request.pullRequest!.number);
+      if (!known)
+        pushBounded(
+          ps.pullRequests,
+          { sha: request.sha, ...request.pullRequest, agentWorkflowId: request.agentWorkflowId ?? null },
+          MAX_PULL_REQUESTS,
+        );
+    }
+    const sha = request.sha;
+    if (sha) {
+      const building = ps.round ? [...ps.round.coveredShas, ps.round.sha] : this.triggering;
+      if ([...building, ps.ready?.sha, ...ps.wantedShas, ...held].includes(sha)) return false;
+      pushBounded(ps.wantedShas, sha, MAX_SHAS);
+    }
+    ps.wantedSinceMs ??= nowMs;
+    ps.pendingSinceMs ??= nowMs;
+    return true;
+  }
+
+  /** When the next poll or trigger is due (null: nothing to do until a publish). */
+  dueAtMs(): number | null {
+    const { ps } = this;
+    if (ps.round) return ps.round.nextPollAtMs;
+    return ps.wantedSinceMs !== null ? ps.wantedSinceMs : null;
+  }
+
+  /**
+   * Triggers or polls when due. Returns the commit an update just published (the keeper exports it),
+   * 'busy' when it did something else, or null when nothing was due.
+   */
+  async step(nowMs: number): Promise<PublishedCommit | 'busy' | null> {
+    const { ps } = this;
+    if (ps.round && ps.round.nextPollAtMs <= nowMs) return this.poll(nowMs);
+    if (!ps.round && ps.wantedSinceMs !== null) {
+      await this.trigger(nowMs);
+      return 'busy';
+    }
+    return null;
+  }
+
+  private async trigger(nowMs: number): Promise<void> {
+    const { ps } = this;
+    const requestedAtMs = ps.wantedSinceMs ?? nowMs;
+    const coveredShas = ps.wantedShas;
+    ps.wantedSinceMs = null;
+    ps.wantedShas = [];
+    this.triggering = coveredShas;
+    try {
+      const { statusId } = await api.triggerUpdate.executeWithOptions(
+        { summary: `Update the deployment of ${this.source.projectId} (build ${this.source.ref})` },
+        [this.source.projectId, this.wait(requestedAtMs)],
+      );
+      const at = Date.now();
+      ps.round = {
+        statusId,
+        startedAtMs: at,
+        requestedAtMs,
+        coveredShas,
+        observations: [{ atMs: at, status: 'queued' }],
+        nextPollAtMs: at + updatePollDelay([{ atMs: at, status: 'queued' }], at),
+        failedPolls: 0,
+        sha: null,
+        status: 'queued',
+      };
+    } catch (err) {
+      this.fail(null, null, `update not triggered: ${failureMessage(err)}`);
+    } finally {
+      this.triggering = [];
+    }
+  }
+
+  private async poll(nowMs: number): Promise<PublishedCommit | 'busy'> {
+    const { ps } = this;
+    const round = ps.round!;
+    try {
+      const update = await api.getUpdateStatus.executeWithOptions(
+        { summary: `Poll deployment update ${round.statusId}` },
+        [round.statusId, this.wait(round.requestedAtMs)],
+      );
+      const at = Date.now();
+      round.status = update.status;
+      round.sha = update.commit?.sha ?? round.sha;
+      round.failedPolls = 0;
+      pushBounded(round.observations, { atMs: at, status: update.status }, MAX_OBSERVATIONS);
+      if (update.status === 'success') {
+        const commit = this.published(update.commit?.sha ?? null, update.commit?.ref, update.commit?.message);
+        ps.lastUpdate = { statusId: round.statusId, status: 'success', sha: round.sha, endedAtMs: at, error: null };
+        ps.updatesDone++;
+        ps.round = null;
+        if (commit) return commit;
+        this.fail(round.statusId, null, 'update succeeded without naming its commit');
+        return 'busy';
+      }
+      if ((UPDATE_TERMINAL_STATUSES as readonly string[]).includes(update.status)) {
+        const tail = update.logs.slice(-2).join(' / ').slice(0, 300);
+        this.fail(round.statusId, round.sha, `update ${round.statusId} ended ${update.status}: ${tail}`);
+      } else if (at - round.startedAtMs > UPDATE_GIVE_UP_MS) {
+        this.fail(round.statusId, round.sha, `update ${round.statusId} still ${update.status} after an hour`);
+      } else {
+        // observations[0] is the trigger: the delay grows with the time since it.
+        const first = round.observations[0]!;
+        round.nextPollAtMs = at + updatePollDelay([first, ...round.observations.slice(1)], at);
+      }
+    } catch (err) {
+      if (failureType(err) === ApiFailure.notFound) {
+        this.fail(round.statusId, round.sha, `update ${round.statusId} is gone: ${failureMessage(err)}`);
+      } else {
+        round.failedPolls++;
+        round.nextPollAtMs = nowMs + retryDelayMs(round.failedPolls);
+      }
+    }
+    return 'busy';
+  }
+
+  /** The commit a successful update built, with the merged pull request it came from when known. */
+  private published(sha: string | null, ref?: string | null, message?: string | null): PublishedCommit | null {
+    if (!sha) return null;
+    const pr = this.ps.pullRequests.find((p) => p.sha === sha);
+    return {
+      sha,
+      ref: ref ?? this.source.ref,
+      message: message ?? null,
+      pullRequest: pr ? { number: pr.number, url: pr.url } : null,
+      agentWorkflowId: pr?.agentWorkflowId ?? null,
+      requestedAtMs: this.ps.round?.requestedAtMs ?? Date.now(),
+    };
+  }
+
+  private fail(statusId: string | null, sha: string | null, error: string): void {
+    const { ps } = this;
+    ps.lastUpdate = { statusId, status: 'failure', sha, endedAtMs: Date.now(), error };
+    ps.updatesFailed++;
+    ps.round = null;
+    log.warn('deployment update failed; the live link stays', { projectId: this.source.projectId, error });
+  }
+
+  /**
+   * `commit` is applied to the deployment: the publishes it answers have arrived; the metric now shows
+   * the oldest publish still on its way (built, building or waiting), or none.
+   */
+  async applied(commit: PublishedCommit): Promise<void> {
+    const { ps } = this;
+    const still = [ps.ready?.requestedAtMs, ps.round?.requestedAtMs, ps.wantedSinceMs].filter(
+      (t): t is number => typeof t === 'number',
+    );
+    ps.pendingSinceMs = still.length > 0 ? Math.min(...still) : null;
+    try {
+      await api.publishApplied.executeWithOptions(
+        { summary: `Publish of ${commit.sha.slice(0, 12)} reached the deployment` },
+        [this.domain, commit.requestedAtMs, ps.pendingSinceMs],
+      );
+    } catch (err) {
+      log.warn('publish metric not reported', { error: failureMessage(err) });
+    }
+  }
+
+  /** A commit with the merged pull request it came from (the PR event may come after the export). */
+  withPullRequest(commit: PublishedCommit | null | undefined): PublishedCommit | null {
+    if (!commit) return null;
+    if (commit.pullRequest) return commit;
+    const pr = this.ps.pullRequests.find((p) => p.sha === commit.sha);
+    return pr
+      ? { ...commit, pullRequest: { number: pr.number, url: pr.url }, agentWorkflowId: pr.agentWorkflowId }
+      : commit;
+  }
+
+  status(applied: PublishedCommit | null | undefined): PublishingStatus {
+    const { ps } = this;
+    const round = ps.round;
+    const last = ps.lastUpdate;
+    return {
+      source: this.source,
+      commit: this.withPullRequest(applied),
+      update: round
+        ? { statusId: round.statusId, status: round.status, sha: round.sha, error: null }
+        : last
+          ? { statusId: last.statusId, status: last.status, sha: last.sha, error: last.error }
+          : null,
+      publishWanted: ps.wantedSinceMs !== null,
+      updatesDone: ps.updatesDone,
+      updatesFailed: ps.updatesFailed,
+    };
+  }
+}
