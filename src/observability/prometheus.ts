@@ -68,6 +68,29 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     labelNames: ['kind'] as const,
     registers,
   });
+  return {
+    registry,
+    ...operationsGauges(registers),
+    ...publishingMetrics(registers),
+    ...keeperAndKeyCounters(registers),
+    apiCall(operation, status, durationMs) {
+      apiCalls.inc({ operation, status });
+      apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
+      if (status === '429') rateLimited.inc({ operation });
+    },
+    poll(kind) {
+      polls.inc({ kind });
+    },
+    activityRetry(activityType) {
+      activityRetries.inc({ activity_type: activityType });
+    },
+  };
+}
+
+/** What keepers apply and refuse, and the payloads this worker could not decrypt. */
+function keeperAndKeyCounters(
+  registers: Registry[],
+): Pick<PrometheusMetrics, 'bundleRefresh' | 'bundleApplied' | 'sinkRefused' | 'payloadKeyError'> {
   const bundleRefreshes = new Counter({
     name: `${METRIC_PREFIX}bundle_refreshes_total`,
     help: 'Fresh bundle links generated for an already exported job.',
@@ -92,32 +115,10 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
   });
 
   return {
-    registry,
-    ...operationsGauges(registers),
-    ...publishingMetrics(registers),
-    apiCall(operation, status, durationMs) {
-      apiCalls.inc({ operation, status });
-      apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
-      if (status === '429') rateLimited.inc({ operation });
-    },
-    poll(kind) {
-      polls.inc({ kind });
-    },
-    activityRetry(activityType) {
-      activityRetries.inc({ activity_type: activityType });
-    },
-    bundleRefresh() {
-      bundleRefreshes.inc();
-    },
-    bundleApplied(sink) {
-      bundlesApplied.inc({ sink });
-    },
-    sinkRefused(reason) {
-      sinkRefusals.inc({ reason });
-    },
-    payloadKeyError() {
-      payloadKeyErrors.inc();
-    },
+    bundleRefresh: () => bundleRefreshes.inc(),
+    bundleApplied: (sink) => bundlesApplied.inc({ sink }),
+    sinkRefused: (reason) => sinkRefusals.inc({ reason }),
+    payloadKeyError: () => payloadKeyErrors.inc(),
   };
 }
 
