@@ -3,6 +3,7 @@
 // workers that always shut down.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
@@ -176,6 +177,16 @@ export async function createE2eEnv(): Promise<TestWorkflowEnvironment> {
     throw new Error(`E2E_SERVER=${asked}: expected cluster or dev-server`);
   const onCluster = asked ? asked === 'cluster' : clusterSkipReason() === undefined;
   return onCluster ? createClusterEnv() : createDevEnv();
+}
+
+/** Ends a test's long-lived workflows (keepers): a workflow already closed or never started is fine. */
+export async function terminateAll(client: Client, workflowIds: Iterable<string | undefined>): Promise<void> {
+  for (const id of workflowIds)
+    if (id)
+      await client.workflow
+        .getHandle(id)
+        .terminate('test finished')
+        .catch(() => undefined);
 }
 
 export function uniqueTaskQueue(prefix = 'test'): string {

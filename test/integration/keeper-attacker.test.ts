@@ -16,7 +16,14 @@ import { WorkflowType } from '../../src/shared/workflow-types';
 import { failureOf } from '../helpers/failures';
 import { type HookReceiver, startHookReceiver } from '../helpers/hook-receiver';
 import { writeSinksFile } from '../helpers/sinks';
-import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import {
+  type DocsAdminStack,
+  createE2eEnv,
+  startDocsAdminStack,
+  terminateAll,
+  uniqueTaskQueue,
+  waitFor,
+} from '../helpers/temporal';
 
 describe('an attacker with a Temporal client cannot run, write or connect through a keeper', () => {
   let env: TestWorkflowEnvironment;
@@ -60,11 +67,7 @@ describe('an attacker with a Temporal client cannot run, write or connect throug
   });
 
   after(async () => {
-    for (const id of started)
-      await env.client.workflow
-        .getHandle(id)
-        .terminate('test finished')
-        .catch(() => undefined);
+    await terminateAll(env.client, started);
     await stack?.close();
     await hooks?.close();
     await env?.teardown();

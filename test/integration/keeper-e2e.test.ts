@@ -18,7 +18,14 @@ import { ROOT } from '../../scripts/tools';
 import { ensureKeeper } from '../../src/client';
 import type { EmulatorHandle } from '../../emulator';
 import { type KeeperStatus, keeperStatusQuery } from '../../src/shared/bundle-keeper';
-import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import {
+  type DocsAdminStack,
+  createE2eEnv,
+  startDocsAdminStack,
+  terminateAll,
+  uniqueTaskQueue,
+  waitFor,
+} from '../helpers/temporal';
 import { appliedBundleUrl, writeSinksFile } from '../helpers/sinks';
 import { type HookReceiver, startHookReceiver } from '../helpers/hook-receiver';
 
@@ -64,11 +71,7 @@ describe('bundleKeeper in real time (first apply, verified link, publish, re-exp
   });
 
   after(async () => {
-    for (const id of keeperIds)
-      await env.client.workflow
-        .getHandle(id)
-        .terminate('test finished')
-        .catch(() => undefined);
+    await terminateAll(env.client, keeperIds);
     await stack?.close();
     await hooks?.close();
     await env?.teardown();

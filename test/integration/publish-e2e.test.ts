@@ -22,7 +22,14 @@ import { keepersOf } from '../../src/webhooks/targets';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { WorkerProcess } from '../chaos/helpers';
 import { writeSinksFile } from '../helpers/sinks';
-import { type DocsAdminStack, createE2eEnv, startDocsAdminStack, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import {
+  type DocsAdminStack,
+  createE2eEnv,
+  startDocsAdminStack,
+  terminateAll,
+  uniqueTaskQueue,
+  waitFor,
+} from '../helpers/temporal';
 import { githubSender, mergedPayload, pushPayload, randomSha } from '../helpers/github';
 
 const KEY = 'mint_publish_e2e_key_0123456789';
@@ -81,11 +88,7 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
   });
 
   after(async () => {
-    for (const id of keepers)
-      await env.client.workflow
-        .getHandle(id)
-        .terminate('test finished')
-        .catch(() => undefined);
+    await terminateAll(env.client, keepers);
     await receiver?.close();
     await stack?.close();
     await env?.teardown();
@@ -312,11 +315,7 @@ describe('publishing: a worker killed between the update and the export', () => 
   });
 
   after(async () => {
-    if (keeperId)
-      await env.client.workflow
-        .getHandle(keeperId)
-        .terminate('test finished')
-        .catch(() => undefined);
+    await terminateAll(env.client, [keeperId]);
     await receiver?.close();
     await worker?.kill();
     await emu?.close();
