@@ -12,10 +12,10 @@
 // that is not a sinks file at all stops the worker at start. The file is read again when its identity,
 // size or mtime changes (one stat per use, as the key files); a change that cannot be read keeps the
 // sinks read before.
-import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { type InlineSink, SINK_NAME_FORM, type SinkType } from '../shared/bundle-keeper';
+import { WatchedFile } from '../config/watched-file';
 
 export type SinkDefinition =
   | { type: 'file'; path: string; mode: number; root: string }
@@ -237,50 +237,22 @@ export function lookupSink(table: SinkTable, ref: unknown, allowInline: boolean)
  * read before and is reported once through onProblem.
  */
 export class SinksFile {
-  private table: SinkTable;
-  private stamp: string;
-  private reported: string | undefined;
+  private readonly watched: WatchedFile<SinkTable>;
 
   constructor(
     readonly file: string,
-    private readonly onProblem: (message: string) => void = (m) => process.emitWarning(m, 'SinksFileWarning'),
+    onProblem: (message: string) => void = (m) => process.emitWarning(m, 'SinksFileWarning'),
   ) {
-    this.stamp = this.statStamp();
-    this.table = this.load();
+    this.watched = new WatchedFile(file, {
+      parse: parseSinksFile,
+      unreadable: (path, code) => new SinksFileError(`${path}: cannot read the sinks file (${code})`),
+      onProblem,
+      kept: 'the sinks read before',
+    });
   }
 
   current(): SinkTable {
-    try {
-      const stamp = this.statStamp();
-      if (stamp === this.stamp) return this.table;
-      this.table = this.load();
-      this.stamp = stamp;
-      this.reported = undefined;
-    } catch (err) {
-      const message = `${(err as Error).message}; still using the sinks read before`;
-      if (message !== this.reported) this.onProblem(message);
-      this.reported = message;
-    }
-    return this.table;
-  }
-
-  private statStamp(): string {
-    try {
-      const s = statSync(this.file, { bigint: true });
-      return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
-    } catch (err) {
-      throw new SinksFileError(`${this.file}: cannot read the sinks file (${(err as NodeJS.ErrnoException).code})`);
-    }
-  }
-
-  private load(): SinkTable {
-    let text: string;
-    try {
-      text = readFileSync(this.file, 'utf8');
-    } catch (err) {
-      throw new SinksFileError(`${this.file}: cannot read the sinks file (${(err as NodeJS.ErrnoException).code})`);
-    }
-    return parseSinksFile(text, this.file);
+    return this.watched.current();
   }
 }
 

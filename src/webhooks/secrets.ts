@@ -1,41 +1,34 @@
 // GITHUB_WEBHOOK_SECRET_FILE: one secret per line (several while a secret rotates: GitHub signs with the
-// new one once it is changed there). Read again when the file's mtime, size or inode change (one stat
-// per delivery, no watcher); a file left empty or unreadable keeps the secrets read last.
-import { readFileSync, statSync } from 'node:fs';
+// new one once it is changed there). Read again when it changes (src/config/watched-file.ts); a file
+// left empty or unreadable keeps the secrets read last, and says so once.
+import { WatchedFile } from '../config/watched-file';
+
+function parseSecrets(text: string, file: string): string[] {
+  const secrets = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+  if (secrets.length === 0) throw new Error(`${file}: no webhook secret in the file (one per line)`);
+  return secrets;
+}
 
 export class WebhookSecrets {
-  private secrets: string[];
-  private stamp: string;
+  private readonly watched: WatchedFile<string[]>;
 
-  constructor(readonly path: string) {
-    this.stamp = this.statStamp();
-    this.secrets = this.read();
-    if (this.secrets.length === 0) throw new Error(`${path}: no webhook secret in the file (one per line)`);
+  /** Reads the file now: a missing, unreadable or empty file throws. */
+  constructor(
+    readonly path: string,
+    onProblem: (message: string) => void = (m) => console.error(`webhooks: ${m}`),
+  ) {
+    this.watched = new WatchedFile(path, {
+      parse: parseSecrets,
+      unreadable: (file, code) => new Error(`${file}: cannot read the webhook secrets (${code})`),
+      onProblem,
+      kept: 'the secrets read before',
+    });
   }
 
   current(): readonly string[] {
-    try {
-      const stamp = this.statStamp();
-      if (stamp !== this.stamp) {
-        const next = this.read();
-        this.stamp = stamp;
-        if (next.length > 0) this.secrets = next;
-      }
-    } catch {
-      // Mid-rotation (renamed, half written): the secrets read last stay.
-    }
-    return this.secrets;
-  }
-
-  private read(): string[] {
-    return readFileSync(this.path, 'utf8')
-      .split(/\r?\n/)
-      .map((l) => l.trim())
-      .filter((l) => l !== '' && !l.startsWith('#'));
-  }
-
-  private statStamp(): string {
-    const s = statSync(this.path);
-    return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    return this.watched.current();
   }
 }
