@@ -10,6 +10,10 @@
 //   --tls     the frontends require mutual TLS (certificates made under .data/cluster/tls/); prints, as
 //             its last lines, the TEMPORAL_TLS_* variables a client needs. A run without --tls returns a
 //             --tls cluster to plain (either switch restarts only the server nodes and the UI server)
+//   --sso     sign-on (scripts/cluster/sso.ts, docs/security-access.md): an OpenID provider on 127.0.0.1:8636
+//             with an admin, a writer and a reader (passwords printed on first run only), the server's
+//             JWT authorizer, the Web UI's login; prints the `export NAME=value` lines of the worker and
+//             the CLI last. Combines with --tls; a run without it returns the cluster to no sign-on
 //   --monitoring  also Prometheus with the shipped alert rules (scripts/cluster/monitoring.ts)
 //   --status  one line per process: node, services, pid, up or down, ports (--json: the same as JSON)
 //   --stop    stop the UI, the codec server, the webhook receiver, Prometheus, every server node and PostgreSQL, and
@@ -20,7 +24,7 @@
 // codec server decodes with the keys for callers that carry the token (`temporal --codec-auth`), and the
 // webhook receiver (npm run webhooks) runs beside it.
 import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
-import { ensureCluster, stopCluster } from './cluster/control';
+import { type EnsureResult, ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
 import { ensureWebhookReceiver, stopWebhookReceiver } from './cluster/webhooks';
@@ -35,6 +39,7 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   const result = await ensureCluster({
     tuned: command.tuned,
     tls: command.tls,
+    sso: command.sso,
     nodes: command.nodes,
     ...(command.historyShards !== undefined ? { historyShards: command.historyShards } : {}),
     log: say,
@@ -44,12 +49,18 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.');
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
   for (let node = 2; node <= command.nodes; node++) say(`  node ${node}         ${nodeAddress(node)}`);
-  say(`  Web UI         ${result.uiUrl}    (codec endpoint ${result.codecUrl}: payloads show encrypted in a browser,`);
-  say('                 which cannot send the codec token before sign-on; docs/security.md)');
+  if (result.sso)
+    say(`  Web UI         ${result.uiUrl}    (log in with ${result.sso.issuer}; payloads decoded for any role)`);
+  else {
+    say(
+      `  Web UI         ${result.uiUrl}    (codec endpoint ${result.codecUrl}: payloads show encrypted in a browser,`,
+    );
+    say('                 which sends no codec token without sign-on: --sso; docs/security.md)');
+  }
   say(
     `  PostgreSQL     127.0.0.1:${CLUSTER_PORTS.postgres}    metrics http://127.0.0.1:${CLUSTER_PORTS.metrics}/metrics`,
   );
-  const webhooks = await ensureWebhookReceiver(say, result.clientEnv);
+  const webhooks = await ensureWebhookReceiver(say, { ...result.clientEnv, ...(result.sso?.cli ?? {}) });
   say(`  GitHub webhooks ${webhooks.url}    (secret in ${webhooks.secretFile})`);
   if (command.monitoring) await ensureMonitoring(say);
   say(`  data and logs  ${CLUSTER_DATA_DIR}`);
@@ -61,11 +72,24 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say(`The codec server requires a bearer token (${result.codecTokenFile}); the temporal CLI decodes with:`);
   say(`  temporal workflow show -w WORKFLOW_ID --address ${result.address} --namespace ${CLUSTER_NAMESPACE} \\`);
   say(`    --codec-endpoint ${result.codecUrl} --codec-auth "Bearer $(head -n 1 ${result.codecTokenFile})"`);
+  if (result.sso) printSignOn(result.sso);
   if (result.tls) {
     // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.
     say(`  mutual TLS: a client needs these (TEMPORAL_ADDRESS=${result.address}):`);
     for (const [name, value] of Object.entries(result.clientEnv)) say(`${name}=${value}`);
   }
+}
+
+/** The people's passwords (first run only) and the services' settings, as `export` lines a shell can source. */
+function printSignOn(sso: NonNullable<EnsureResult['sso']>): void {
+  if (sso.passwords) {
+    say('Sign-on: the people of the directory and their passwords (shown this once; only hashes are kept):');
+    for (const [user, password] of Object.entries(sso.passwords)) say(`  ${user.padEnd(8)} ${password}`);
+  }
+  say('The worker signs in as docs-admin-worker (npm run worker in a shell with these):');
+  for (const [name, value] of Object.entries(sso.worker)) say(`  export ${name}=${value}`);
+  say('The CLI and the client library sign in as docs-admin-cli:');
+  for (const [name, value] of Object.entries(sso.cli)) say(`export ${name}=${value}`);
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -3,7 +3,7 @@ import { MAX_NODES } from './layout';
 import { parseHistoryShards } from './shards';
 
 export const USAGE =
-  'usage: npm run cluster [-- [--nodes N] [--tuned] [--tls] [--monitoring] [--history-shards N] | --status [--json] | --stop]';
+  'usage: npm run cluster [-- [--nodes N] [--tuned] [--tls] [--sso] [--monitoring] [--history-shards N] | --status [--json] | --stop]';
 
 export type ClusterCommand =
   | {
@@ -11,6 +11,8 @@ export type ClusterCommand =
       nodes: number;
       tuned: boolean;
       tls: boolean;
+      /** Sign-on: the OpenID provider, the server's JWT authorizer, the Web UI's login (scripts/cluster/sso.ts). */
+      sso: boolean;
       monitoring: boolean;
       /** Only for a cluster this run creates (scripts/cluster/shards.ts). */
       historyShards?: number;
@@ -45,10 +47,12 @@ function split(argv: readonly string[], valued: readonly string[]): [Set<string>
 
 export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
   const [flags, values] = split(argv, ['--nodes', '--history-shards']);
-  const known = ['--tuned', '--tls', '--monitoring', '--stop', '--status', '--json'];
+  const known = ['--tuned', '--tls', '--sso', '--monitoring', '--stop', '--status', '--json'];
   const unknown = [...flags].filter((f) => !known.includes(f));
   if (unknown.length) throw new UsageError(`unknown option ${unknown.join(', ')}`);
-  const upOptions = ['--tuned', '--tls', '--monitoring'].filter((f) => flags.has(f)).concat([...values.keys()]);
+  const upOptions = ['--tuned', '--tls', '--sso', '--monitoring']
+    .filter((f) => flags.has(f))
+    .concat([...values.keys()]);
   if (flags.has('--stop')) {
     const others = [...flags, ...values.keys()].filter((f) => f !== '--stop');
     if (others.length) throw new UsageError(`--stop takes no other option (${others.join(', ')})`);
@@ -71,6 +75,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
     nodes: values.has('--nodes') ? parseNodes(values.get('--nodes')) : 1,
     tuned: flags.has('--tuned'),
     tls: flags.has('--tls'),
+    sso: flags.has('--sso'),
     monitoring: flags.has('--monitoring'),
     ...(historyShards !== undefined ? { historyShards } : {}),
   };

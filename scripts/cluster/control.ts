@@ -28,6 +28,7 @@ import {
   PRODUCTION_DYNAMIC_CONFIG,
   SERVER_ARGS,
   SETUP_SCRIPT,
+  SSO_SERVER_ARGS,
   UI_CONFIG_ENV,
   CODEC_SERVER_ARGS,
   codecServerEnv,
@@ -60,6 +61,17 @@ import {
 } from './processes';
 import { historyShardsFor } from './shards';
 import { ensureClusterSinks } from './sinks';
+import {
+  SERVICES,
+  SSO_ISSUER,
+  ensureSsoProvider,
+  serviceEnv,
+  serviceToken,
+  ssoCodecEnv,
+  ssoServerEnv,
+  ssoUiEnv,
+  stopSsoProvider,
+} from './sso';
 
 export interface ClusterOptions {
   /** Add the dev server's dynamic config (DEV_SERVER_DYNAMIC_CONFIG) to the production one. A running
@@ -75,6 +87,11 @@ export interface ClusterOptions {
    * are left as they are (a plain run never stops node 2). Default 1.
    */
   nodes?: number;
+  /**
+   * Sign-on (scripts/cluster/sso.ts): the OpenID provider, the server's JWT authorizer, the UI's login. Like
+   * `tls`, a running server in the other mode is restarted (with the UI server) into the one asked.
+   */
+  sso?: boolean;
   /** History shards of a cluster created by this call (scripts/cluster/shards.ts); refused for another count later. */
   historyShards?: number;
   /** Progress lines. */
@@ -107,6 +124,13 @@ export interface EnsureResult {
   codecUrl: string;
   /** CODEC_SERVER_TOKEN_FILE of the codec server: `--codec-auth "Bearer <its line>"`. */
   codecTokenFile: string;
+  /** With sign-on: the provider's issuer, the services' environments, and (first run only) the people's passwords. */
+  sso?: {
+    issuer: string;
+    worker: Record<string, string>;
+    cli: Record<string, string>;
+    passwords?: Record<string, string>;
+  };
 }
 
 /** Thrown when this machine cannot run the cluster at all (no binaries, no PostgreSQL, no CLI). */
@@ -195,10 +219,19 @@ function dynamicConfigFile(tuned: boolean): string {
  * may overwrite the record with a start that fails, and the TLS server must still be found.
  */
 export function runsTls(): boolean {
+  return serverEnvironmentHas('TEMPORAL_TLS_FRONTEND_CERT');
+}
+
+/** Whether the running server authorizes by the provider's tokens (--sso; its environment says so). */
+export function runsSso(): boolean {
+  return serverEnvironmentHas('TEMPORAL_JWT_KEY_SOURCE1');
+}
+
+function serverEnvironmentHas(name: string): boolean {
   const pid = runningServer()?.state.pid ?? processesOf(CLUSTER_BINARIES.server.path)[0];
   if (pid === undefined) return false;
   try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8').includes('\0TEMPORAL_TLS_FRONTEND_CERT=');
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`\0${name}=`);
   } catch {
     return false;
   }
@@ -232,7 +265,7 @@ async function stopPid(pid: number): Promise<void> {
 async function startServer(
   cli: string,
   dynamicConfig: string,
-  tls: boolean,
+  { tls, sso }: { tls: boolean; sso: boolean },
   historyShards: number,
   log: (line: string) => void,
 ) {
@@ -241,11 +274,16 @@ async function startServer(
   await runSetup('schema', schemaEnv(password));
 
   log(
-    `Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)}${tls ? ', mutual TLS' : ''})`,
+    `Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)}${tls ? ', mutual TLS' : ''}${sso ? ', sign-on' : ''})`,
   );
   rmSync(CLUSTER_FILES.setupDone, { force: true });
-  const server = startDetached(CLUSTER_BINARIES.server.path, ['--root', DEPLOY_ROOT, ...SERVER_ARGS], {
-    env: { ...serverEnv(password, dynamicConfig, historyShards), ...(tls ? serverTlsEnv() : {}) },
+  const args = ['--root', DEPLOY_ROOT, ...(sso ? SSO_SERVER_ARGS : SERVER_ARGS)];
+  const server = startDetached(CLUSTER_BINARIES.server.path, args, {
+    env: {
+      ...serverEnv(password, dynamicConfig, historyShards),
+      ...(tls ? serverTlsEnv() : {}),
+      ...(sso ? ssoServerEnv() : {}),
+    },
     log: CLUSTER_FILES.serverLog,
     stateFile: CLUSTER_FILES.serverState,
     extra: { dynamicConfig, tls },
@@ -253,34 +291,36 @@ async function startServer(
   await waitUntil('the Temporal server', () => isServerHealthy(cli, tls), server, CLUSTER_FILES.serverLog, 120_000);
 }
 
-async function setupNamespace(cli: string, tls: boolean, log: (line: string) => void): Promise<void> {
+async function setupNamespace(cli: string, tls: boolean, sso: boolean, log: (line: string) => void): Promise<void> {
   log('Temporal setup: namespace and search attributes (setup.sh namespace)');
-  await runSetup('namespace', { ...namespaceEnv(cli), ...(tls ? clientTlsEnv() : {}) });
+  // With sign-on the temporal CLI calls as the setup service; it would turn TLS on for a token by itself.
+  const token = sso ? { TEMPORAL_API_KEY: await serviceToken(SERVICES.setup), TEMPORAL_TLS: String(tls) } : {};
+  await runSetup('namespace', { ...namespaceEnv(cli), ...(tls ? clientTlsEnv() : {}), ...token });
   writeFileSync(CLUSTER_FILES.setupDone, `${new Date().toISOString()}\n`);
 }
 
-async function startUi(tls: boolean, log: (line: string) => void): Promise<void> {
-  log(`Temporal UI: starting at ${CLUSTER_UI_URL}`);
+async function startUi(tls: boolean, sso: boolean, log: (line: string) => void): Promise<void> {
+  log(`Temporal UI: starting at ${CLUSTER_UI_URL}${sso ? ` (sign-on with ${SSO_ISSUER})` : ''}`);
   const ui = startDetached(
     CLUSTER_BINARIES.ui.path,
     ['--root', DEPLOY_ROOT, '--config', CONFIG_DIR, '--env', UI_CONFIG_ENV, 'start'],
     {
-      env: { ...uiEnv(), ...(tls ? uiTlsEnv() : {}) },
+      env: { ...uiEnv(), ...(tls ? uiTlsEnv() : {}), ...(sso ? ssoUiEnv() : {}) },
       log: CLUSTER_FILES.uiLog,
       stateFile: CLUSTER_FILES.uiState,
-      extra: { codecEndpoint: CLUSTER_CODEC_URL },
+      extra: { codecEndpoint: CLUSTER_CODEC_URL, sso },
     },
   );
   await waitUntil('the Temporal UI', isUiHealthy, ui, CLUSTER_FILES.uiLog, 60_000);
 }
 
-async function startCodecServer(log: (line: string) => void): Promise<void> {
+async function startCodecServer(sso: boolean, log: (line: string) => void): Promise<void> {
   log(`codec server: starting at ${CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
   const codec = startDetached(process.execPath, CODEC_SERVER_ARGS, {
-    env: codecServerEnv(),
+    env: { ...codecServerEnv(), ...(sso ? ssoCodecEnv() : {}) },
     log: CLUSTER_FILES.codecServerLog,
     stateFile: CLUSTER_FILES.codecServerState,
-    extra: { tokenFile: CLUSTER_FILES.codecToken },
+    extra: { tokenFile: CLUSTER_FILES.codecToken, sso },
   });
   await waitUntil('the codec server', isCodecServerHealthy, codec, CLUSTER_FILES.codecServerLog, 60_000);
 }
@@ -295,12 +335,14 @@ async function applySwitches(
   log: (line: string) => void,
 ): Promise<string> {
   const tls = options.tls ?? false;
+  const sso = options.sso ?? false;
   const ours = runningProcess(CLUSTER_FILES.serverState);
   const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
   // A switch of TLS mode keeps the tuning the server runs with.
   const dynamicConfig = dynamicConfigFile((options.tuned ?? false) || (runsTuned && status.server));
-  if (status.server && runsTls() !== tls) {
-    log(`Temporal server and UI: restarting ${tls ? 'with mutual TLS (--tls)' : 'without TLS (the default)'}`);
+  if (status.server && (runsTls() !== tls || runsSso() !== sso)) {
+    const mode = [tls ? 'mutual TLS (--tls)' : '', sso ? 'sign-on (--sso)' : ''].filter(Boolean).join(' and ');
+    log(`Temporal server and UI: restarting ${mode ? `with ${mode}` : 'without TLS or sign-on (the default)'}`);
     await stopSwitching();
     Object.assign(status, { server: false, setup: false, ui: false });
   } else if (status.server && ours && options.tuned && !runsTuned) {
@@ -317,30 +359,34 @@ async function applySwitches(
 }
 
 /** The codec server and the UI server up; what of them counts as started by this call. */
-async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, log: (line: string) => void) {
+async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, sso: boolean, log: (line: string) => void) {
   const started: EnsureResult['started'] = [];
   // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
   // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
   // A codec server from before the token is restarted with one, and not counted as started either.
   const upgrade = status.server;
   const codec = runningProcess(CLUSTER_FILES.codecServerState);
-  if (status.codecServer && codec !== undefined && codec.tokenFile !== CLUSTER_FILES.codecToken) {
-    log('codec server: restarting to require a bearer token');
+  const codecSso = codec?.sso === true;
+  if (status.codecServer && codec !== undefined && (codec.tokenFile !== CLUSTER_FILES.codecToken || codecSso !== sso)) {
+    log(
+      `codec server: restarting to ${codecSso !== sso ? (sso ? 'accept sign-on tokens' : 'drop sign-on') : 'require a bearer token'}`,
+    );
     await stopRecorded(CLUSTER_FILES.codecServerState);
     status.codecServer = false;
   }
   if (!status.codecServer) {
-    await startCodecServer(log);
+    await startCodecServer(sso, log);
     if (!upgrade) started.push('codec-server');
   }
   const ui = runningProcess(CLUSTER_FILES.uiState);
-  const restartUi = status.ui && ui !== undefined && ui.codecEndpoint !== CLUSTER_CODEC_URL;
+  const restartUi =
+    status.ui && ui !== undefined && (ui.codecEndpoint !== CLUSTER_CODEC_URL || (ui.sso === true) !== sso);
   if (restartUi) {
     log('Temporal UI: restarting to decode payloads with the codec server');
     await stopRecorded(CLUSTER_FILES.uiState);
   }
   if (!status.ui || restartUi) {
-    await startUi(tls, log);
+    await startUi(tls, sso, log);
     if (!restartUi) started.push('temporal-ui');
   }
   return started;
@@ -359,6 +405,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   const cli = temporalCli();
   mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
   const tls = options.tls ?? false;
+  const sso = options.sso ?? false;
   if (tls && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
   const started: EnsureResult['started'] = [];
   const historyShards = historyShardsFor(options.historyShards, isInitialized());
@@ -370,15 +417,18 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     startPostgres(log);
     started.push('postgresql');
   }
+  // The provider before the server: the server reads its JWKS, the UI server its discovery document at start.
+  const signOn = sso ? await ensureSsoProvider(log) : undefined;
+  if (!sso && (await stopSsoProvider())) log('OpenID provider: stopped (the cluster runs without sign-on)');
   if (!status.server) {
-    await startServer(cli, dynamicConfig, tls, historyShards, log);
+    await startServer(cli, dynamicConfig, { tls, sso }, historyShards, log);
     started.push('temporal-server');
   }
-  if (!status.server || !status.setup) await setupNamespace(cli, tls, log);
+  if (!status.server || !status.setup) await setupNamespace(cli, tls, sso, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
   const sinksFile = ensureClusterSinks(log);
   const codecTokenFile = ensureClusterCodecToken(log);
-  started.push(...(await ensureUiAndCodec(status, tls, log)));
+  started.push(...(await ensureUiAndCodec(status, tls, sso, log)));
   const first = runningServer()?.state.pid;
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
   const startedNodes = first !== undefined && nodes > 1 ? await ensureNodes(nodes, first, cli, log) : [];
@@ -393,6 +443,16 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     sinksFile,
     codecUrl: CLUSTER_CODEC_URL,
     codecTokenFile,
+    ...(signOn
+      ? {
+          sso: {
+            issuer: SSO_ISSUER,
+            worker: serviceEnv(SERVICES.worker),
+            cli: serviceEnv(SERVICES.cli),
+            ...(signOn.passwords ? { passwords: signOn.passwords } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -431,6 +491,7 @@ export async function stopCluster(
     if (server) stopped.push(`temporal-server (pid ${server.pid})`);
     rmSync(CLUSTER_FILES.setupDone, { force: true });
   }
+  if (wanted('temporal-server') && (await stopSsoProvider())) stopped.push('sso-provider');
   if (wanted('postgresql') && stopPostgres()) stopped.push('postgresql');
   for (const name of stopped) log(`stopped ${name}`);
   return stopped;

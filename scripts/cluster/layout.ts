@@ -25,6 +25,10 @@ export const CLUSTER_PORTS = {
   historyMembership: 6634,
   matchingMembership: 6635,
   workerMembership: 6639,
+  /** The internal-frontend of a cluster with sign-on (--sso): the server's own services call it. */
+  internalFrontendGrpc: 7637,
+  internalFrontendHttp: 7647,
+  internalFrontendMembership: 6637,
   /** The server's Prometheus endpoint (/metrics). */
   metrics: 9633,
   /** Go's pprof (/debug/pprof/) of the server. */
@@ -32,6 +36,8 @@ export const CLUSTER_PORTS = {
   ui: 8633,
   /** The codec server the UI decodes payloads with (npm run codec-server's default port). */
   codecServer: 8634,
+  /** The OpenID provider of a cluster with sign-on (npm run sso-provider; 8635 is the webhook receiver's). */
+  sso: 8636,
 } as const;
 
 export const CLUSTER_ADDRESS = `${HOST}:${CLUSTER_PORTS.frontendGrpc}`;
@@ -44,13 +50,13 @@ export const NODE_PORT_STEP = 100;
 export const MAX_NODES = 9;
 
 /** The ports a server node takes (its own gRPC, membership, metrics and pprof ports per service). */
-export type NodePorts = Omit<typeof CLUSTER_PORTS, 'postgres' | 'ui' | 'codecServer'>;
+export type NodePorts = Omit<typeof CLUSTER_PORTS, 'postgres' | 'ui' | 'codecServer' | 'sso'>;
 
 /** Node n's ports (n from 1: node 1's are CLUSTER_PORTS). */
 export function nodePorts(node: number): NodePorts {
   if (!Number.isInteger(node) || node < 1 || node > MAX_NODES)
     throw new RangeError(`node ${node}: nodes are numbered 1 to ${MAX_NODES}`);
-  const { postgres: _postgres, ui: _ui, codecServer: _codec, ...ports } = CLUSTER_PORTS;
+  const { postgres: _postgres, ui: _ui, codecServer: _codec, sso: _sso, ...ports } = CLUSTER_PORTS;
   const shift = NODE_PORT_STEP * (node - 1);
   return Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, port + shift])) as NodePorts;
 }
@@ -77,6 +83,11 @@ export const SETUP_SCRIPT = path.join(DEPLOY_DIR, 'setup.sh');
 
 /** The server's command line after --root: the same in docker-compose.yml. */
 export const SERVER_ARGS = ['--config', CONFIG_DIR, '--env', SERVER_CONFIG_ENV, '--allow-no-auth', 'start'];
+/** With sign-on: the four default services and the internal-frontend (config.yaml). */
+export const SSO_SERVER_ARGS = [
+  ...SERVER_ARGS,
+  ...['frontend', 'internal-frontend', 'history', 'matching', 'worker'].flatMap((service) => ['--service', service]),
+];
 
 // ---- local state (git-ignored) ----------------------------------------------------------------------
 
@@ -156,6 +167,9 @@ export function nodePortEnv(node: number): NodeJS.ProcessEnv {
     MATCHING_MEMBERSHIP_PORT: String(p.matchingMembership),
     WORKER_GRPC_PORT: String(p.workerGrpc),
     WORKER_MEMBERSHIP_PORT: String(p.workerMembership),
+    INTERNAL_FRONTEND_GRPC_PORT: String(p.internalFrontendGrpc),
+    INTERNAL_FRONTEND_HTTP_PORT: String(p.internalFrontendHttp),
+    INTERNAL_FRONTEND_MEMBERSHIP_PORT: String(p.internalFrontendMembership),
     PROMETHEUS_ENDPOINT: `${HOST}:${p.metrics}`,
     PPROF_PORT: String(p.pprof),
     // The cluster's address in its metadata (one record in the database): every node writes node 1's,

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { CLUSTER_BINARIES } from '../tools';
-import { CLUSTER_DATA_DIR, DEPLOY_ROOT, SERVER_ARGS, nodeAddress, nodeFiles, nodePortEnv, nodePorts } from './layout';
+import { CLUSTER_DATA_DIR, nodeAddress, nodeFiles, nodePortEnv, nodePorts } from './layout';
 import {
   isAlive,
   launchOf,
@@ -52,11 +52,12 @@ export function runningNode(node: number): ProcessState | undefined {
   return runningProcess(nodeFiles(node).state);
 }
 
-/** Whether a process runs with node 1's configuration: the same dynamic config file and TLS mode. */
+/** Whether a process runs with node 1's configuration: the same dynamic config file, TLS and sign-on mode. */
 function sameConfig(env: NodeJS.ProcessEnv, first: NodeJS.ProcessEnv): boolean {
   return (
     env.DYNAMIC_CONFIG_FILE_PATH === first.DYNAMIC_CONFIG_FILE_PATH &&
-    env.TEMPORAL_TLS_FRONTEND_CERT === first.TEMPORAL_TLS_FRONTEND_CERT
+    env.TEMPORAL_TLS_FRONTEND_CERT === first.TEMPORAL_TLS_FRONTEND_CERT &&
+    env.TEMPORAL_JWT_KEY_SOURCE1 === first.TEMPORAL_JWT_KEY_SOURCE1
   );
 }
 
@@ -66,7 +67,9 @@ export async function startNode(node: number, firstPid: number, cli: string, log
   const tls = Boolean(env.TEMPORAL_TLS_FRONTEND_CERT);
   const files = nodeFiles(node);
   log(`Temporal server node ${node}: starting at ${nodeAddress(node)}${tls ? ' (mutual TLS)' : ''}`);
-  const started = startDetached(CLUSTER_BINARIES.server.path, ['--root', DEPLOY_ROOT, ...SERVER_ARGS], {
+  // Node 1's command line: with sign-on it also runs the internal-frontend.
+  const { args } = launchOf(firstPid);
+  const started = startDetached(CLUSTER_BINARIES.server.path, args, {
     env,
     log: files.log,
     stateFile: files.state,

@@ -46,6 +46,8 @@ const PORT_LABELS: Record<string, string> = {
   frontendGrpc: 'grpc',
   frontendHttp: 'http',
   historyGrpc: 'history',
+  internalFrontendGrpc: 'internal-frontend',
+  internalFrontendHttp: 'internal-frontend-http',
   matchingGrpc: 'matching',
   workerGrpc: 'worker',
   metrics: 'metrics',
@@ -97,14 +99,18 @@ export async function ownedShards(node: number): Promise<number | undefined> {
 async function nodeLine(node: number, cli: string | undefined, tls: boolean): Promise<ProcessLine> {
   const state = node === 1 ? serverRecord() : runningNode(node);
   const ports: Record<string, number> = { ...nodePorts(node) };
+  const env = state ? launchOf(state.pid).env : {};
   // A node started before pprof had a port runs without it.
-  if (state && !launchOf(state.pid).env.PPROF_PORT) delete ports.pprof;
+  if (state && !env.PPROF_PORT) delete ports.pprof;
+  // Only a node with sign-on (--sso) runs the internal-frontend.
+  const sso = Boolean(env.TEMPORAL_JWT_KEY_SOURCE1);
+  if (!sso) for (const name of Object.keys(ports)) if (name.startsWith('internalFrontend')) delete ports[name];
   const serving = state !== undefined && cli !== undefined && (await isFrontendHealthy(cli, nodeAddress(node), tls));
   const shards = serving ? await ownedShards(node) : undefined;
   return {
     process: 'temporal-server',
     node,
-    services: [...NODE_SERVICES],
+    services: sso ? [...NODE_SERVICES, 'internal-frontend'] : [...NODE_SERVICES],
     ...(state ? { pid: state.pid } : {}),
     ports,
     health: serving ? 'up' : state ? 'not serving' : 'down',

@@ -40,10 +40,16 @@ export async function isWebhookReceiverHealthy(): Promise<boolean> {
 /** Starts the receiver unless it runs; returns its URL and secret file. */
 export async function ensureWebhookReceiver(
   log: (line: string) => void,
-  /** TEMPORAL_TLS_* when the cluster runs with --tls. */
+  /** TEMPORAL_TLS_* when the cluster runs with --tls, a service's TEMPORAL_OIDC_* with --sso. */
   clientEnv: Record<string, string> = {},
 ): Promise<{ url: string; secretFile: string }> {
   const secretFile = ensureWebhookSecret(log);
+  const running = runningProcess(WEBHOOKS_FILES.state);
+  // A receiver started for the cluster's other mode (TLS, sign-on) would be refused: it starts again.
+  if (running && JSON.stringify(running.clientEnv ?? {}) !== JSON.stringify(clientEnv)) {
+    log("webhook receiver: restarting for the cluster's connection settings");
+    await stopRecorded(WEBHOOKS_FILES.state);
+  }
   if (!runningProcess(WEBHOOKS_FILES.state) || !(await isWebhookReceiverHealthy())) {
     log(`webhook receiver: starting at ${CLUSTER_WEBHOOKS_URL}/github`);
     const started = startDetached(
@@ -69,6 +75,7 @@ export async function ensureWebhookReceiver(
         },
         log: WEBHOOKS_FILES.log,
         stateFile: WEBHOOKS_FILES.state,
+        extra: { clientEnv },
       },
     );
     await waitUntil('the webhook receiver', isWebhookReceiverHealthy, started, WEBHOOKS_FILES.log, 60_000);
