@@ -1,0 +1,257 @@
+// test-lane: cluster-alone (switches the shared cluster to sign-on and back)
+// Sign-on and roles end to end on the production-shaped cluster: this file switches the shared cluster
+// to `npm run cluster -- --sso` (the OpenID provider starts; the server and the UI server restart with
+// the JWT authorizer and the login), runs the worker process and the CLI as services with the
+// `export` lines the cluster prints, and checks in headless Chromium what each role may do: the reader
+// logs in and reads a decoded prompt and PR link, and the Web UI's terminate is refused; the writer
+// terminates; a person with no role sees no workflow. The codec server refuses a request without a
+// token, with an expired one and with one signed by another key. Service tokens live a few seconds, so
+// the worker runs across several expiries. The cluster always goes back to plain mode at the end.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { SignJWT, decodeJwt, generateKeyPair } from 'jose';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { parse, stringify } from 'yaml';
+import { type EmulatorHandle, startEmulator } from '../../emulator';
+import { type ClusterComponent, type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
+import { CLUSTER_ADDRESS, CLUSTER_CODEC_URL, CLUSTER_FILES, CLUSTER_UI_URL } from '../../scripts/cluster/layout';
+import { SSO_FILES, serviceEnv, serviceToken } from '../../scripts/cluster/sso';
+import { CHROMIUM_PATH } from '../../scripts/test-setup';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { payloadEncryption } from '../../src/codec';
+import { type Directory, hashPassword } from '../../src/sso/directory';
+import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+
+const ROOT = path.resolve(__dirname, '../..');
+const KEY = 'mint_cluster_sso_e2e_key_0123456789';
+const NAMESPACE = 'default';
+/** Service tokens' lifetime in this file: the worker's expires several times while it runs. */
+const SERVICE_TOKEN_TTL_S = 8;
+const UI_TIMEOUT_MS = 20_000;
+const ARTIFACTS = path.resolve(ROOT, 'test-artifacts/cluster-sso');
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const run = (args: string[], env: NodeJS.ProcessEnv, timeout = 120_000): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'src/starter.ts', ...args], { cwd: ROOT, env, timeout }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+const said = (r: Run) => `exit ${r.code}; stderr: ${r.stderr.trim() || '(none)'}; stdout: ${r.stdout.trim() || '(none)'}`;
+const lastJson = (text: string) => JSON.parse(text.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+
+/** People and a reader service this file adds to the directory (the provider re-reads it on change). */
+const PEOPLE = {
+  'sso-test-reader': { role: 'reader', password: `r-${process.pid}-${Date.now()}` },
+  'sso-test-writer': { role: 'writer', password: `w-${process.pid}-${Date.now()}` },
+  'sso-test-nobody': { role: undefined, password: `n-${process.pid}-${Date.now()}` },
+} as const;
+const READER_SERVICE = 'sso-test-reader-service';
+
+function addToDirectory(): void {
+  const directory = parse(readFileSync(SSO_FILES.directory, 'utf8')) as Directory;
+  const ours = (name: string) => name.startsWith('sso-test-');
+  directory.users = directory.users.filter((u) => !ours(u.username));
+  directory.services = directory.services.filter((s) => !ours(s.clientId));
+  for (const [username, { role, password }] of Object.entries(PEOPLE))
+    directory.users.push({
+      username,
+      name: username,
+      email: `${username}@docs-admin.localhost`,
+      password: hashPassword(password),
+      roles: role ? { [NAMESPACE]: role } : {},
+    });
+  const secretFile = `${READER_SERVICE}.secret`;
+  writeFileSync(path.join(path.dirname(SSO_FILES.directory), secretFile), `reader-secret-${process.pid}\n`, {
+    mode: 0o600,
+  });
+  directory.services.push({ clientId: READER_SERVICE, secretFile, roles: { [NAMESPACE]: 'reader' } });
+  writeFileSync(SSO_FILES.directory, stringify(directory), { mode: 0o600 });
+}
+
+/** Headless Chromium with a profile of its own, signed in as `username` through the provider's form. */
+async function signIn(username: keyof typeof PEOPLE): Promise<{ page: Page; close(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-sso-chromium-'));
+  const context: BrowserContext = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1600, height: 1000 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(UI_TIMEOUT_MS);
+  await page.goto(`${CLUSTER_UI_URL}/auth/sso?returnUrl=${encodeURIComponent(`/namespaces/${NAMESPACE}/workflows`)}`);
+  await page.locator('input[name=username]').fill(username);
+  await page.locator('input[name=password]').fill(PEOPLE[username].password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.origin === CLUSTER_UI_URL && url.pathname.startsWith('/namespaces/'));
+  return {
+    page,
+    async close() {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function mainText(page: Page): Promise<string> {
+  return page.locator('main').innerText();
+}
+
+describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReason() }, () => {
+  const taskQueue = uniqueTaskQueue('sso');
+  const tag = taskQueue.slice(-12);
+  const prompt = `Document sign-on ${tag}`;
+  let emu: EmulatorHandle | undefined;
+  let worker: ReturnType<typeof spawn> | undefined;
+  let workerOutput = '';
+  let ensured: EnsureResult;
+  let startedHere: ClusterComponent[] = [];
+  let doneJob: { workflowId: string; prLink: string } | undefined;
+  const base = (): NodeJS.ProcessEnv => ({
+    PATH: process.env.PATH ?? '',
+    HOME: '/nonexistent',
+    TEMPORAL_ADDRESS: CLUSTER_ADDRESS,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    PAYLOAD_ENCRYPTION_KEYS_FILE: CLUSTER_FILES.payloadKeys,
+  });
+  const asCli = (): NodeJS.ProcessEnv => ({ ...base(), ...ensured.sso!.cli });
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    startedHere = (await ensureCluster()).started;
+    process.env.SSO_SERVICE_TOKEN_TTL_SECONDS = String(SERVICE_TOKEN_TTL_S);
+    ensured = await ensureCluster({ sso: true });
+    assert.ok(ensured.sso, 'the cluster runs with sign-on');
+    addToDirectory();
+    emu = await startEmulator({
+      agentActiveMs: 300,
+      durationFor: (kind, key) => (kind === 'agent' && key.includes('[long]') ? 600_000 : undefined),
+    });
+    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      cwd: ROOT,
+      env: { ...base(), ...ensured.sso.worker, ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, METRICS_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stdout?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+    worker.stderr?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+    await waitFor(
+      () => {
+        if (worker?.exitCode !== null) throw new Error(`the worker exited:\n${workerOutput}`);
+        return workerOutput.includes('docs-admin worker started');
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: 'the worker to start as docs-admin-worker' },
+    );
+  });
+
+  after(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((resolve) => worker?.once('exit', resolve));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await emu?.close();
+    delete process.env.SSO_SERVICE_TOKEN_TTL_SECONDS;
+    const plain = await ensureCluster({ sso: false });
+    assert.equal(plain.sso, undefined);
+    if (startedHere.length > 0 && process.env.DOCS_ADMIN_KEEP_CLUSTER !== '1')
+      await stopCluster(() => undefined, startedHere);
+  });
+
+  test('the worker and the CLI run an agent job as services, and keep running across token expiries', async () => {
+    const first = await run(['agent', '--project', `sso-${tag}`, '--prompt', prompt, '--wait', '--json'], asCli());
+    assert.equal(first.code, 0, said(first));
+    const job = lastJson(first.stdout);
+    assert.equal(job.status, 'completed');
+    doneJob = { workflowId: String(job.workflowId), prLink: String(job.prLink) };
+    assert.match(doneJob.prLink, /\/pull\/\d+$/);
+    // Three lifetimes of the worker's token later, it still polls, and a second job completes.
+    const startedAt = Date.now();
+    await waitFor(() => Date.now() - startedAt > 3 * SERVICE_TOKEN_TTL_S * 1000, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: 'three service token lifetimes',
+    });
+    const second = await run(['agent', '--project', `sso-${tag}`, '--prompt', `${prompt} again`, '--wait', '--json'], asCli());
+    assert.equal(second.code, 0, said(second));
+    assert.equal(lastJson(second.stdout).status, 'completed');
+    assert.doesNotMatch(workerOutput, /PermissionDenied|Request unauthorized/);
+  });
+
+  test('without a token, and as a reader, the CLI is refused with one line naming the role', async () => {
+    const nobody = await run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], base());
+    assert.equal(nobody.code, 1, said(nobody));
+    assert.equal(nobody.stderr.trim().split('\n').length, 1, said(nobody));
+    assert.match(nobody.stderr, /needs the writer role on namespace default/);
+    const reader = await run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], {
+      ...base(),
+      ...serviceEnv(READER_SERVICE),
+    });
+    assert.equal(reader.code, 1, said(reader));
+    assert.match(reader.stderr, /needs the writer role on namespace default.*role reader/);
+    assert.ok(doneJob);
+    const status = await run(['status', doneJob.workflowId, '--json'], { ...base(), ...serviceEnv(READER_SERVICE) });
+    assert.equal(status.code, 0, `a reader reads: ${said(status)}`);
+  });
+
+  test('the codec server refuses no token, an expired one and one signed by another key', async () => {
+    const [encoded] = await payloadEncryption(CLUSTER_FILES.payloadKeys).codec.encode([
+      defaultPayloadConverter.toPayload(prompt),
+    ]);
+    const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
+    const metadata = Object.entries(encoded?.metadata ?? {}).map(([name, value]) => [name, base64(value)]);
+    const body = JSON.stringify({ payloads: [{ metadata: Object.fromEntries(metadata), data: base64(encoded?.data) }] });
+    const decode = (authorization?: string) =>
+      fetch(`${CLUSTER_CODEC_URL}/decode`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-namespace': NAMESPACE,
+          ...(authorization ? { authorization } : {}),
+        },
+        body,
+      });
+    const token = await serviceToken(READER_SERVICE);
+    const ok = await decode(`Bearer ${token}`);
+    assert.equal(ok.status, 200, await ok.clone().text());
+    const [decoded] = ((await ok.json()) as { payloads: { data: string }[] }).payloads;
+    assert.equal(JSON.parse(Buffer.from(decoded?.data ?? '', 'base64').toString()), prompt);
+    assert.equal((await decode()).status, 401);
+    const { privateKey } = await generateKeyPair('RS256');
+    const claims = decodeJwt(token);
+    const forged = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: 'forged' })
+      .sign(privateKey);
+    assert.equal((await decode(`Bearer ${forged}`)).status, 401);
+    await waitFor(() => Date.now() / 1000 > (claims.exp ?? 0) + 2, { timeoutMs: 30_000, intervalMs: 250, what: 'the token to expire' });
+    assert.equal((await decode(`Bearer ${token}`)).status, 401);
+  });
+
+  test('in the browser the reader reads a decoded prompt and PR link, and is refused terminate', async (t) => {
+    if (!existsSync(CHROMIUM_PATH)) return t.skip(`no Chromium at ${CHROMIUM_PATH}`);
+    assert.ok(doneJob);
+    const session = await signIn('sso-test-reader');
+    try {
+      const { page } = session;
+      await page.goto(`${CLUSTER_UI_URL}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(doneJob.workflowId)}`);
+      await waitFor(async () => (await mainText(page)).includes(prompt) && (await mainText(page)).includes(doneJob!.prLink), {
+        timeoutMs: UI_TIMEOUT_MS,
+        intervalMs: 300,
+        what: 'the decoded prompt and PR link on the page',
+      });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-workflow.png'), fullPage: true });
+    } finally {
+      await session.close();
+    }
+  });
+});
