@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../../src/shared/defaults';
+import { DEFAULT_TOKEN_AUDIENCE, PERMISSIONS_CLAIM } from '../../src/shared/roles';
 import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attributes';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import {
@@ -23,6 +24,7 @@ import {
   SERVER_CONFIG_ENV,
   SERVER_CONFIG_FILE,
   SETUP_SCRIPT,
+  SSO_SERVER_ARGS,
   namespaceEnv,
   schemaEnv,
   serverEnv,
@@ -552,7 +554,15 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
     const variables = [...template.matchAll(expression)].map((m) => m[1]);
     assert.deepEqual(variables.sort(), [
       'TEMPORAL_ADDRESS',
+      'TEMPORAL_AUTH_CALLBACK_URL',
+      'TEMPORAL_AUTH_CLIENT_ID',
+      'TEMPORAL_AUTH_CLIENT_SECRET',
+      'TEMPORAL_AUTH_ENABLED',
+      'TEMPORAL_AUTH_ISSUER_URL',
+      'TEMPORAL_AUTH_PROVIDER_LABEL',
+      'TEMPORAL_AUTH_PROVIDER_URL',
       'TEMPORAL_CODEC_ENDPOINT',
+      'TEMPORAL_CODEC_PASS_ACCESS_TOKEN',
       'TEMPORAL_DEFAULT_NAMESPACE',
       'TEMPORAL_TLS_CA',
       'TEMPORAL_TLS_CERT',
@@ -574,16 +584,24 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
         namespace: rendered.defaultNamespace,
         codec: rendered.codec,
       },
-      { address: '127.0.0.1:7233', host: '127.0.0.1', port: 8080, namespace: 'default', codec: { endpoint: null } },
+      {
+        address: '127.0.0.1:7233',
+        host: '127.0.0.1',
+        port: 8080,
+        namespace: 'default',
+        codec: { endpoint: null, passAccessToken: false },
+      },
     );
-    // Unset, the TLS values are empty: the UI server connects without TLS.
+    // Unset, the TLS values are empty: the UI server connects without TLS (and verifies the host when it does).
     assert.deepEqual(rendered.tls, {
       caFile: null,
       certFile: null,
       keyFile: null,
       serverName: null,
-      enableHostVerification: false,
+      enableHostVerification: true,
     });
+    // Unset, no login: the plain cluster.
+    assert.equal((rendered.auth as { enabled: boolean }).enabled, false);
     // As the cluster renders it: the UI decodes through the cluster's codec server.
     const cluster = uiEnv();
     const clusterRendered = parse(
@@ -652,5 +670,266 @@ describe('docker-compose.yml: Prometheus with the shipped rules', () => {
     assert.equal(String(job.dns_sd_configs?.[0]?.port), env('worker').METRICS_PORT);
     assert.equal(env('worker').METRICS_HOST, '0.0.0.0', 'the worker listens beyond its container');
     assert.match(readFileSync(RULES_FILE, 'utf8'), new RegExp(`up\\{job="${WORKER_JOB}"\\}`));
+  });
+});
+
+// ---- docker-compose.sso.yml: the override with sign-on (`npm run cluster -- --sso`'s shape) ----------------
+
+const ssoText = readFileSync(path.join(ROOT, 'docker-compose.sso.yml'), 'utf8');
+const ssoOverride = parse(ssoText, { merge: true }) as Compose;
+
+/** What `docker compose -f docker-compose.yml -f docker-compose.sso.yml` runs: Compose's merge rules. */
+function mergeCompose(base: Compose, override: Compose): Compose {
+  const target = volumeTarget;
+  const merged: Record<string, Service> = { ...base.services };
+  for (const [name, over] of Object.entries(override.services)) {
+    const under = base.services[name];
+    if (!under) {
+      merged[name] = over;
+      continue;
+    }
+    const overTargets = new Set((over.volumes ?? []).map(target));
+    merged[name] = {
+      ...under,
+      ...over,
+      environment: { ...under.environment, ...over.environment },
+      depends_on: { ...(under.depends_on as Record<string, Dependency>), ...(over.depends_on as object) },
+      volumes: [...(under.volumes ?? []).filter((v) => !overTargets.has(target(v))), ...(over.volumes ?? [])],
+    };
+  }
+  return { ...base, services: merged, volumes: { ...base.volumes, ...override.volumes } };
+}
+const sso = mergeCompose(compose, ssoOverride).services;
+
+function ssoService(name: string): Service {
+  const found = sso[name];
+  assert.ok(found, `with docker-compose.sso.yml there is a service "${name}"`);
+  return found;
+}
+function ssoEnv(name: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(ssoService(name).environment ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+/**
+ * scripts/cluster/sso.ts read as text (the names are what matter, and the test stays a parse of files): the keys
+ * of the object a function returns, and its constants.
+ */
+const clusterSso = readFileSync(path.join(ROOT, 'scripts/cluster/sso.ts'), 'utf8');
+function clusterSsoKeys(fn: string): string[] {
+  const start = clusterSso.indexOf(`export function ${fn}(`);
+  assert.ok(start >= 0, `scripts/cluster/sso.ts exports ${fn}`);
+  const body = clusterSso.slice(start, clusterSso.indexOf('\n}\n', start));
+  return [...body.matchAll(/\b([A-Z][A-Z0-9_]+):/g)].map((m) => m[1] as string).sort();
+}
+const CLUSTER_SERVICES = Object.fromEntries(
+  [...(/SERVICES = \{([^}]*)\}/.exec(clusterSso)?.[1] ?? '').matchAll(/(\w+): '([^']+)'/g)].map((m) => [m[1], m[2]]),
+);
+const CLUSTER_UI_CLIENT_ID = /UI_CLIENT_ID = '([^']+)'/.exec(clusterSso)?.[1];
+
+const ssoIssuer = defaultOf(ssoEnv('sso-provider').SSO_ISSUER ?? '');
+const SSO_MOUNT = '/run/docs-admin/sso';
+
+/** The container path of a volume spec, whose source may be `${NAME:-default}`. */
+function volumeTarget(spec: string): string | undefined {
+  return spec.replace(/^\$\{[^}]*\}/, 'source').split(':')[1];
+}
+
+/** The SSO folder's mount in a service: `${SSO_DIR:-./secrets/sso}:/run/docs-admin/sso[:ro]`. */
+function ssoMount(name: string): string | undefined {
+  return (ssoService(name).volumes ?? []).find((v) => volumeTarget(v) === SSO_MOUNT);
+}
+
+describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it', () => {
+  test('an override of the same project: new services are the provider, its directory job and the setup token', () => {
+    assert.equal((parse(ssoText) as { name?: string }).name, (parse(composeText) as { name?: string }).name);
+    const added = Object.keys(ssoOverride.services).filter((name) => !services[name]);
+    assert.deepEqual(added.sort(), ['sso-directory', 'sso-provider', 'temporal-setup-token']);
+    for (const name of added) {
+      assert.equal(ssoService(name).image, service('worker').image, `${name} runs the project's image`);
+      assert.deepEqual(ssoService(name).build, service('worker').build);
+    }
+    for (const [name, svc] of Object.entries(sso)) {
+      for (const [target, dep] of Object.entries((svc.depends_on ?? {}) as Record<string, Dependency>)) {
+        assert.ok(sso[target], `${name} depends on unknown service ${target}`);
+        if (dep.condition === 'service_healthy' && !DOCS_ADMIN_SERVICES.includes(target))
+          assert.ok(sso[target]?.healthcheck?.test, `${name} waits for ${target} to be healthy: it has a healthcheck`);
+      }
+    }
+    assert.doesNotMatch(ssoText, /CLIENT_SECRET:|scrypt\$|"kty"/, 'no secret, hash or key in the file');
+  });
+
+  test('the provider: the module of npm run sso-provider on the issuer, on loopback, its key in a volume', () => {
+    const provider = ssoService('sso-provider');
+    assert.deepEqual(provider.entrypoint, ['node', compiled('src/sso-provider.ts')]);
+    if (packageJson.scripts['sso-provider']) assert.equal(scriptModule('sso-provider'), 'src/sso-provider.ts');
+    const providerEnv = ssoEnv('sso-provider');
+    for (const name of ['SSO_ISSUER', 'SSO_DIRECTORY_FILE', 'SSO_SIGNING_KEY_FILE', 'SSO_AUDIENCE'])
+      assert.ok(providerEnv[name], `the provider gets ${name}`);
+    assert.equal(defaultOf(providerEnv.SSO_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+    assert.equal(defaultOf(providerEnv.SSO_ACCESS_TOKEN_TTL_SECONDS as string), '900');
+
+    // One issuer for the browser (the published port on 127.0.0.1) and the containers (the network alias).
+    const issuer = new URL(ssoIssuer);
+    assert.equal(Number(issuer.port), CLUSTER_PORTS.sso, "the cluster's provider port");
+    assert.match(issuer.hostname, /\.localhost$/, 'a name browsers resolve to 127.0.0.1 by themselves');
+    const networks = (provider as { networks?: { default?: { aliases?: string[] } } }).networks;
+    assert.deepEqual(networks?.default?.aliases, [issuer.hostname]);
+    assert.deepEqual(
+      (provider.ports ?? []).map(String),
+      [`127.0.0.1:${issuer.port}:${issuer.port}`],
+      'published on loopback only',
+    );
+    assert.match(JSON.stringify(provider.healthcheck?.test), /SSO_ISSUER \+ '\/health'/);
+
+    // The directory comes from the SSO folder; the signing key from a volume no other service mounts.
+    assert.equal(path.posix.dirname(providerEnv.SSO_DIRECTORY_FILE as string), SSO_MOUNT);
+    assert.match(ssoMount('sso-provider') ?? '', /:ro$/, 'the provider only reads the directory');
+    const keyDir = path.posix.dirname(providerEnv.SSO_SIGNING_KEY_FILE as string);
+    const keyVolume = (provider.volumes ?? []).find((v) => v.endsWith(`:${keyDir}`))?.split(':')[0];
+    assert.ok(keyVolume && ssoOverride.volumes && keyVolume in ssoOverride.volumes, 'a named volume');
+    for (const [name, svc] of Object.entries(sso))
+      if (name !== 'sso-provider')
+        assert.ok(!(svc.volumes ?? []).some((v) => v.startsWith(`${keyVolume}:`)), `${name} cannot read the key`);
+  });
+
+  test('the directory job makes what the cluster makes, with the Web UI callback the UI is given', () => {
+    const job = ssoService('sso-directory');
+    const script = [job.entrypoint ?? []].flat().join(' ');
+    assert.match(script, /require\('\.\/dist\/src\/sso\/directory\.js'\)\.ensureDirectory\(/);
+    assert.match(clusterSso, /ensureDirectory\(SSO_FILES\.directory, \{ namespace: .*, uiRedirectUri: /);
+    assert.equal(ssoEnv('sso-directory').SSO_DIRECTORY_FILE, ssoEnv('sso-provider').SSO_DIRECTORY_FILE);
+    assert.equal(ssoEnv('sso-directory').TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE);
+    assert.equal(ssoEnv('sso-directory').TEMPORAL_AUTH_CALLBACK_URL, ssoEnv('temporal-ui').TEMPORAL_AUTH_CALLBACK_URL);
+    const ui = ports('temporal-ui')[0];
+    assert.equal(
+      defaultOf(ssoEnv('temporal-ui').TEMPORAL_AUTH_CALLBACK_URL as string),
+      `http://127.0.0.1:${ui?.host}/auth/sso/callback`,
+      "the UI's published address",
+    );
+    assert.match(
+      ssoMount('sso-directory') ?? '',
+      /^\$\{SSO_DIR:-\.\/secrets\/sso\}:[^:]+$/,
+      'writable, below secrets/',
+    );
+    assert.deepEqual(ssoService('sso-provider').depends_on, {
+      'sso-directory': { condition: 'service_completed_successfully' },
+    });
+  });
+
+  test("the server: the five services and config.yaml's authorization variables, as the cluster sets them", () => {
+    const [program, rootFlag, , ...rest] = [ssoService('temporal').command ?? []].flat();
+    assert.deepEqual([program, rootFlag], ['temporal-server', '--root']);
+    assert.deepEqual(rest, SSO_SERVER_ARGS, "after --root, the cluster's arguments with sign-on");
+    const variables = templateVariables(SERVER_CONFIG_FILE);
+    const server = ssoEnv('temporal');
+    const unknown = Object.keys(server).filter((name) => !variables.has(name));
+    assert.deepEqual(unknown, [], 'only variables config.yaml reads');
+    for (const name of clusterSsoKeys('ssoServerEnv'))
+      assert.ok(server[name], `compose sets ${name} as the cluster does`);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_KEY_SOURCE1 as string), `${ssoIssuer}/jwks`);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_PERMISSIONS_CLAIM as string), PERMISSIONS_CLAIM);
+    assert.match(
+      readFileSync(SERVER_CONFIG_FILE, 'utf8'),
+      /env "TEMPORAL_JWT_PERMISSIONS_CLAIM" \| default "permissions"/,
+    );
+    // The internal-frontend trusts every caller: its port stays inside the compose network.
+    assert.deepEqual(ports('temporal'), [{ ip: '127.0.0.1', host: 7233, container: 7233 }]);
+    assert.deepEqual((ssoService('temporal').ports ?? []).map(String), ['127.0.0.1:7233:7233']);
+  });
+
+  test("the Web UI: ui.yaml's login variables, its secret from the directory's file, tokens to the codec", () => {
+    const ui = ssoEnv('temporal-ui');
+    const uiTemplate = templateVariables(path.join(ROOT, 'deploy/temporal/ui.yaml'));
+    // The image's own template reads the scopes as a list; ui.yaml names them.
+    const unknown = Object.keys(ui).filter((name) => !uiTemplate.has(name) && name !== 'TEMPORAL_AUTH_SCOPES');
+    assert.deepEqual(unknown, [], 'only variables deploy/temporal/ui.yaml reads');
+    for (const name of clusterSsoKeys('ssoUiEnv'))
+      if (name !== 'TEMPORAL_AUTH_CLIENT_SECRET') assert.ok(ui[name], `compose sets ${name} as the cluster does`);
+    assert.equal(ui.TEMPORAL_AUTH_ENABLED, 'true');
+    assert.equal(ui.TEMPORAL_CODEC_PASS_ACCESS_TOKEN, 'true');
+    assert.equal(defaultOf(ui.TEMPORAL_AUTH_PROVIDER_URL as string), ssoIssuer);
+    assert.equal(defaultOf(ui.TEMPORAL_AUTH_CLIENT_ID as string), CLUSTER_UI_CLIENT_ID);
+    assert.deepEqual(ui.TEMPORAL_AUTH_SCOPES?.split(','), ['openid', 'profile', 'email']);
+    assert.equal(ui.TEMPORAL_AUTH_CLIENT_SECRET, undefined, 'the secret is in no compose file');
+    const [shell, flag, script, file] = [ssoService('temporal-ui').entrypoint ?? []].flat();
+    assert.deepEqual([shell, flag], ['sh', '-c']);
+    assert.match(
+      script ?? '',
+      /TEMPORAL_AUTH_CLIENT_SECRET="\$\$\(cat "\$\$0"\)" && export .* && exec \.\/start-ui-server\.sh$/,
+    );
+    assert.equal(file, `${SSO_MOUNT}/${ui.TEMPORAL_AUTH_CLIENT_ID}.secret`);
+    assert.match(ssoMount('temporal-ui') ?? '', /:ro$/);
+    assert.deepEqual(
+      dependencies('temporal-ui').temporal,
+      { condition: 'service_healthy' },
+      'the base dependency stays',
+    );
+  });
+
+  test("the codec server accepts the issuer's access tokens, as the cluster's does", () => {
+    const codec = ssoEnv('codec-server');
+    assert.deepEqual(
+      clusterSsoKeys('ssoCodecEnv').filter((name) => !codec[name]),
+      [],
+      'every variable the cluster sets',
+    );
+    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_ISSUER as string), ssoIssuer);
+    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+    assert.ok(codec.CODEC_SERVER_TOKEN_FILE, 'and still the tokens of its file');
+  });
+
+  test('the worker, the CLI and the webhook receiver sign in as the services the cluster makes', () => {
+    for (const [name, client] of [
+      ['worker', CLUSTER_SERVICES.worker],
+      ['cli', CLUSTER_SERVICES.cli],
+      ['webhooks', CLUSTER_SERVICES.cli],
+    ] as const) {
+      const vars = ssoEnv(name);
+      for (const variable of clusterSsoKeys('serviceEnv')) assert.ok(vars[variable], `${name} gets ${variable}`);
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_ISSUER as string), ssoIssuer);
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_CLIENT_ID as string), client);
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+      const secretFile = vars.TEMPORAL_OIDC_CLIENT_SECRET_FILE as string;
+      assert.equal(secretFile, `${SSO_MOUNT}/${vars.TEMPORAL_OIDC_CLIENT_ID}.secret`);
+      assert.match(ssoMount(name) ?? '', /:ro$/, `${name} reads the folder read-only`);
+      assert.ok(env(name).TEMPORAL_ADDRESS, `${name} keeps its base settings`);
+    }
+    assert.ok(
+      (ssoService('worker').volumes ?? []).includes(`./deploy/sinks.yaml:${env('worker').KEEPER_SINKS_FILE}:ro`),
+    );
+  });
+
+  test("the setup job calls with the setup service's token, which a one-shot job fetches for it", () => {
+    const tokenJob = ssoEnv('temporal-setup-token');
+    assert.equal(defaultOf(tokenJob.TEMPORAL_OIDC_CLIENT_ID as string), CLUSTER_SERVICES.setup);
+    assert.equal(tokenJob.TEMPORAL_OIDC_CLIENT_SECRET_FILE, `${SSO_MOUNT}/${tokenJob.TEMPORAL_OIDC_CLIENT_ID}.secret`);
+    assert.equal(defaultOf(tokenJob.TEMPORAL_OIDC_ISSUER as string), ssoIssuer);
+    const script = [ssoService('temporal-setup-token').entrypoint ?? []].flat().join(' ');
+    assert.match(script, /require\('\.\/dist\/src\/connection\/service-token\.js'\)/);
+    assert.match(script, /fetchServiceToken\(tokens\.serviceTokenSettingsFromEnv\(process\.env\)\)/);
+    assert.match(script, /writeFileSync\(process\.env\.SETUP_TOKEN_FILE, t\.token, \{ mode: 0o600 \}\)/);
+
+    const setup = ssoService('temporal-setup');
+    const [shell, flag, line, tokenFile] = [setup.entrypoint ?? []].flat();
+    assert.deepEqual([shell, flag], ['sh', '-c']);
+    assert.equal(tokenFile, tokenJob.SETUP_TOKEN_FILE);
+    assert.match(
+      line ?? '',
+      /TEMPORAL_API_KEY="\$\$\(cat "\$\$0"\)" && export TEMPORAL_API_KEY && exec sh (\S+) "\$\$@"$/,
+    );
+    const setupScript = /exec sh (\S+) /.exec(line ?? '')?.[1] as string;
+    assert.equal(hostPathOf('temporal-setup', setupScript), SETUP_SCRIPT, 'still setup.sh');
+    assert.deepEqual(setup.command, ['namespace']);
+    assert.equal(ssoEnv('temporal-setup').TEMPORAL_TLS, 'false', 'the CLI would turn TLS on for a token');
+    assert.deepEqual(dependencies('temporal-setup').temporal, { condition: 'service_healthy' });
+    assert.deepEqual((setup.depends_on as Record<string, Dependency>)['temporal-setup-token'], {
+      condition: 'service_completed_successfully',
+    });
+    // The cluster's setup does the same (scripts/cluster/control.ts).
+    assert.match(
+      readFileSync(path.join(ROOT, 'scripts/cluster/control.ts'), 'utf8'),
+      /TEMPORAL_API_KEY: await serviceToken\(SERVICES\.setup\), TEMPORAL_TLS: String\(tls\)/,
+    );
   });
 });
