@@ -1,23 +1,34 @@
 // `npm run codec-server [-- --port N] [--host H] [--no-auth]`: the codec server (src/codec/server.ts)
 // with the keys of PAYLOAD_ENCRYPTION_KEYS_FILE, for `temporal --codec-endpoint URL --codec-auth "Bearer
 // TOKEN"` and the Web UI (codec endpoint).
-//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change (required unless --no-auth)
+//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change
 //   CODEC_SERVER_TOKEN          one fixed token instead of the file
+//   CODEC_SERVER_OIDC_ISSUER    also (or instead) accept the sign-on provider's access tokens
+//   CODEC_SERVER_OIDC_AUDIENCE  their `aud` (default urn:docs-admin:temporal)
+//   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default `default`)
+// A token file, a token or an issuer is required unless --no-auth.
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
 import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
 import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
+import { OIDC_AUDIENCE_VAR, OIDC_ISSUER_VAR, type OidcSettings, oidcVerifier } from './codec/oidc-tokens';
+import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
+import { DEFAULT_NAMESPACE } from './shared/defaults';
 
 const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]';
 
-/** Who may call: the tokens of a file, one fixed token, or anyone (--no-auth). */
+/** Fixed tokens: those of a file, one token, or none (sign-on tokens only, or --no-auth). */
 export type TokenSource = { file: string } | { token: string } | 'none';
 
 export interface CodecServerSettings extends Pick<CodecServerOptions, 'host' | 'port' | 'corsOrigins'> {
   keysFile: string;
   tokenSource: TokenSource;
+  /** The sign-on provider whose access tokens are accepted too, if any. */
+  oidc: OidcSettings | undefined;
+  /** The namespace of a request without X-Namespace. */
+  defaultNamespace: string;
 }
 
 function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
@@ -26,16 +37,28 @@ function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
   if (file && token) throw new Error(`set CODEC_SERVER_TOKEN or ${TOKEN_FILE_VAR}, not both`);
   if (noAuth && (file || token))
     throw new Error(`--no-auth and a token (${file ? TOKEN_FILE_VAR : 'CODEC_SERVER_TOKEN'}) are both given`);
-  if (noAuth) return 'none';
   if (file) return { file };
   if (token) {
     if (token.length < MIN_TOKEN_CHARS)
       throw new Error(`CODEC_SERVER_TOKEN is shorter than ${MIN_TOKEN_CHARS} characters`);
     return { token };
   }
-  throw new Error(
-    `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line), or pass --no-auth to let anyone who reaches the server decode`,
-  );
+  return 'none';
+}
+
+function oidcOf(noAuth: boolean, env: NodeJS.ProcessEnv): OidcSettings | undefined {
+  const issuer = env[OIDC_ISSUER_VAR];
+  if (!issuer) return undefined;
+  if (noAuth) throw new Error(`--no-auth and ${OIDC_ISSUER_VAR} are both given`);
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new Error(`${OIDC_ISSUER_VAR} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`${OIDC_ISSUER_VAR} is not an http(s) URL`);
+  return { issuer, audience: env[OIDC_AUDIENCE_VAR] || DEFAULT_TOKEN_AUDIENCE };
 }
 
 /** The server's settings from argv and the environment; throws one line on a bad setting. */
@@ -59,27 +82,38 @@ export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): Cod
     .split(',')
     .map((o) => o.trim().replace(/\/$/, ''))
     .filter(Boolean);
-  const tokenSource = tokenSourceOf(values['no-auth'] ?? false, env);
-  return { port, host: values.host ?? '127.0.0.1', keysFile, corsOrigins, tokenSource };
+  const noAuth = values['no-auth'] ?? false;
+  const tokenSource = tokenSourceOf(noAuth, env);
+  const oidc = oidcOf(noAuth, env);
+  if (!noAuth && tokenSource === 'none' && oidc === undefined)
+    throw new Error(
+      `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line) or ${OIDC_ISSUER_VAR} (the sign-on provider), ` +
+        'or pass --no-auth to let anyone who reaches the server decode',
+    );
+  const defaultNamespace = env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE;
+  return { port, host: values.host ?? '127.0.0.1', keysFile, corsOrigins, tokenSource, oidc, defaultNamespace };
 }
 
-function tokensOf(source: TokenSource, log: (line: string) => void): CodecServerOptions['tokens'] {
+function tokensOf(source: TokenSource, log: (line: string) => void): (() => readonly string[]) | undefined {
   if (source === 'none') return undefined;
   if ('token' in source) return () => [source.token];
   return tokenFile(source.file, (problem) => log(`codec-server: ${problem}`));
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
-  const { tokenSource, keysFile, ...settings } = codecServerSettings(argv, env);
+  const { tokenSource, oidc, defaultNamespace, keysFile, ...settings } = codecServerSettings(argv, env);
   await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
+  const accessTokens = oidc && oidcVerifier(oidc, log);
+  const auth = tokens || accessTokens ? { tokens, accessTokens, defaultNamespace } : undefined;
   const { codec } = payloadEncryption(keysFile);
-  const server = await startCodecServer({ ...settings, codec, tokens, log });
-  if (tokenSource === 'none')
+  const server = await startCodecServer({ ...settings, codec, auth, log });
+  if (auth === undefined)
     log(`codec-server: warning: --no-auth: anyone who reaches ${server.url} can decode every payload`);
-  const who =
-    tokenSource === 'none' ? 'none (--no-auth)' : 'file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer';
+  const fixed = tokenSource === 'none' ? [] : ['file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer'];
+  const signOn = oidc ? [`access tokens of ${oidc.issuer} (aud ${oidc.audience})`] : [];
+  const who = [...fixed, ...signOn].join(', ') || 'none (--no-auth)';
   console.log(
     `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
       `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,
