@@ -105,7 +105,7 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
-  const accessTokens = oidc && oidcVerifier(oidc, log);
+  const accessTokens = oidc && oidcVerifier(oidc);
   const auth = tokens || accessTokens ? { tokens, accessTokens, defaultNamespace } : undefined;
   const { codec } = payloadEncryption(keysFile);
   const server = await startCodecServer({ ...settings, codec, auth, log });

@@ -20,6 +20,7 @@ export type RefusalClass =
   | 'unknown token'
   | 'expired token'
   | 'bad signature'
+  | 'invalid token'
   | 'wrong issuer'
   | 'wrong audience'
   | 'no role'
@@ -31,6 +32,8 @@ export class TokenRefused extends Error {
     /** 401 for a token that proves nothing, 403 for a good token without a role, 503 no provider. */
     readonly status: 401 | 403 | 503,
     message: string,
+    /** For the log only (the caller gets `message`): what went wrong with the provider. */
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -55,11 +58,27 @@ export function refusalOf(err: unknown): TokenRefused {
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'iss') return new TokenRefused('wrong issuer', 401, 'the access token is of another issuer');
     if (err.claim === 'aud') return new TokenRefused('wrong audience', 401, 'the access token is for another audience');
-    return new TokenRefused('bad signature', 401, `the access token's "${err.claim}" claim is not valid`);
+    return new TokenRefused('invalid token', 401, `the access token's "${err.claim}" claim is not valid`);
   }
-  if (err instanceof errors.JWKSTimeout || err instanceof DiscoveryError)
-    return new TokenRefused('provider unreachable', 503, 'the sign-on provider cannot be reached; try again');
-  return new TokenRefused('bad signature', 401, 'the access token is not signed by the sign-on provider');
+  // The provider's side failed (discovery, the key set's fetch): the token may be fine, so no 401.
+  const providerFailed =
+    err instanceof DiscoveryError ||
+    err instanceof errors.JWKSTimeout ||
+    err instanceof errors.JWKSInvalid ||
+    !(err instanceof errors.JOSEError);
+  if (providerFailed)
+    return new TokenRefused(
+      'provider unreachable',
+      503,
+      'the sign-on provider cannot be reached; try again',
+      String((err as Error)?.message ?? err),
+    );
+  const unsigned =
+    err instanceof errors.JWSSignatureVerificationFailed ||
+    err instanceof errors.JWKSNoMatchingKey ||
+    err instanceof errors.JOSEAlgNotAllowed;
+  if (unsigned) return new TokenRefused('bad signature', 401, 'the access token is not signed by the sign-on provider');
+  return new TokenRefused('invalid token', 401, 'the access token is not a valid JWT');
 }
 
 class DiscoveryError extends Error {}
@@ -84,14 +103,13 @@ async function discoverJwksUri(issuer: string): Promise<URL> {
  * A verifier of the issuer's access tokens. Discovery happens on the first token, and again after a
  * failure (the provider was not up yet); the key set refetches itself when a token names an unknown key.
  */
-export function oidcVerifier(settings: OidcSettings, log: (line: string) => void = () => undefined) {
+export function oidcVerifier(settings: OidcSettings) {
   let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   const keySet = () => {
     keys ??= discoverJwksUri(settings.issuer).then(
       (uri) => createRemoteJWKSet(uri),
       (err: unknown) => {
-        keys = undefined;
-        log(`codec-server: sign-on provider: ${(err as Error).message}`);
+        keys = undefined; // the next token tries again (the refusal log says why, once a minute)
         throw err;
       },
     );

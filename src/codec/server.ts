@@ -183,7 +183,8 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
         const status = known ? err.status : 500;
         if (status === 500) log(`codec server error: ${(err as Error).message}`);
         if (err instanceof TokenRefused) {
-          logRefusal(err.refusal, `${err.message} (from ${req.socket.remoteAddress ?? 'unknown'})`);
+          const detail = err.detail ? ` (${err.detail})` : '';
+          logRefusal(err.refusal, `${err.message}${detail}; from ${req.socket.remoteAddress ?? 'unknown'}`);
           if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
         }
         send(res, status, { error: known ? err.message : 'internal error' });

@@ -114,6 +114,9 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
     const reader = await token({ roles: { default: 'reader' } });
     const early = await decode(reader);
     assert.equal(early.status, 503, await early.clone().text());
+    await waitFor(() => /refused \(provider unreachable\): .*openid-configuration/.test(output()), {
+      what: 'the unreachable provider in the log',
+    });
     const jwk = { ...(await exportJWK(providerKey.publicKey)), kid: 'provider', alg: 'RS256', use: 'sig' };
     provider = await startProviderStandIn(providerPort, { keys: [jwk] });
 
@@ -142,6 +145,15 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
       ['another key', await token({}, otherKey)],
       ['another audience', await token({ aud: 'urn:someone-else' })],
       ['not a JWT', 'not-a-jwt-and-not-in-the-file'],
+      [
+        "HS256 instead of the provider's RS256",
+        await new SignJWT({ permissions: ['default:admin'] })
+          .setProtectedHeader({ alg: 'HS256', kid: 'provider' })
+          .setIssuer(issuer)
+          .setAudience(DEFAULT_TOKEN_AUDIENCE)
+          .setExpirationTime('5m')
+          .sign(new Uint8Array(32).fill(7)),
+      ],
     ];
     for (const [what, bearer] of cases) {
       const res = await decode(bearer);

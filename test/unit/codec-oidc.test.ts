@@ -56,8 +56,15 @@ describe('access token checks', () => {
     assert.deepEqual([signature.refusal, signature.status], ['bad signature', 401]);
     const alg = refusalOf(new errors.JOSEAlgNotAllowed('"alg" (Algorithm) Header Parameter value not allowed'));
     assert.deepEqual([alg.refusal, alg.status], ['bad signature', 401]);
+    const nbf = refusalOf(new errors.JWTClaimValidationFailed('x', {}, 'nbf', 'check_failed'));
+    assert.deepEqual([nbf.refusal, nbf.status], ['invalid token', 401]);
+    const malformed = refusalOf(new errors.JWTInvalid('JWTs must have three components'));
+    assert.deepEqual([malformed.refusal, malformed.status], ['invalid token', 401]);
     const timeout = refusalOf(new errors.JWKSTimeout());
     assert.deepEqual([timeout.refusal, timeout.status], ['provider unreachable', 503]);
+    // The key set's fetch failing (the provider went away after discovery) is no fault of the token.
+    const down = refusalOf(new TypeError('fetch failed'));
+    assert.deepEqual([down.refusal, down.status, down.detail], ['provider unreachable', 503, 'fetch failed']);
   });
 
   test('a role on the namespace passes, none is a 403 naming the namespace', () => {
