@@ -6,8 +6,10 @@
 //   CODEC_SERVER_OIDC_ISSUER    also (or instead) accept the sign-on provider's access tokens
 //   CODEC_SERVER_OIDC_AUDIENCE  their `aud` (default urn:docs-admin:temporal)
 //   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default `default`)
+//   CODEC_SERVER_TLS_CERT_FILE, CODEC_SERVER_TLS_KEY_FILE   serve HTTPS (PEM; the Web UI's sign-on needs it)
 // A token file, a token or an issuer is required unless --no-auth.
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';
@@ -29,6 +31,33 @@ export interface CodecServerSettings extends Pick<CodecServerOptions, 'host' | '
   oidc: OidcSettings | undefined;
   /** The namespace of a request without X-Namespace. */
   defaultNamespace: string;
+  /** The PEM files of the HTTPS certificate and its key, if it serves HTTPS. */
+  tlsFiles: { cert: string; key: string } | undefined;
+}
+
+const TLS_CERT_VAR = 'CODEC_SERVER_TLS_CERT_FILE';
+const TLS_KEY_VAR = 'CODEC_SERVER_TLS_KEY_FILE';
+
+function tlsFilesOf(env: NodeJS.ProcessEnv): CodecServerSettings['tlsFiles'] {
+  const cert = env[TLS_CERT_VAR];
+  const key = env[TLS_KEY_VAR];
+  if (!cert && !key) return undefined;
+  if (!cert || !key) throw new Error(`set both ${TLS_CERT_VAR} and ${TLS_KEY_VAR}, or neither`);
+  return { cert, key };
+}
+
+/** The certificate and key, read now; one line naming the variable when a file cannot be read. */
+function readTls(files: NonNullable<CodecServerSettings['tlsFiles']>): CodecServerOptions['tls'] {
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`${name} (${file}): cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+        cause: err,
+      });
+    }
+  };
+  return { cert: read(TLS_CERT_VAR, files.cert), key: read(TLS_KEY_VAR, files.key) };
 }
 
 function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
@@ -91,7 +120,17 @@ export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): Cod
         'or pass --no-auth to let anyone who reaches the server decode',
     );
   const defaultNamespace = env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE;
-  return { port, host: values.host ?? '127.0.0.1', keysFile, corsOrigins, tokenSource, oidc, defaultNamespace };
+  const tlsFiles = tlsFilesOf(env);
+  return {
+    port,
+    host: values.host ?? '127.0.0.1',
+    keysFile,
+    corsOrigins,
+    tokenSource,
+    oidc,
+    defaultNamespace,
+    tlsFiles,
+  };
 }
 
 function tokensOf(source: TokenSource, log: (line: string) => void): (() => readonly string[]) | undefined {
@@ -101,14 +140,18 @@ function tokensOf(source: TokenSource, log: (line: string) => void): (() => read
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
-  const { tokenSource, oidc, defaultNamespace, keysFile, ...settings } = codecServerSettings(argv, env);
+  const { tokenSource, oidc, defaultNamespace, keysFile, tlsFiles, ...settings } = codecServerSettings(argv, env);
+  const tls = tlsFiles && readTls(tlsFiles);
   await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
   const accessTokens = oidc && oidcVerifier(oidc);
   const auth = tokens || accessTokens ? { tokens, accessTokens, defaultNamespace } : undefined;
   const { codec } = payloadEncryption(keysFile);
-  const server = await startCodecServer({ ...settings, codec, auth, log });
+  const server = await startCodecServer({ ...settings, codec, auth, tls, log }).catch((err: unknown) => {
+    // A file that is not a PEM certificate or key fails here, with OpenSSL's reason.
+    throw tls ? new Error(`${TLS_CERT_VAR}, ${TLS_KEY_VAR}: ${(err as Error).message}`, { cause: err }) : err;
+  });
   if (auth === undefined)
     log(`codec-server: warning: --no-auth: anyone who reaches ${server.url} can decode every payload`);
   const fixed = tokenSource === 'none' ? [] : ['file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer'];

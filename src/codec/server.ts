@@ -5,7 +5,8 @@
 // preflight the UI sends). Every request but the preflight and /health must carry a bearer token: one
 // of the token file, or an access token of the sign-on provider with a role on the request's namespace
 // (oidc-tokens.ts); unless the server was started with --no-auth.
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type RequestListener, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { inSpan } from '../observability/tracing';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
@@ -32,6 +33,11 @@ export interface CodecServerOptions {
    * <token>` that one of these accepts. Undefined only for --no-auth: anyone who reaches it decodes.
    */
   auth: CodecServerAuth | undefined;
+  /**
+   * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
+   * only to an https:// codec endpoint (ui-server 2.42's browser code), so sign-on needs it.
+   */
+  tls?: { cert: Buffer; key: Buffer };
   host?: string;
   /** 0: any free port. */
   port?: number;
@@ -172,7 +178,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       path === '/encode' ? await options.codec.encode(payloads) : await decodeEach(options.codec, payloads, log);
     send(res, 200, { payloads: result.map(toJson) });
   };
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     // One span per request when tracing is on: the route (never the query), the method, the status.
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const route = ['/encode', '/decode', '/health'].includes(path) ? path : 'other';
@@ -191,14 +197,15 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       });
       set({ 'http.response.status_code': res.statusCode });
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host ?? '127.0.0.1', resolve);
   });
   const { address, port } = server.address() as AddressInfo;
   return {
-    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`,
     server,
     close: () =>
       new Promise<void>((resolve) => {

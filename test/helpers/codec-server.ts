@@ -36,7 +36,8 @@ export async function startCodecServerProcess(args: string[], env: NodeJS.Proces
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   await waitFor(() => output.includes('codec server on'), { timeoutMs: 30_000, what: 'the codec server to listen' });
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+  const url = /codec server on (https?:\/\/\S+) /.exec(output)?.[1] ?? `http://127.0.0.1:${port}`;
+  return { child, url, output: () => output };
 }
 
 export interface JsonPayload {

@@ -7,17 +7,24 @@
 // keep working beside; the provider may start after the codec server.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { DEFAULT_TOKEN_AUDIENCE, permissionsFor, type Role } from '../../src/shared/roles';
-import { type JsonPayload, payloadFromJson, payloadToJson, startCodecServerProcess } from '../helpers/codec-server';
+import {
+  type JsonPayload,
+  payloadFromJson,
+  payloadToJson,
+  runCodecServerToExit,
+  startCodecServerProcess,
+} from '../helpers/codec-server';
 import { waitFor } from '../helpers/temporal';
 
 const UI_ORIGIN = 'http://127.0.0.1:8633';
@@ -211,5 +218,61 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
     const res = await decode(await token({}), { Origin: UI_ORIGIN, 'X-Namespace': 'default' });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('access-control-allow-origin'), UI_ORIGIN);
+  });
+
+  test('over HTTPS (the Web UI passes its token only to an https:// endpoint) a reader decodes', async () => {
+    const cert = path.join(dir, 'cert.pem');
+    const key = path.join(dir, 'key.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    const tlsEnv = {
+      PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
+      CODEC_SERVER_OIDC_ISSUER: issuer,
+      CODEC_SERVER_TLS_CERT_FILE: cert,
+      CODEC_SERVER_TLS_KEY_FILE: key,
+    };
+    const secure = await startCodecServerProcess([], tlsEnv);
+    const dispatcher = new Agent({ connect: { ca: readFileSync(cert) } });
+    try {
+      assert.match(secure.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const res = await undiciFetch(`${secure.url}/decode`, {
+        method: 'POST',
+        dispatcher,
+        headers: { Authorization: `Bearer ${await token({})}`, 'X-Namespace': 'default' },
+        body: '{"payloads": []}',
+      });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      secure.child.kill('SIGTERM');
+      await dispatcher.close();
+    }
+    const half = await runCodecServerToExit(['--port', '0'], { ...tlsEnv, CODEC_SERVER_TLS_KEY_FILE: '' });
+    assert.equal(half.code, 1);
+    assert.equal(
+      half.stderr,
+      'codec-server: set both CODEC_SERVER_TLS_CERT_FILE and CODEC_SERVER_TLS_KEY_FILE, or neither\n',
+    );
+    const notPem = await runCodecServerToExit(['--port', '0'], { ...tlsEnv, CODEC_SERVER_TLS_CERT_FILE: keysFile });
+    assert.equal(notPem.code, 1);
+    assert.match(notPem.stderr, /^codec-server: CODEC_SERVER_TLS_CERT_FILE, CODEC_SERVER_TLS_KEY_FILE: [^\n]+\n$/);
   });
 });
