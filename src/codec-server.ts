@@ -1,23 +1,63 @@
 // `npm run codec-server [-- --port N] [--host H] [--no-auth]`: the codec server (src/codec/server.ts)
 // with the keys of PAYLOAD_ENCRYPTION_KEYS_FILE, for `temporal --codec-endpoint URL --codec-auth "Bearer
 // TOKEN"` and the Web UI (codec endpoint).
-//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change (required unless --no-auth)
+//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change
 //   CODEC_SERVER_TOKEN          one fixed token instead of the file
+//   CODEC_SERVER_OIDC_ISSUER    also (or instead) accept the sign-on provider's access tokens
+//   CODEC_SERVER_OIDC_AUDIENCE  their `aud` (default urn:docs-admin:temporal)
+//   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default `default`)
+//   CODEC_SERVER_TLS_CERT_FILE, CODEC_SERVER_TLS_KEY_FILE   serve HTTPS (PEM; the Web UI's sign-on needs it)
+// A token file, a token or an issuer is required unless --no-auth.
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
 import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
+import { OIDC_AUDIENCE_VAR, OIDC_ISSUER_VAR, type OidcSettings, oidcVerifier } from './codec/oidc-tokens';
+import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
+import { DEFAULT_NAMESPACE } from './shared/defaults';
 
 const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]';
 
-/** Who may call: the tokens of a file, one fixed token, or anyone (--no-auth). */
+/** Fixed tokens: those of a file, one token, or none (sign-on tokens only, or --no-auth). */
 export type TokenSource = { file: string } | { token: string } | 'none';
 
 export interface CodecServerSettings extends Pick<CodecServerOptions, 'host' | 'port' | 'corsOrigins'> {
   keysFile: string;
   tokenSource: TokenSource;
+  /** The sign-on provider whose access tokens are accepted too, if any. */
+  oidc: OidcSettings | undefined;
+  /** The namespace of a request without X-Namespace. */
+  defaultNamespace: string;
+  /** The PEM files of the HTTPS certificate and its key, if it serves HTTPS. */
+  tlsFiles: { cert: string; key: string } | undefined;
+}
+
+const TLS_CERT_VAR = 'CODEC_SERVER_TLS_CERT_FILE';
+const TLS_KEY_VAR = 'CODEC_SERVER_TLS_KEY_FILE';
+
+function tlsFilesOf(env: NodeJS.ProcessEnv): CodecServerSettings['tlsFiles'] {
+  const cert = env[TLS_CERT_VAR];
+  const key = env[TLS_KEY_VAR];
+  if (!cert && !key) return undefined;
+  if (!cert || !key) throw new Error(`set both ${TLS_CERT_VAR} and ${TLS_KEY_VAR}, or neither`);
+  return { cert, key };
+}
+
+/** The certificate and key, read now; one line naming the variable when a file cannot be read. */
+function readTls(files: NonNullable<CodecServerSettings['tlsFiles']>): CodecServerOptions['tls'] {
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`${name} (${file}): cannot read it (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+        cause: err,
+      });
+    }
+  };
+  return { cert: read(TLS_CERT_VAR, files.cert), key: read(TLS_KEY_VAR, files.key) };
 }
 
 function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
@@ -26,16 +66,28 @@ function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
   if (file && token) throw new Error(`set CODEC_SERVER_TOKEN or ${TOKEN_FILE_VAR}, not both`);
   if (noAuth && (file || token))
     throw new Error(`--no-auth and a token (${file ? TOKEN_FILE_VAR : 'CODEC_SERVER_TOKEN'}) are both given`);
-  if (noAuth) return 'none';
   if (file) return { file };
   if (token) {
     if (token.length < MIN_TOKEN_CHARS)
       throw new Error(`CODEC_SERVER_TOKEN is shorter than ${MIN_TOKEN_CHARS} characters`);
     return { token };
   }
-  throw new Error(
-    `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line), or pass --no-auth to let anyone who reaches the server decode`,
-  );
+  return 'none';
+}
+
+function oidcOf(noAuth: boolean, env: NodeJS.ProcessEnv): OidcSettings | undefined {
+  const issuer = env[OIDC_ISSUER_VAR];
+  if (!issuer) return undefined;
+  if (noAuth) throw new Error(`--no-auth and ${OIDC_ISSUER_VAR} are both given`);
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new Error(`${OIDC_ISSUER_VAR} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new Error(`${OIDC_ISSUER_VAR} is not an http(s) URL`);
+  return { issuer, audience: env[OIDC_AUDIENCE_VAR] || DEFAULT_TOKEN_AUDIENCE };
 }
 
 /** The server's settings from argv and the environment; throws one line on a bad setting. */
@@ -59,27 +111,52 @@ export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): Cod
     .split(',')
     .map((o) => o.trim().replace(/\/$/, ''))
     .filter(Boolean);
-  const tokenSource = tokenSourceOf(values['no-auth'] ?? false, env);
-  return { port, host: values.host ?? '127.0.0.1', keysFile, corsOrigins, tokenSource };
+  const noAuth = values['no-auth'] ?? false;
+  const tokenSource = tokenSourceOf(noAuth, env);
+  const oidc = oidcOf(noAuth, env);
+  if (!noAuth && tokenSource === 'none' && oidc === undefined)
+    throw new Error(
+      `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line) or ${OIDC_ISSUER_VAR} (the sign-on provider), ` +
+        'or pass --no-auth to let anyone who reaches the server decode',
+    );
+  const defaultNamespace = env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE;
+  const tlsFiles = tlsFilesOf(env);
+  return {
+    port,
+    host: values.host ?? '127.0.0.1',
+    keysFile,
+    corsOrigins,
+    tokenSource,
+    oidc,
+    defaultNamespace,
+    tlsFiles,
+  };
 }
 
-function tokensOf(source: TokenSource, log: (line: string) => void): CodecServerOptions['tokens'] {
+function tokensOf(source: TokenSource, log: (line: string) => void): (() => readonly string[]) | undefined {
   if (source === 'none') return undefined;
   if ('token' in source) return () => [source.token];
   return tokenFile(source.file, (problem) => log(`codec-server: ${problem}`));
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
-  const { tokenSource, keysFile, ...settings } = codecServerSettings(argv, env);
+  const { tokenSource, oidc, defaultNamespace, keysFile, tlsFiles, ...settings } = codecServerSettings(argv, env);
+  const tls = tlsFiles && readTls(tlsFiles);
   await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
+  const accessTokens = oidc && oidcVerifier(oidc);
+  const auth = tokens || accessTokens ? { tokens, accessTokens, defaultNamespace } : undefined;
   const { codec } = payloadEncryption(keysFile);
-  const server = await startCodecServer({ ...settings, codec, tokens, log });
-  if (tokenSource === 'none')
+  const server = await startCodecServer({ ...settings, codec, auth, tls, log }).catch((err: unknown) => {
+    // A file that is not a PEM certificate or key fails here, with OpenSSL's reason.
+    throw tls ? new Error(`${TLS_CERT_VAR}, ${TLS_KEY_VAR}: ${(err as Error).message}`, { cause: err }) : err;
+  });
+  if (auth === undefined)
     log(`codec-server: warning: --no-auth: anyone who reaches ${server.url} can decode every payload`);
-  const who =
-    tokenSource === 'none' ? 'none (--no-auth)' : 'file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer';
+  const fixed = tokenSource === 'none' ? [] : ['file' in tokenSource ? `bearer (${tokenSource.file})` : 'bearer'];
+  const signOn = oidc ? [`access tokens of ${oidc.issuer} (aud ${oidc.audience})`] : [];
+  const who = [...fixed, ...signOn].join(', ') || 'none (--no-auth)';
   console.log(
     `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
       `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,

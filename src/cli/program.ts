@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../client/errors';
-import { connectClient } from '../connection';
+import { connectClient, loadTemporalConfig } from '../connection';
 import { startTracing, stopTracing, type Tracing } from '../observability/tracing';
 import { failureReason } from '../shared/failures';
 import { agentCommand } from './commands/agent';
@@ -17,6 +17,7 @@ import { abandonCommand, parkedCommand, resendCommand, resolveCommand } from './
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
 import { cliContext, type CliIo } from './context';
+import { isPermissionDenied, refusedLine, signedInAs } from './refused';
 
 export type { CliIo } from './context';
 
@@ -70,16 +71,25 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
  */
 export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<Client>): Promise<number> {
   let owned: Client | undefined;
+  let connected: Client | undefined;
   let tracing: Tracing | undefined;
-  const program = buildProgram(
-    io,
+  let command = '';
+  const connectOnce =
     connect ??
-      (async () => {
-        // Started first, under the CLI's own service name (connectClient would start it as the client library's).
-        tracing = await startTracing(io.env, 'docs-admin-cli');
-        owned = await connectClient(io.env);
-        return owned;
-      }),
+    (async () => {
+      // Started first, under the CLI's own service name (connectClient would start it as the client library's).
+      tracing = await startTracing(io.env, 'docs-admin-cli');
+      owned = await connectClient(io.env);
+      return owned;
+    });
+  const program = buildProgram(io, async () => (connected = await connectOnce())).hook(
+    'preAction',
+    (_program, action) => {
+      // The command's words after `docs-admin` (`schedule list`), for a refusal's line.
+      const words: string[] = [];
+      for (let c: Command | null = action; c?.parent; c = c.parent) words.unshift(c.name());
+      command = words.join(' ');
+    },
   );
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -88,6 +98,12 @@ export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<
     if (err instanceof CommanderError) {
       // Help and version are "errors" with exit code 0; usage errors were already printed (one line).
       return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    if (isPermissionDenied(err)) {
+      const namespace = connected?.options.namespace ?? loadTemporalConfig(io.env).namespace;
+      // TEMPORAL_API_KEY is what the connection sends as its bearer token; its claims only word the line.
+      io.stderr.write(`${refusedLine(command, namespace, signedInAs(io.env.TEMPORAL_API_KEY, namespace))}\n`);
+      return EXIT_FAILURE;
     }
     io.stderr.write(`${errorLine(err)}\n`);
     return exitCodeOf(err);

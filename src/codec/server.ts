@@ -2,35 +2,56 @@
 // --codec-endpoint` POST payloads to /decode (and /encode) as `{"payloads":[{"metadata":{k: base64},
 // "data": base64}]}` and show what comes back, so a person reads decoded inputs and results while
 // Temporal stores ciphertext. Browsers are let in from the configured UI origins only (CORS, with the
-// preflight the UI sends). Every request but the preflight and /health must carry a bearer token of
-// the token file, unless the server was started with --no-auth.
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+// preflight the UI sends). Every request but the preflight and /health must carry a bearer token: one
+// of the token file, or an access token of the sign-on provider with a role on the request's namespace
+// (oidc-tokens.ts); unless the server was started with --no-auth.
+import { type IncomingMessage, type RequestListener, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { inSpan } from '../observability/tracing';
 import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { isEncrypted } from './encryption-codec';
-import { bearerMatches } from './token-file';
+import { bearerToken, tokenMatches } from './token-file';
+import { looksLikeJwt, requireRoleOn, TokenRefused, type VerifiedToken } from './oidc-tokens';
+import { refusalLogger } from './refusal-log';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8634;
 /** Temporal caps a payload at 2 MB; the UI decodes a page of history at once. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization';
+// What the Web UI's browser code sends (ui-server 2.42, codec.passAccessToken): Authorization-Extras
+// carries the person's ID token beside the access token; a preflight that left it out fails the call.
+const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization, Authorization-Extras';
+/** Temporal's namespace names; anything else in X-Namespace is refused before it reaches a message. */
+const NAMESPACE_FORM = /^[\w.-]{1,255}$/;
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
   /** Origins a browser may call from, e.g. http://127.0.0.1:8633 (exact match). */
   corsOrigins: readonly string[];
   /**
-   * The tokens accepted now (read on every request: the token file re-reads itself when it changed);
-   * every request but the CORS preflight and /health needs `Authorization: Bearer <one of them>`.
-   * Undefined only for --no-auth: anyone who reaches the server decodes.
+   * Who may call: every request but the CORS preflight and /health needs `Authorization: Bearer
+   * <token>` that one of these accepts. Undefined only for --no-auth: anyone who reaches it decodes.
    */
-  tokens: (() => readonly string[]) | undefined;
+  auth: CodecServerAuth | undefined;
+  /**
+   * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
+   * only to an https:// codec endpoint (ui-server 2.42's browser code), so sign-on needs it.
+   */
+  tls?: { cert: Buffer; key: Buffer };
   host?: string;
   /** 0: any free port. */
   port?: number;
   /** One line per payload that cannot be decoded (it is returned as it came). */
   log?: (line: string) => void;
+}
+
+export interface CodecServerAuth {
+  /** The token file's tokens now (read on every request: the file re-reads itself when it changed). */
+  tokens?: () => readonly string[];
+  /** Verifies a sign-on access token (oidc-tokens.ts oidcVerifier); throws TokenRefused. */
+  accessTokens?: (token: string) => Promise<VerifiedToken>;
+  /** The namespace of a request without X-Namespace (the temporal CLI sends none). */
+  defaultNamespace: string;
 }
 
 export interface CodecServer {
@@ -105,9 +126,30 @@ async function decodeEach(codec: PayloadCodec, payloads: Payload[], log: (line: 
   );
 }
 
+/** The request's namespace: X-Namespace (the Web UI's), else the default (the temporal CLI's). */
+function namespaceOf(req: IncomingMessage, defaultNamespace: string): string {
+  const header = req.headers['x-namespace'];
+  if (header === undefined || header === '') return defaultNamespace;
+  if (typeof header !== 'string' || !NAMESPACE_FORM.test(header))
+    throw new HttpError(400, 'X-Namespace is not a namespace name');
+  return header;
+}
+
+/** Passes a caller the auth lets in; throws TokenRefused (401/403/503) otherwise. */
+async function authorize(req: IncomingMessage, auth: CodecServerAuth): Promise<void> {
+  const given = bearerToken(req.headers.authorization);
+  if (given === undefined) throw new TokenRefused('no token', 401, 'missing bearer token');
+  if (auth.tokens !== undefined && tokenMatches(given, auth.tokens())) return;
+  if (auth.accessTokens === undefined || !looksLikeJwt(given))
+    throw new TokenRefused('unknown token', 401, 'wrong bearer token');
+  const namespace = namespaceOf(req, auth.defaultNamespace);
+  requireRoleOn(await auth.accessTokens(given), namespace);
+}
+
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const log = options.log ?? (() => undefined);
   const origins = new Set(options.corsOrigins);
+  const logRefusal = refusalLogger(log);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const origin = req.headers.origin;
     if (origin !== undefined) {
@@ -128,10 +170,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       return;
     }
     if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
-    if (options.tokens !== undefined && !bearerMatches(req.headers.authorization, options.tokens())) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      throw new HttpError(401, 'missing or wrong bearer token');
-    }
+    if (options.auth !== undefined) await authorize(req, options.auth);
     if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))
       throw new HttpError(404, 'POST /encode or /decode');
     const payloads = await readPayloads(req);
@@ -139,27 +178,34 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       path === '/encode' ? await options.codec.encode(payloads) : await decodeEach(options.codec, payloads, log);
     send(res, 200, { payloads: result.map(toJson) });
   };
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     // One span per request when tracing is on: the route (never the query), the method, the status.
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const route = ['/encode', '/decode', '/health'].includes(path) ? path : 'other';
     const attributes = { 'http.request.method': req.method ?? 'GET', 'http.route': route };
     void inSpan(`${req.method ?? 'GET'} ${route}`, attributes, async (set) => {
       await handle(req, res).catch((err: unknown) => {
-        const status = err instanceof HttpError ? err.status : 500;
+        const known = err instanceof HttpError || err instanceof TokenRefused;
+        const status = known ? err.status : 500;
         if (status === 500) log(`codec server error: ${(err as Error).message}`);
-        send(res, status, { error: err instanceof HttpError ? err.message : 'internal error' });
+        if (err instanceof TokenRefused) {
+          const detail = err.detail ? ` (${err.detail})` : '';
+          logRefusal(err.refusal, `${err.message}${detail}; from ${req.socket.remoteAddress ?? 'unknown'}`);
+          if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+        }
+        send(res, status, { error: known ? err.message : 'internal error' });
       });
       set({ 'http.response.status_code': res.statusCode });
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host ?? '127.0.0.1', resolve);
   });
   const { address, port } = server.address() as AddressInfo;
   return {
-    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`,
     server,
     close: () =>
       new Promise<void>((resolve) => {

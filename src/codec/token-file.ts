@@ -36,17 +36,26 @@ export function generateToken(): string {
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
+/** The token of `Authorization: Bearer <token>` (the scheme is case-insensitive), or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return /^Bearer +(\S+)\s*$/i.exec(header ?? '')?.[1];
+}
+
 /**
- * Whether `Authorization: Bearer <token>` names one of `tokens`. Compared as SHA-256 digests with
- * timingSafeEqual, every token each time: the time taken says nothing of a token's length or prefix.
+ * Whether `given` is one of `tokens`. Compared as SHA-256 digests with timingSafeEqual, every token
+ * each time: the time taken says nothing of a token's length or prefix.
  */
-export function bearerMatches(header: string | undefined, tokens: readonly string[]): boolean {
-  const given = /^Bearer +(\S+)\s*$/i.exec(header ?? '')?.[1];
-  if (given === undefined) return false;
+export function tokenMatches(given: string, tokens: readonly string[]): boolean {
   const givenDigest = digest(given);
   let found = false;
   for (const token of tokens) found = timingSafeEqual(givenDigest, digest(token)) || found;
   return found;
+}
+
+/** Whether `Authorization: Bearer <token>` names one of `tokens`. */
+export function bearerMatches(header: string | undefined, tokens: readonly string[]): boolean {
+  const given = bearerToken(header);
+  return given !== undefined && tokenMatches(given, tokens);
 }
 
 /** The token file, read now (a bad file throws TokenFileError) and again whenever it changed. */

@@ -3,61 +3,25 @@
 // UI and `temporal --codec-endpoint` call it: decode and encode, the browser's preflight, origins
 // that are refused, the bearer tokens of CODEC_SERVER_TOKEN_FILE (and their rotation), --no-auth.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
-import { freeLoopbackPort } from '../../src/observability/free-port';
+import {
+  type JsonPayload,
+  payloadFromJson as fromJson,
+  payloadToJson as toJson,
+  runCodecServerToExit as runToExit,
+  startCodecServerProcess as startServer,
+} from '../helpers/codec-server';
 import { waitFor } from '../helpers/temporal';
 
-const ROOT = path.resolve(__dirname, '../..');
 const UI_ORIGIN = 'http://127.0.0.1:8633';
 const TOKEN = 'codec-test-token-0123456789';
 const SECOND = 'codec-test-token-second-0123';
-
-interface Exit {
-  code: number;
-  stderr: string;
-}
-
-/** `npm run codec-server` that is expected to stop: its exit code and stderr. */
-const runToExit = (args: string[], env: NodeJS.ProcessEnv): Promise<Exit> =>
-  new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/codec-server.ts', ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 30_000 },
-      (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stderr }),
-    ),
-  );
-
-/** A codec server process; resolves once it listens. */
-async function startServer(args: string[], env: NodeJS.ProcessEnv) {
-  const port = await freeLoopbackPort();
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/codec-server.ts', '--port', String(port), ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(() => output.includes('codec server on'), { timeoutMs: 30_000, what: 'the codec server to listen' });
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
-const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
-const toJson = (p: Payload) => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])),
-  data: b64(p.data),
-});
-const fromJson = (p: { metadata: Record<string, string>; data: string }): Payload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
-  data: Buffer.from(p.data, 'base64'),
-});
 
 describe('codec server (npm run codec-server)', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'codec-server-'));
@@ -75,7 +39,7 @@ describe('codec server (npm run codec-server)', () => {
     });
   const decoded = async (res: Response): Promise<unknown[]> => {
     assert.equal(res.status, 200, await res.clone().text());
-    const body = (await res.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    const body = (await res.json()) as { payloads: JsonPayload[] };
     return body.payloads.map((p) => {
       const payload = fromJson(p);
       return Buffer.from(payload.metadata?.encoding ?? []).toString() === 'binary/encrypted'
@@ -117,7 +81,7 @@ describe('codec server (npm run codec-server)', () => {
       'plain from another caller',
     ]);
     const encodeRes = await post('/encode', [defaultPayloadConverter.toPayload('to encrypt')]);
-    const body = (await encodeRes.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    const body = (await encodeRes.json()) as { payloads: JsonPayload[] };
     const [reEncrypted] = body.payloads.map(fromJson);
     assert.equal(Buffer.from(reEncrypted?.metadata?.encoding ?? []).toString(), 'binary/encrypted');
     assert.deepEqual(
@@ -242,7 +206,10 @@ describe('codec server (npm run codec-server)', () => {
   test('without a token and without --no-auth it does not start, with one line', async () => {
     const result = await runToExit(['--port', '0'], { PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^codec-server: no token: set CODEC_SERVER_TOKEN_FILE .*--no-auth[^\n]*\n$/);
+    assert.match(
+      result.stderr,
+      /^codec-server: no token: set CODEC_SERVER_TOKEN_FILE .* or CODEC_SERVER_OIDC_ISSUER .*--no-auth[^\n]*\n$/,
+    );
     const missing = await runToExit(['--port', '0'], {
       PAYLOAD_ENCRYPTION_KEYS_FILE: keysFile,
       CODEC_SERVER_TOKEN_FILE: path.join(dir, 'nope'),
