@@ -1,8 +1,10 @@
 // Payload encryption on the cluster: its key file and the codec server's token file, made on first run
 // in the git-ignored data folder, and the health of the codec server (docs/security.md).
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { generateKeyLine, generateToken } from '../../src/codec';
-import { CLUSTER_CODEC_URL, CLUSTER_FILES } from './layout';
+import { CLUSTER_CODEC_HTTPS_URL, CLUSTER_CODEC_URL, CLUSTER_FILES } from './layout';
+import { TLS_FILES } from './tls';
 
 /** A secret file with `line` on first run (mode 0600), then left as it is. */
 function ensureSecretFile(file: string, line: () => string, what: string, log: (line: string) => void): string {
@@ -23,7 +25,12 @@ export function ensureClusterCodecToken(log: (line: string) => void): string {
   return ensureSecretFile(CLUSTER_FILES.codecToken, generateToken, 'codec server token', log);
 }
 
+/** The codec server's /health answers, over HTTP or (with sign-on) over HTTPS with the cluster's CA. */
 export async function isCodecServerHealthy(): Promise<boolean> {
+  return (await healthOverHttp()) || (existsSync(TLS_FILES.caCert) && (await healthOverHttps()));
+}
+
+async function healthOverHttp(): Promise<boolean> {
   try {
     const res = await fetch(`${CLUSTER_CODEC_URL}/health`, { signal: AbortSignal.timeout(3_000) });
     await res.body?.cancel();
@@ -31,4 +38,19 @@ export async function isCodecServerHealthy(): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+function healthOverHttps(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.get(
+      `${CLUSTER_CODEC_HTTPS_URL}/health`,
+      { ca: readFileSync(TLS_FILES.caCert), timeout: 3_000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.once('error', () => resolve(false));
+    req.once('timeout', () => req.destroy());
+  });
 }

@@ -19,6 +19,7 @@ import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools'
 import { ensureClusterCodecToken, ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
 import {
   CLUSTER_ADDRESS,
+  CLUSTER_CODEC_HTTPS_URL,
   CLUSTER_CODEC_URL,
   CLUSTER_DATA_DIR,
   CLUSTER_FILES,
@@ -315,7 +316,7 @@ async function startUi(tls: boolean, sso: boolean, log: (line: string) => void):
 }
 
 async function startCodecServer(sso: boolean, log: (line: string) => void): Promise<void> {
-  log(`codec server: starting at ${CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
+  log(`codec server: starting at ${sso ? CLUSTER_CODEC_HTTPS_URL : CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
   const codec = startDetached(process.execPath, CODEC_SERVER_ARGS, {
     env: { ...codecServerEnv(), ...(sso ? ssoCodecEnv() : {}) },
     log: CLUSTER_FILES.codecServerLog,
@@ -406,7 +407,8 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
   const tls = options.tls ?? false;
   const sso = options.sso ?? false;
-  if (tls && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
+  // Sign-on needs the certificates too: the codec server serves HTTPS with the frontend's.
+  if ((tls || sso) && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
   const started: EnsureResult['started'] = [];
   const historyShards = historyShardsFor(options.historyShards, isInitialized());
 
@@ -441,7 +443,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
     clientEnv: tls ? clientTlsEnv() : {},
     payloadKeysFile,
     sinksFile,
-    codecUrl: CLUSTER_CODEC_URL,
+    codecUrl: sso ? CLUSTER_CODEC_HTTPS_URL : CLUSTER_CODEC_URL,
     codecTokenFile,
     ...(signOn
       ? {

@@ -65,6 +65,11 @@ export function nodePorts(node: number): NodePorts {
 export const nodeAddress = (node: number) => `${HOST}:${nodePorts(node).frontendGrpc}`;
 export const CLUSTER_UI_URL = `http://${HOST}:${CLUSTER_PORTS.ui}`;
 export const CLUSTER_CODEC_URL = `http://${HOST}:${CLUSTER_PORTS.codecServer}`;
+/**
+ * With sign-on the codec server serves HTTPS (the frontend's certificate, scripts/cluster/tls.ts): the Web
+ * UI sends a person's access token only to an https:// codec endpoint.
+ */
+export const CLUSTER_CODEC_HTTPS_URL = `https://${HOST}:${CLUSTER_PORTS.codecServer}`;
 export const CLUSTER_NAMESPACE = DEFAULT_NAMESPACE;
 
 // ---- the files shared with docker-compose.yml ------------------------------------------------------

@@ -9,7 +9,15 @@ import { fetchServiceToken, serviceTokenSettingsFromEnv } from '../../src/connec
 import { ensureDirectory } from '../../src/sso/directory';
 import { DEFAULT_TOKEN_AUDIENCE } from '../../src/shared/roles';
 import { ROOT } from '../tools';
-import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, CLUSTER_UI_URL, HOST } from './layout';
+import {
+  CLUSTER_CODEC_HTTPS_URL,
+  CLUSTER_DATA_DIR,
+  CLUSTER_NAMESPACE,
+  CLUSTER_PORTS,
+  CLUSTER_UI_URL,
+  HOST,
+} from './layout';
+import { TLS_FILES } from './tls';
 import { runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
 
 export const SSO_ISSUER = `http://${HOST}:${CLUSTER_PORTS.sso}`;
@@ -84,13 +92,22 @@ export function ssoUiEnv(): Record<string, string> {
     TEMPORAL_AUTH_CLIENT_ID: UI_CLIENT_ID,
     TEMPORAL_AUTH_CLIENT_SECRET: readFileSync(secretFileOf(UI_CLIENT_ID), 'utf8').trim(),
     TEMPORAL_AUTH_CALLBACK_URL: UI_CALLBACK_URL,
+    TEMPORAL_CODEC_ENDPOINT: CLUSTER_CODEC_HTTPS_URL,
     TEMPORAL_CODEC_PASS_ACCESS_TOKEN: 'true',
   };
 }
 
-/** The codec server accepts the provider's access tokens (and still the token file's). */
+/**
+ * The codec server accepts the provider's access tokens (and still the token file's), over HTTPS with the
+ * frontend's certificate: the Web UI sends a person's token only to an https:// codec endpoint.
+ */
 export function ssoCodecEnv(): Record<string, string> {
-  return { CODEC_SERVER_OIDC_ISSUER: SSO_ISSUER, CODEC_SERVER_OIDC_AUDIENCE: DEFAULT_TOKEN_AUDIENCE };
+  return {
+    CODEC_SERVER_OIDC_ISSUER: SSO_ISSUER,
+    CODEC_SERVER_OIDC_AUDIENCE: DEFAULT_TOKEN_AUDIENCE,
+    CODEC_SERVER_TLS_CERT_FILE: TLS_FILES.serverCert,
+    CODEC_SERVER_TLS_KEY_FILE: TLS_FILES.serverKey,
+  };
 }
 
 /** What a program needs to sign in as `clientId` (src/connection/service-token.ts). */
