@@ -2,7 +2,7 @@
 // provider's form, the apps that log them in (the Web UI) and the services that take client-credentials
 // tokens (workers, the CLI, the cluster's setup), each with roles per namespace. Passwords are stored as
 // scrypt hashes; app and service secrets live in files of their own beside the directory (mode 0600).
-import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -96,17 +96,28 @@ export function hashPassword(password: string): string {
   return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
-/** Whether `password` matches the stored hash, compared in constant time. */
-export function verifyPassword(password: string, stored: string): boolean {
+/**
+ * Whether `password` matches the stored hash, compared in constant time. Asynchronous: scrypt runs on
+ * libuv's thread pool, so a login does not stall the provider's other requests.
+ */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length, SCRYPT);
+  const actual = await new Promise<Buffer>((resolve, reject) =>
+    scrypt(password, Buffer.from(salt, 'base64url'), expected.length, SCRYPT, (err, key) =>
+      err ? reject(err) : resolve(key),
+    ),
+  );
   return timingSafeEqual(actual, expected);
 }
 
-/** A scrypt check against this hash when the user is unknown: the answer takes as long either way. */
-export const NO_USER_HASH = hashPassword(randomBytes(16).toString('base64url'));
+let noUser: string | undefined;
+/** A hash to check an unknown user's password against: the answer takes as long either way. */
+export function noUserHash(): string {
+  noUser ??= hashPassword(randomBytes(16).toString('base64url'));
+  return noUser;
+}
 
 /** The directory file, read now (a bad file throws DirectoryError) and again whenever it changed. */
 export function watchDirectory(file: string, onProblem: (message: string) => void): () => Directory {

@@ -11,7 +11,7 @@ import type { errors as oidcErrors, InteractionDetails, Token } from 'oidc-provi
 import type OidcProvider from 'oidc-provider';
 import type MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { permissionsFor, type Role } from '../shared/roles';
-import { clientSecret, type Directory, NO_USER_HASH, verifyPassword, watchDirectory } from './directory';
+import { clientSecret, type Directory, noUserHash, verifyPassword, watchDirectory } from './directory';
 import { loginPage } from './login-page';
 
 /** The scope of the one resource server (Temporal): what a code's access token is granted. */
@@ -182,7 +182,7 @@ function interactionHandler(provider: OidcProvider, directory: () => Directory, 
     const username = form.get('username') ?? '';
     const user = directory().users.find((u) => u.username === username);
     // The same scrypt work for an unknown user: the answer's time does not tell which names exist.
-    const passwordOk = verifyPassword(form.get('password') ?? '', user?.password ?? NO_USER_HASH);
+    const passwordOk = await verifyPassword(form.get('password') ?? '', user?.password ?? noUserHash());
     if (!user || !passwordOk)
       return send(res, 401, 'text/html; charset=utf-8', loginPage(uid, { username, error: true }));
     const grantId = await grantFor(details, user.username);

@@ -69,6 +69,22 @@ describe('client credentials', () => {
     assert.equal(other.status, 400);
   });
 
+  test('a service added to the file while the provider runs gets tokens; one removed gets none', async () => {
+    writeFileSync(path.join(sso.folder, 'late-service.secret'), 'late-service-secret-0123456789\n');
+    const text = readFileSync(sso.directoryFile, 'utf8');
+    const entry = stringify([
+      { clientId: 'late-service', secretFile: 'late-service.secret', roles: { default: 'reader' } },
+    ]);
+    writeFileSync(sso.directoryFile, `${text.trimEnd()}\n${entry.replace(/^/gm, '  ').trimEnd()}\n`);
+    const res = await token('late-service', 'late-service-secret-0123456789', { grant_type: 'client_credentials' });
+    assert.equal(res.status, 200, await res.clone().text());
+    const claims = await verifyAccess(((await res.json()) as { access_token: string }).access_token);
+    assert.deepEqual(claims.permissions, ['default:read']);
+    writeFileSync(sso.directoryFile, text);
+    const gone = await token('late-service', 'late-service-secret-0123456789', { grant_type: 'client_credentials' });
+    assert.equal(gone.status, 401);
+  });
+
   test('an app cannot take client-credentials tokens', async () => {
     const res = await token('temporal-ui', secretOf('temporal-ui'), { grant_type: 'client_credentials' });
     assert.equal(res.status, 400);

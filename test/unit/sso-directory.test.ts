@@ -57,10 +57,10 @@ describe('parseDirectory', () => {
 });
 
 describe('passwords', () => {
-  test('a hash verifies its password only, and differs each time (salted)', () => {
-    assert.ok(verifyPassword('correct horse', HASH));
-    assert.ok(!verifyPassword('correct horsf', HASH));
-    assert.ok(!verifyPassword('correct horse', 'plain$text'));
+  test('a hash verifies its password only, and differs each time (salted)', async () => {
+    assert.ok(await verifyPassword('correct horse', HASH));
+    assert.ok(!(await verifyPassword('correct horsf', HASH)));
+    assert.ok(!(await verifyPassword('correct horse', 'plain$text')));
     assert.notEqual(hashPassword('correct horse'), HASH);
   });
 });
@@ -72,7 +72,7 @@ describe('ensureDirectory', () => {
     uiRedirectUri: 'http://127.0.0.1:8633/auth/sso/callback',
   });
 
-  test('makes three people, the UI app and three services, with private files', () => {
+  test('makes three people, the UI app and three services, with private files', async () => {
     assert.equal(made.created, true);
     const directory = parseDirectory(readFileSync(file, 'utf8'), file);
     assert.deepEqual(
@@ -98,7 +98,7 @@ describe('ensureDirectory', () => {
       assert.equal(statSync(path.join(path.dirname(file), client.secretFile)).mode & 0o777, 0o600);
     }
     assert.ok(made.created);
-    for (const user of directory.users) assert.ok(verifyPassword(made.passwords[user.username]!, user.password));
+    for (const user of directory.users) assert.ok(await verifyPassword(made.passwords[user.username]!, user.password));
     assert.doesNotMatch(readFileSync(file, 'utf8'), new RegExp(made.passwords.reader!));
   });
 
