@@ -62,9 +62,12 @@ async function connectClientAt(
 }
 
 /** The service's token source under sign-on (TEMPORAL_OIDC_*), its first token fetched; else undefined. */
-async function serviceTokens(env: NodeJS.ProcessEnv): Promise<ServiceTokenSource | undefined> {
+async function serviceTokens(
+  env: NodeJS.ProcessEnv,
+  log?: (line: string) => void,
+): Promise<ServiceTokenSource | undefined> {
   const settings = serviceTokenSettingsFromEnv(env);
-  return settings && ServiceTokenSource.start(settings);
+  return settings && ServiceTokenSource.start(settings, { log });
 }
 
 /** Every owner of a connection closes it (the CLI, the worker, the webhooks): its token source stops then. */
@@ -78,10 +81,14 @@ function closeWith(connection: { close(): Promise<void> }, tokens: ServiceTokenS
 
 /**
  * The worker's NativeConnection to `address` with the environment's TLS, API key and metadata; under
- * sign-on, with the service's token, replaced on the connection at each refresh.
+ * sign-on, with the service's token, replaced on the connection at each refresh (`log`: its failures).
  */
-export async function connectNative(env: NodeJS.ProcessEnv, address: string): Promise<NativeConnection> {
-  const tokens = await serviceTokens(env);
+export async function connectNative(
+  env: NodeJS.ProcessEnv,
+  address: string,
+  { log = (line: string) => console.error(line) }: { log?: (line: string) => void } = {},
+): Promise<NativeConnection> {
+  const tokens = await serviceTokens(env, log);
   const options = nativeConnectionOptions(env, address);
   const connection = await NativeConnection.connect({
     ...options,
@@ -93,7 +100,7 @@ export async function connectNative(env: NodeJS.ProcessEnv, address: string): Pr
   if (tokens) {
     tokens.onRefresh((token) =>
       connection.setApiKey(token).catch((err: unknown) => {
-        console.error(`service token: cannot give the connection its new token: ${(err as Error).message}`);
+        log(`service token: cannot give the connection its new token: ${(err as Error).message}`);
       }),
     );
     closeWith(connection, tokens);
