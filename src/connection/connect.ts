@@ -5,6 +5,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { payloadEncryptionFromEnv } from '../codec';
 import { clientInterceptors, startTracing } from '../observability/tracing';
 import { TemporalUnreachableError, probeTcp } from './reach';
+import { ServiceTokenSource, serviceTokenSettingsFromEnv } from './service-token';
 import { loadTemporalConfig, nativeConnectionOptions, temporalConnectionOptions } from './settings';
 import { probeTls, tlsRefusalReason } from './tls-probe';
 
@@ -23,8 +24,9 @@ export async function connectClient(
 ): Promise<Client> {
   const { address } = temporalConnectionOptions(env);
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
-  // A bad key file is the first thing to fix: it fails before any connection attempt.
+  // A bad key file or token setting is the first thing to fix: it fails before any connection attempt.
   payloadEncryptionFromEnv(env);
+  serviceTokenSettingsFromEnv(env);
   // Before the client exists: its interceptors depend on it (the CLI has started it already, under its name).
   await startTracing(env, 'docs-admin-client');
   // A plain TCP probe first: a refused or unroutable address fails in milliseconds with the real
@@ -44,21 +46,66 @@ async function connectClientAt(
   connectTimeoutMs: number,
 ): Promise<Client> {
   const dataConverter = payloadEncryptionFromEnv(env)?.dataConverter;
+  const tokens = await serviceTokens(env);
+  const options = temporalConnectionOptions(env);
   const connection = await Connection.connect({
-    ...temporalConnectionOptions(env),
+    ...options,
+    ...(tokens ? { apiKey: () => tokens.current(), tls: options.tls ?? false } : {}),
     address,
     connectTimeout: connectTimeoutMs,
   }).catch(async (err: unknown) => {
+    tokens?.close();
     throw await connectError(env, address, err);
   });
+  if (tokens) closeWith(connection, tokens);
   return new Client({ connection, namespace, dataConverter, interceptors: clientInterceptors() });
 }
 
-/** The worker's NativeConnection to `address` with the environment's TLS, API key and metadata. */
-export async function connectNative(env: NodeJS.ProcessEnv, address: string): Promise<NativeConnection> {
-  return NativeConnection.connect(nativeConnectionOptions(env, address)).catch(async (err: unknown) => {
+/** The service's token source under sign-on (TEMPORAL_OIDC_*), its first token fetched; else undefined. */
+async function serviceTokens(
+  env: NodeJS.ProcessEnv,
+  log?: (line: string) => void,
+): Promise<ServiceTokenSource | undefined> {
+  const settings = serviceTokenSettingsFromEnv(env);
+  return settings && ServiceTokenSource.start(settings, { log });
+}
+
+/** Every owner of a connection closes it (the CLI, the worker, the webhooks): its token source stops then. */
+function closeWith(connection: { close(): Promise<void> }, tokens: ServiceTokenSource): void {
+  const close = connection.close.bind(connection);
+  connection.close = async () => {
+    tokens.close();
+    await close();
+  };
+}
+
+/**
+ * The worker's NativeConnection to `address` with the environment's TLS, API key and metadata; under
+ * sign-on, with the service's token, replaced on the connection at each refresh (`log`: its failures).
+ */
+export async function connectNative(
+  env: NodeJS.ProcessEnv,
+  address: string,
+  { log = (line: string) => console.error(line) }: { log?: (line: string) => void } = {},
+): Promise<NativeConnection> {
+  const tokens = await serviceTokens(env, log);
+  const options = nativeConnectionOptions(env, address);
+  const connection = await NativeConnection.connect({
+    ...options,
+    ...(tokens ? { apiKey: tokens.current(), tls: options.tls ?? false } : {}),
+  }).catch(async (err: unknown) => {
+    tokens?.close();
     throw await connectError(env, address, err);
   });
+  if (tokens) {
+    tokens.onRefresh((token) =>
+      connection.setApiKey(token).catch((err: unknown) => {
+        log(`service token: cannot give the connection its new token: ${(err as Error).message}`);
+      }),
+    );
+    closeWith(connection, tokens);
+  }
+  return connection;
 }
 
 /** A failed connect as one line: TLS named when it is the reason (tls-probe.ts), else unreachable. */

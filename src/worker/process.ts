@@ -133,7 +133,7 @@ export async function runWorkerProcess(
   let code: number = EXIT_CODE.failed;
   const closers: (() => Promise<void>)[] = [];
   try {
-    const connection = await connectNative(env, config.address);
+    const connection = await connectNative(env, config.address, { log: (line) => logger.warn(line) });
     closers.push(() => connection.close());
     const started = await createDocsAdminWorker(config, { connection, logger, api: options.api, deployment });
     handle = started;

@@ -260,7 +260,7 @@ async function openDependencies(
 ): Promise<{ connection: NativeConnection; client: Client; api: AdminApi }> {
   let connection = options.connection;
   if (!connection) {
-    const owned = await connectNative(process.env, config.address);
+    const owned = await connectNative(process.env, config.address, { log: (line) => logger.warn(line) });
     cleanups.push(() => owned.close());
     connection = owned;
   }

@@ -1,0 +1,80 @@
+// `npm run sso-provider`: the sign-on provider (src/sso/provider.ts) on loopback, for the cluster's
+// sign-on (`npm run cluster -- --sso`) and its tests.
+//   SSO_ISSUER                    the issuer URL, e.g. http://127.0.0.1:8636 (it listens there)
+//   SSO_DIRECTORY_FILE            people, apps and services with their roles (re-read on change)
+//   SSO_SIGNING_KEY_FILE          the private RS256 JWK (made on first start, mode 0600)
+//   SSO_AUDIENCE                  the access tokens' `aud` (default urn:docs-admin:temporal)
+//   SSO_ACCESS_TOKEN_TTL_SECONDS  access token lifetime (default 900)
+import { existsSync } from 'node:fs';
+import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
+import { startSsoProvider } from './sso/provider';
+import { ensureSigningKey } from './sso/signing-key';
+
+export interface SsoProviderSettings {
+  issuer: string;
+  directoryFile: string;
+  signingKeyFile: string;
+  audience: string;
+  accessTokenTtlSeconds: number;
+}
+
+const DEFAULT_TTL_SECONDS = 900;
+
+/** The provider's settings from the environment; throws one line naming the variable at fault. */
+export function ssoProviderSettings(env: NodeJS.ProcessEnv): SsoProviderSettings {
+  const required = (name: string): string => {
+    const value = env[name];
+    if (!value)
+      throw new Error(
+        `${name} is not set (npm run sso-provider needs SSO_ISSUER, SSO_DIRECTORY_FILE and SSO_SIGNING_KEY_FILE)`,
+      );
+    return value;
+  };
+  const issuer = required('SSO_ISSUER');
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new Error(`SSO_ISSUER is not a URL: ${issuer}`);
+  }
+  if (!/^https?:$/.test(url.protocol) || url.origin !== issuer.replace(/\/$/, ''))
+    throw new Error(`SSO_ISSUER must be an http(s) origin with no path, e.g. http://127.0.0.1:8636 (got ${issuer})`);
+  const ttlText = env.SSO_ACCESS_TOKEN_TTL_SECONDS ?? String(DEFAULT_TTL_SECONDS);
+  const accessTokenTtlSeconds = Number(ttlText);
+  if (!/^\d+$/.test(ttlText) || accessTokenTtlSeconds < 1 || accessTokenTtlSeconds > 86_400)
+    throw new Error(`SSO_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from 1 to 86400 (got ${ttlText})`);
+  return {
+    issuer: url.origin,
+    directoryFile: required('SSO_DIRECTORY_FILE'),
+    signingKeyFile: required('SSO_SIGNING_KEY_FILE'),
+    audience: env.SSO_AUDIENCE || DEFAULT_TOKEN_AUDIENCE,
+    accessTokenTtlSeconds,
+  };
+}
+
+export async function main(env = process.env): Promise<void> {
+  const settings = ssoProviderSettings(env);
+  if (!existsSync(settings.directoryFile))
+    throw new Error(
+      `${settings.directoryFile}: no directory file (SSO_DIRECTORY_FILE); npm run cluster -- --sso makes one`,
+    );
+  const log = (line: string) => console.error(line);
+  const signingKey = await ensureSigningKey(settings.signingKeyFile);
+  const provider = await startSsoProvider({ ...settings, signingKey, log });
+  log(
+    `sso-provider: issuer ${settings.issuer}, directory ${settings.directoryFile}, audience ${settings.audience}, ` +
+      `access tokens for ${settings.accessTokenTtlSeconds} s`,
+  );
+  const stop = () => {
+    void provider.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(`sso-provider: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
