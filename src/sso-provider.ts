@@ -5,6 +5,7 @@
 //   SSO_SIGNING_KEY_FILE          the private RS256 JWK (made on first start, mode 0600)
 //   SSO_AUDIENCE                  the access tokens' `aud` (default urn:docs-admin:temporal)
 //   SSO_ACCESS_TOKEN_TTL_SECONDS  access token lifetime (default 900)
+//   SSO_SERVICE_TOKEN_TTL_SECONDS services' (client-credentials) token lifetime (default: the above)
 import { existsSync } from 'node:fs';
 import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
 import { startSsoProvider } from './sso/provider';
@@ -16,9 +17,18 @@ export interface SsoProviderSettings {
   signingKeyFile: string;
   audience: string;
   accessTokenTtlSeconds: number;
+  serviceTokenTtlSeconds: number;
 }
 
 const DEFAULT_TTL_SECONDS = 900;
+
+function ttlSeconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name] ?? String(fallback);
+  const seconds = Number(text);
+  if (!/^\d+$/.test(text) || seconds < 1 || seconds > 86_400)
+    throw new Error(`${name} must be a whole number of seconds from 1 to 86400 (got ${text})`);
+  return seconds;
+}
 
 /** The provider's settings from the environment; throws one line naming the variable at fault. */
 export function ssoProviderSettings(env: NodeJS.ProcessEnv): SsoProviderSettings {
@@ -39,16 +49,15 @@ export function ssoProviderSettings(env: NodeJS.ProcessEnv): SsoProviderSettings
   }
   if (!/^https?:$/.test(url.protocol) || url.origin !== issuer.replace(/\/$/, ''))
     throw new Error(`SSO_ISSUER must be an http(s) origin with no path, e.g. http://127.0.0.1:8636 (got ${issuer})`);
-  const ttlText = env.SSO_ACCESS_TOKEN_TTL_SECONDS ?? String(DEFAULT_TTL_SECONDS);
-  const accessTokenTtlSeconds = Number(ttlText);
-  if (!/^\d+$/.test(ttlText) || accessTokenTtlSeconds < 1 || accessTokenTtlSeconds > 86_400)
-    throw new Error(`SSO_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from 1 to 86400 (got ${ttlText})`);
+  const accessTokenTtlSeconds = ttlSeconds(env, 'SSO_ACCESS_TOKEN_TTL_SECONDS', DEFAULT_TTL_SECONDS);
+  const serviceTokenTtlSeconds = ttlSeconds(env, 'SSO_SERVICE_TOKEN_TTL_SECONDS', accessTokenTtlSeconds);
   return {
     issuer: url.origin,
     directoryFile: required('SSO_DIRECTORY_FILE'),
     signingKeyFile: required('SSO_SIGNING_KEY_FILE'),
     audience: env.SSO_AUDIENCE || DEFAULT_TOKEN_AUDIENCE,
     accessTokenTtlSeconds,
+    serviceTokenTtlSeconds,
   };
 }
 
@@ -63,7 +72,7 @@ export async function main(env = process.env): Promise<void> {
   const provider = await startSsoProvider({ ...settings, signingKey, log });
   log(
     `sso-provider: issuer ${settings.issuer}, directory ${settings.directoryFile}, audience ${settings.audience}, ` +
-      `access tokens for ${settings.accessTokenTtlSeconds} s`,
+      `access tokens for ${settings.accessTokenTtlSeconds} s (services' ${settings.serviceTokenTtlSeconds} s)`,
   );
   const stop = () => {
     void provider.close().then(() => process.exit(0));

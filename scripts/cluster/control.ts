@@ -316,7 +316,9 @@ async function startUi(tls: boolean, sso: boolean, log: (line: string) => void):
 }
 
 async function startCodecServer(sso: boolean, log: (line: string) => void): Promise<void> {
-  log(`codec server: starting at ${sso ? CLUSTER_CODEC_HTTPS_URL : CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`);
+  log(
+    `codec server: starting at ${sso ? CLUSTER_CODEC_HTTPS_URL : CLUSTER_CODEC_URL} (keys ${CLUSTER_FILES.payloadKeys})`,
+  );
   const codec = startDetached(process.execPath, CODEC_SERVER_ARGS, {
     env: { ...codecServerEnv(), ...(sso ? ssoCodecEnv() : {}) },
     log: CLUSTER_FILES.codecServerLog,

@@ -5,7 +5,7 @@
 // the CLI and the webhook receiver a service's client credentials.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fetchServiceToken, serviceTokenSettingsFromEnv } from '../../src/connection/service-token';
+import { ServiceTokenSource, serviceTokenSettingsFromEnv } from '../../src/connection/service-token';
 import { ensureDirectory } from '../../src/sso/directory';
 import { DEFAULT_TOKEN_AUDIENCE } from '../../src/shared/roles';
 import { ROOT } from '../tools';
@@ -52,7 +52,7 @@ export async function isProviderHealthy(): Promise<boolean> {
  */
 export async function ensureSsoProvider(log: (line: string) => void): Promise<{ passwords?: Record<string, string> }> {
   const made = ensureDirectory(SSO_FILES.directory, { namespace: CLUSTER_NAMESPACE, uiRedirectUri: UI_CALLBACK_URL });
-  if (made) log(`sign-on: created ${SSO_FILES.directory} (people, the Web UI's client, the services)`);
+  if (made.created) log(`sign-on: created ${SSO_FILES.directory} (people, the Web UI's client, the services)`);
   if (!runningProcess(SSO_FILES.state) || !(await isProviderHealthy())) {
     log(`OpenID provider: starting at ${SSO_ISSUER}`);
     const started = startDetached(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'sso-provider.ts')], {
@@ -63,16 +63,15 @@ export async function ensureSsoProvider(log: (line: string) => void): Promise<{ 
         SSO_DIRECTORY_FILE: SSO_FILES.directory,
         SSO_SIGNING_KEY_FILE: SSO_FILES.signingKey,
         SSO_AUDIENCE: DEFAULT_TOKEN_AUDIENCE,
-        ...(process.env.SSO_ACCESS_TOKEN_TTL_SECONDS
-          ? { SSO_ACCESS_TOKEN_TTL_SECONDS: process.env.SSO_ACCESS_TOKEN_TTL_SECONDS }
-          : {}),
+        // Tokens' lifetimes, when this process was given any (the sign-on test shortens the services').
+        ...pick(process.env, ['SSO_ACCESS_TOKEN_TTL_SECONDS', 'SSO_SERVICE_TOKEN_TTL_SECONDS']),
       },
       log: SSO_FILES.log,
       stateFile: SSO_FILES.state,
     });
     await waitUntil('the OpenID provider', isProviderHealthy, started, SSO_FILES.log, 60_000);
   }
-  return made ? { passwords: made } : {};
+  return made.created ? { passwords: made.passwords } : {};
 }
 
 export async function stopSsoProvider(): Promise<boolean> {
@@ -121,5 +120,10 @@ export function serviceEnv(clientId: string): Record<string, string> {
 
 /** An access token for `clientId` now (the cluster's own setup; long-running programs refresh theirs). */
 export async function serviceToken(clientId: string): Promise<string> {
-  return (await fetchServiceToken(serviceTokenSettingsFromEnv(serviceEnv(clientId))!)).token;
+  const source = await ServiceTokenSource.start(serviceTokenSettingsFromEnv(serviceEnv(clientId))!);
+  source.close();
+  return source.current();
 }
+
+const pick = (env: NodeJS.ProcessEnv, names: string[]): Record<string, string> =>
+  Object.fromEntries(names.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));

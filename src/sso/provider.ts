@@ -28,6 +28,8 @@ export interface SsoProviderOptions {
   /** The access tokens' `aud`. */
   audience: string;
   accessTokenTtlSeconds: number;
+  /** The lifetime of services' (client-credentials) tokens: they refresh theirs by themselves. */
+  serviceTokenTtlSeconds: number;
   log: (line: string) => void;
 }
 
@@ -90,7 +92,7 @@ function providerConfiguration(
   Memory: typeof MemoryAdapter,
   errors: typeof oidcErrors,
 ): Record<string, unknown> {
-  const { directoryFile, audience, log, accessTokenTtlSeconds: ttl } = options;
+  const { directoryFile, audience, log, accessTokenTtlSeconds: ttl, serviceTokenTtlSeconds: serviceTtl } = options;
   // Clients are looked up in the directory on each use (oidc-provider caches them by their metadata),
   // so an app or service added, changed or removed in the file counts from the next request on.
   class DirectoryAdapter extends Memory {
@@ -104,12 +106,13 @@ function providerConfiguration(
       }
     }
   }
-  const resourceServer = (_ctx: unknown, resource: string) => {
+  const resourceServer = (_ctx: unknown, resource: string, client?: { grantTypes?: string[] }) => {
     if (resource !== audience) throw new errors.InvalidTarget();
+    const service = client?.grantTypes?.includes('client_credentials') ?? false;
     return {
       scope: RESOURCE_SCOPE,
       audience,
-      accessTokenTTL: ttl,
+      accessTokenTTL: service ? serviceTtl : ttl,
       accessTokenFormat: 'jwt',
       jwt: { sign: { alg: 'RS256' } },
     };
@@ -142,7 +145,7 @@ function providerConfiguration(
     pkce: { required: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod === 'none' },
     ttl: {
       AccessToken: ttl,
-      ClientCredentials: ttl,
+      ClientCredentials: serviceTtl,
       AuthorizationCode: 60,
       IdToken: 3600,
       Interaction: 600,

@@ -43,11 +43,16 @@ interface Run {
 
 const run = (args: string[], env: NodeJS.ProcessEnv, timeout = 120_000): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/starter.ts', ...args], { cwd: ROOT, env, timeout }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/starter.ts', ...args],
+      { cwd: ROOT, env, timeout },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
-const said = (r: Run) => `exit ${r.code}; stderr: ${r.stderr.trim() || '(none)'}; stdout: ${r.stdout.trim() || '(none)'}`;
+const said = (r: Run) =>
+  `exit ${r.code}; stderr: ${r.stderr.trim() || '(none)'}; stdout: ${r.stdout.trim() || '(none)'}`;
 const lastJson = (text: string) => JSON.parse(text.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
 
 /** People and a reader service this file adds to the directory (the provider re-reads it on change). */
@@ -182,7 +187,10 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       intervalMs: 500,
       what: 'three service token lifetimes',
     });
-    const second = await run(['agent', '--project', `sso-${tag}`, '--prompt', `${prompt} again`, '--wait', '--json'], asCli());
+    const second = await run(
+      ['agent', '--project', `sso-${tag}`, '--prompt', `${prompt} again`, '--wait', '--json'],
+      asCli(),
+    );
     assert.equal(second.code, 0, said(second));
     assert.equal(lastJson(second.stdout).status, 'completed');
     assert.doesNotMatch(workerOutput, /PermissionDenied|Request unauthorized/);
@@ -210,7 +218,9 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     ]);
     const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
     const metadata = Object.entries(encoded?.metadata ?? {}).map(([name, value]) => [name, base64(value)]);
-    const body = JSON.stringify({ payloads: [{ metadata: Object.fromEntries(metadata), data: base64(encoded?.data) }] });
+    const body = JSON.stringify({
+      payloads: [{ metadata: Object.fromEntries(metadata), data: base64(encoded?.data) }],
+    });
     const decode = (authorization?: string) =>
       fetch(`${CLUSTER_CODEC_URL}/decode`, {
         method: 'POST',
@@ -233,7 +243,11 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       .setProtectedHeader({ alg: 'RS256', kid: 'forged' })
       .sign(privateKey);
     assert.equal((await decode(`Bearer ${forged}`)).status, 401);
-    await waitFor(() => Date.now() / 1000 > (claims.exp ?? 0) + 2, { timeoutMs: 30_000, intervalMs: 250, what: 'the token to expire' });
+    await waitFor(() => Date.now() / 1000 > (claims.exp ?? 0) + 2, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: 'the token to expire',
+    });
     assert.equal((await decode(`Bearer ${token}`)).status, 401);
   });
 
@@ -244,11 +258,14 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     try {
       const { page } = session;
       await page.goto(`${CLUSTER_UI_URL}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(doneJob.workflowId)}`);
-      await waitFor(async () => (await mainText(page)).includes(prompt) && (await mainText(page)).includes(doneJob!.prLink), {
-        timeoutMs: UI_TIMEOUT_MS,
-        intervalMs: 300,
-        what: 'the decoded prompt and PR link on the page',
-      });
+      await waitFor(
+        async () => (await mainText(page)).includes(prompt) && (await mainText(page)).includes(doneJob!.prLink),
+        {
+          timeoutMs: UI_TIMEOUT_MS,
+          intervalMs: 300,
+          what: 'the decoded prompt and PR link on the page',
+        },
+      );
       await page.screenshot({ path: path.join(ARTIFACTS, 'reader-workflow.png'), fullPage: true });
     } finally {
       await session.close();

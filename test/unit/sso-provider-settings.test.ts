@@ -17,10 +17,14 @@ test('the issuer as an origin, the default audience and token lifetime', () => {
     signingKeyFile: '/d/key.json',
     audience: 'urn:docs-admin:temporal',
     accessTokenTtlSeconds: 900,
+    serviceTokenTtlSeconds: 900,
   });
   const set = ssoProviderSettings({ ...env, SSO_AUDIENCE: 'urn:x', SSO_ACCESS_TOKEN_TTL_SECONDS: '3' });
   assert.equal(set.audience, 'urn:x');
   assert.equal(set.accessTokenTtlSeconds, 3);
+  assert.equal(set.serviceTokenTtlSeconds, 3, "services' tokens live as long as people's unless told");
+  const services = ssoProviderSettings({ ...env, SSO_SERVICE_TOKEN_TTL_SECONDS: '20' });
+  assert.deepEqual([services.accessTokenTtlSeconds, services.serviceTokenTtlSeconds], [900, 20]);
 });
 
 test('a missing or bad setting is one line naming the variable', () => {
