@@ -47,23 +47,13 @@ test("every node names node 1's frontend as the cluster's address (one record in
 });
 
 test('arguments: --nodes, --status [--json], --stop, --history-shards, and what is refused', () => {
-  assert.deepEqual(parseClusterArgs([]), { action: 'up', nodes: 1, tuned: false, tls: false, monitoring: false });
-  assert.deepEqual(parseClusterArgs(['--nodes', '2', '--tls']), {
-    action: 'up',
-    nodes: 2,
-    tuned: false,
-    tls: true,
-    monitoring: false,
-  });
+  const plain = { action: 'up', nodes: 1, tuned: false, tls: false, sso: false, monitoring: false };
+  assert.deepEqual(parseClusterArgs([]), plain);
+  assert.deepEqual(parseClusterArgs(['--nodes', '2', '--tls']), { ...plain, nodes: 2, tls: true });
+  assert.deepEqual(parseClusterArgs(['--sso', '--tls']), { ...plain, tls: true, sso: true });
+  assert.throws(() => parseClusterArgs(['--status', '--sso']), /--status only reports \(--sso\)/);
   assert.equal((parseClusterArgs(['--nodes=3']) as { nodes: number }).nodes, 3);
-  assert.deepEqual(parseClusterArgs(['--history-shards', '16']), {
-    action: 'up',
-    nodes: 1,
-    tuned: false,
-    tls: false,
-    monitoring: false,
-    historyShards: 16,
-  });
+  assert.deepEqual(parseClusterArgs(['--history-shards', '16']), { ...plain, historyShards: 16 });
   assert.deepEqual(parseClusterArgs(['--status', '--json']), { action: 'status', json: true });
   assert.deepEqual(parseClusterArgs(['--status']), { action: 'status', json: false });
   assert.deepEqual(parseClusterArgs(['--stop']), { action: 'stop' });
@@ -112,8 +102,9 @@ test('status: one aligned line per process, the shards each node owns, then the 
   assert.match(lines[2]!, /^node 2 .* - +down +grpc 7733/);
   assert.equal(lines[1]!.indexOf('grpc'), lines[2]!.indexOf('grpc'), 'columns line up');
   assert.match(lines[3]!, /^history shards: 4 /);
+  const { internalFrontendGrpc: _g, internalFrontendHttp: _h, internalFrontendMembership: _m, ...plain } = nodePorts(2);
   assert.equal(
-    formatPorts(nodePorts(2)),
+    formatPorts(plain),
     'grpc 7733 http 7743 history 7734 matching 7735 worker 7739 membership 6733/6734/6735/6739 metrics 9733 pprof 7736',
   );
   assert.equal(formatPorts({ http: 8633 }), '8633');
