@@ -25,7 +25,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CallPermit } from '../activities/agent';
+import type { Permit } from '../shared/rate-limiter';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
@@ -62,7 +62,7 @@ const API_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
 /**
- * Create and message are not idempotent: one attempt per activity (src/workflows/send-once.ts settles
+ * Create and message are not idempotent: one attempt per activity (src/workflows/send-once.ts decides
  * a timed-out attempt by its send checkpoints instead of re-running it).
  */
 const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
@@ -166,7 +166,7 @@ class AgentRun {
   }
 
   /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
-  private nonIdempotentOptions(permit: CallPermit): ActivityOptions {
+  private nonIdempotentOptions(permit: Permit): ActivityOptions {
     return {
       ...NON_IDEMPOTENT_OPTIONS,
       startToCloseTimeout:
@@ -386,14 +386,14 @@ class AgentRun {
     const job = await this.permits.run(key, async (permit) => {
       this.setPhase('creating');
       attempt.at = new Date().toISOString();
-      const settled = await callOnceSafely(() =>
+      const result = await callOnceSafely(() =>
         api.createAgentJob.executeWithOptions(
           { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
           [{ projectId: input.projectId, prompt: input.prompt, permit }],
         ),
       );
-      if (settled.admitted) answeredAtMs = settled.answeredAtMs;
-      return settled;
+      if (result.admitted) answeredAtMs = result.answeredAtMs;
+      return result;
     });
     return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };
   }

@@ -43,7 +43,7 @@ import {
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
 import { markdownTable } from './details';
-import { settleAll } from './settle';
+import { deliverAll } from './deliver';
 
 /** Continue as new past this many events when the start set no budget (workers set 2,000: limiter-client.ts). */
 const MAX_HISTORY_EVENTS = 500;
@@ -263,7 +263,7 @@ class Limiter {
     if (gotWork || this.queued > 0) return 'work';
     const idle = this.state.grants.every((g) => g.freeAtMs <= Date.now());
     if (!idle && !(compact && Date.now() - this.lastHeardAtMs >= QUIET_MS)) return 'work';
-    await this.settled();
+    await this.delivered();
     if (this.queued > 0) return 'work';
     return idle ? 'complete' : 'compact';
   }
@@ -273,8 +273,8 @@ class Limiter {
    * then is never delivered (its requester waited for its recheck, a minute, with its permit spent),
    * and an ask answered meanwhile may grant a queued request by signal.
    */
-  settled(): Promise<void> {
-    return settleAll(this.inFlight, allHandlersFinished);
+  delivered(): Promise<void> {
+    return deliverAll(this.inFlight, allHandlersFinished);
   }
 
   // --- internals ---
@@ -332,7 +332,7 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const plan = limiter.grantWhatFits(now);
     const leaveEncrypted = !plainFromStart && patched(PLAIN_PAYLOADS_PATCH);
     if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong() || leaveEncrypted) {
-      await limiter.settled();
+      await limiter.delivered();
       return continueAsNew<typeof agentRateLimiter>(next());
     }
     if (plan.wakeAtMs !== null) {
