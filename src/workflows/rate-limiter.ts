@@ -1,8 +1,9 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
 // the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
-// its use is reported, then for one window (src/policies/rate-window.ts). Running limiters replay on
-// this code: keep its command sequence (test/integration/replay-corpus.test.ts).
+// its use is reported, then for one window (src/policies/rate-window.ts). The loop is step(): grant what
+// fits, then end the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters
+// replay on this code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,
