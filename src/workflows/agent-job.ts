@@ -303,10 +303,15 @@ class AgentRun {
   /** Sends one message (holding the mutex) and restarts the polling from its answer. */
   private async message(jobId: string, prompt: string): Promise<AgentJob> {
     this.messagesSent += 1;
-    const refreshed = await this.messageOnce(jobId, prompt);
-    this.replies += 1;
-    this.observe(refreshed, true);
-    return refreshed;
+    try {
+      const refreshed = await this.messageOnce(jobId, prompt);
+      this.replies += 1;
+      this.observe(refreshed, true);
+      return refreshed;
+    } finally {
+      // Shown as the message ends, sent or not (a parked one no longer needs an operator), as runs before did.
+      this.show();
+    }
   }
 
   /** One message (sent again when an operator says the first did not arrive); parks when its outcome is unknown. */
