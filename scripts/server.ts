@@ -6,18 +6,10 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ADDRESS, ensureSearchAttributes, isHealthy, LOG_FILE, startDevServer, UI_URL } from './dev-server';
+import { isAlive, stopProcess } from './stop-process';
 import { DATA_DIR, ensureTools } from './tools';
 
 const PID_FILE = path.join(DATA_DIR, 'temporal.pid');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Stops the server and waits until it has exited, so a start right after finds the port free. */
 async function stop(): Promise<void> {
@@ -27,14 +19,11 @@ async function stop(): Promise<void> {
   }
   const pid = Number(readFileSync(PID_FILE, 'utf8'));
   rmSync(PID_FILE, { force: true });
-  if (!alive(pid)) {
+  if (!isAlive(pid)) {
     console.log(`the dev server (pid ${pid}) was not running`);
     return;
   }
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 20_000;
-  while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await stopProcess(pid, { graceMs: 20_000 });
   console.log(`stopped the dev server (pid ${pid})`);
 }
 

@@ -1,4 +1,4 @@
-// The command line of `npm run cluster`, parsed without side effects (test/unit/cluster-args.test.ts).
+// The command line of `npm run cluster`, parsed without side effects (test/unit/cluster-nodes.test.ts).
 import { MAX_NODES } from './layout';
 import { parseHistoryShards } from './shards';
 

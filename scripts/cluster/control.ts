@@ -50,7 +50,6 @@ import {
 } from './postgres';
 import { ensureNodes, recordedNodes, runningNode, stopNodes } from './nodes';
 import {
-  isAlive,
   launchOf,
   logOffset,
   type ProcessState,
@@ -60,6 +59,7 @@ import {
   tail,
   waitUntil,
 } from './processes';
+import { stopProcess } from '../stop-process';
 import { historyShardsFor } from './shards';
 import { ensureClusterSinks } from './sinks';
 import {
@@ -252,15 +252,6 @@ function processesOf(binary: string): number[] {
       }
     })
     .map(Number);
-}
-
-/** SIGTERM, then SIGKILL after 30 s; returns once the process is gone. */
-async function stopPid(pid: number): Promise<void> {
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 30_000;
-  while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 async function startServer(
@@ -465,7 +456,8 @@ async function stopSwitching(): Promise<void> {
   await stopRecorded(CLUSTER_FILES.uiState);
   const server = runningServer();
   if (server) await stopRecorded(server.stateFile);
-  for (const pid of [CLUSTER_BINARIES.ui.path, CLUSTER_BINARIES.server.path].flatMap(processesOf)) await stopPid(pid);
+  for (const pid of [CLUSTER_BINARIES.ui.path, CLUSTER_BINARIES.server.path].flatMap(processesOf))
+    await stopProcess(pid);
   rmSync(CLUSTER_FILES.setupDone, { force: true });
 }
 
@@ -560,11 +552,7 @@ export async function restartServer(signal: NodeJS.Signals = 'SIGTERM'): Promise
   const { state, stateFile } = running;
   const launch = launchOf(state.pid);
   const stoppedAt = Date.now();
-  process.kill(state.pid, signal);
-  const deadline = Date.now() + 30_000;
-  while (isAlive(state.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
-  while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+  await stopProcess(state.pid, { signal });
   const { pid: _pid, command: _command, ...extra } = state;
   const started = startDetached(launch.command, launch.args, { env: launch.env, log: launch.log, stateFile, extra });
   await waitUntil('the restarted Temporal server', () => isServerHealthy(cli), started, launch.log, 120_000);

@@ -8,15 +8,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { CLUSTER_BINARIES } from '../tools';
 import { CLUSTER_DATA_DIR, nodeAddress, nodeFiles, nodePortEnv, nodePorts } from './layout';
-import {
-  isAlive,
-  launchOf,
-  type ProcessState,
-  runningProcess,
-  startDetached,
-  stopRecorded,
-  waitUntil,
-} from './processes';
+import { launchOf, type ProcessState, runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
+import { stopProcess } from '../stop-process';
 import { clientTlsEnv } from './tls';
 
 const run = promisify(execFile);
@@ -124,7 +117,6 @@ export async function killNode(node: number): Promise<number> {
   if (node === 1) throw new Error('killNode is for nodes 2 and up: the chaos suite restarts node 1 with restartServer');
   const state = runningNode(node);
   if (!state) throw new Error(`node ${node} is not running (npm run cluster -- --nodes ${node})`);
-  process.kill(state.pid, 'SIGKILL');
-  while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+  await stopProcess(state.pid, { signal: 'SIGKILL' });
   return state.pid;
 }

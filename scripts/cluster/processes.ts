@@ -3,6 +3,7 @@
 // program that was started.
 import { spawn } from 'node:child_process';
 import { existsSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { isAlive, stopProcess } from '../stop-process';
 
 export interface ProcessState {
   pid: number;
@@ -18,15 +19,6 @@ export function readState(file: string): ProcessState | undefined {
     return Number.isInteger(state.pid) ? state : undefined;
   } catch {
     return undefined;
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -97,16 +89,12 @@ export function startDetached(
   return { pid: child.pid, logOffset: offset, exited };
 }
 
-/** SIGTERM, then waits for the exit (SIGKILL after `timeoutMs`). Returns whether it was running. */
-export async function stopRecorded(stateFile: string, timeoutMs = 30_000): Promise<ProcessState | undefined> {
+/** Stops the recorded process (stopProcess: SIGTERM, SIGKILL after 30 s). Returns its state if it was running. */
+export async function stopRecorded(stateFile: string): Promise<ProcessState | undefined> {
   const state = runningProcess(stateFile);
   rmSync(stateFile, { force: true });
   if (!state) return undefined;
-  process.kill(state.pid, 'SIGTERM');
-  const deadline = Date.now() + timeoutMs;
-  while (isAlive(state.pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-  if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
-  while (isAlive(state.pid)) await new Promise((resolve) => setTimeout(resolve, 50));
+  await stopProcess(state.pid);
   return state;
 }
 

@@ -8,7 +8,7 @@ import type { SinkSource } from './sinks-file';
 export interface ActivityDeps {
   api: AdminApi;
   metrics: MetricsRecorder;
-  /** Used to reach the per-project rate limiter workflow (signal-with-start). */
+  /** Asks the project's rate limiter (update-with-start) and records send checkpoints (heartbeats). */
   temporal: Client;
   /** Task queue the limiter workflows run on, served by this worker (the worker sets LIMITER_TASK_QUEUE); default: the activity's own. */
   limiterTaskQueue?: string;

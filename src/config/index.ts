@@ -4,6 +4,7 @@
 import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 import { readKeyFile } from '../api/key-source';
 import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
+import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 export { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
@@ -136,7 +137,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const logFormat = (env.LOG_FORMAT || 'text').toLowerCase();
   if (logFormat !== 'text' && logFormat !== 'json') problems.push('LOG_FORMAT must be text or json');
 
-  let shutdownGraceTimeMs = 30_000;
+  let shutdownGraceTimeMs = DEFAULT_SHUTDOWN_GRACE_TIME_MS;
   if (env.SHUTDOWN_GRACE_TIME) {
     try {
       shutdownGraceTimeMs = parseDuration(env.SHUTDOWN_GRACE_TIME);

@@ -72,6 +72,22 @@ export interface PermitRequest {
 export const permitGrantedSignal =
   defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
 
+/**
+ * A permit as the job holds it, from the limiter's grant to the use report: the request it answers,
+ * not before when (a slot handed on ahead of time, epoch ms) and by when (epoch ms) its call is made.
+ * Plain JSON: the create and message activities take it in their input (src/workflows/permits.ts).
+ */
+export interface Permit {
+  requestKey: string;
+  notBeforeMs?: number;
+  useByMs?: number;
+  /**
+   * Always true, for workers of the previous release only: there a permit without it was not granted
+   * yet, and the activity asked the limiter itself. Drop it once no worker of that release serves jobs.
+   */
+  granted: true;
+}
+
 /** The limiter's answer to one request of admitPermitsUpdate. */
 export interface PermitAdmission {
   requestKey: string;

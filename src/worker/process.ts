@@ -8,7 +8,8 @@ import { installRuntime } from '../observability/runtime';
 import { TracingConfigError, startTracing, stopTracing } from '../observability/tracing';
 import { errorLine } from './errors';
 import { DeploymentConfigError, deploymentFromEnv, type DeploymentSetting } from './versioning';
-import { DEFAULT_SHUTDOWN_GRACE_TIME_MS, createDocsAdminWorker, type DocsAdminWorker } from './worker';
+import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
+import { createDocsAdminWorker, type DocsAdminWorker } from './worker';
 
 /** Exit codes of `npm run worker` (docs/operations.md, "Running several workers"). */
 export const EXIT_CODE = {

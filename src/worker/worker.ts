@@ -33,6 +33,7 @@ import {
   type PrometheusMetrics,
 } from '../observability/prometheus';
 import { connectNative } from '../connection';
+import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
 import { LIMITER_TASK_QUEUE } from '../shared/rate-limiter';
 import { NEEDS_OPERATOR } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
@@ -52,8 +53,6 @@ import {
   type DeploymentSetting,
   type DeploymentVersion,
 } from './versioning';
-
-export const DEFAULT_SHUTDOWN_GRACE_TIME_MS = 30_000;
 
 /**
  * Pollers scale with the backlog, so every partition of the task queue is reached: a fixed few

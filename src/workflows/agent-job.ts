@@ -25,7 +25,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CallPermit } from '../activities/agent';
+import type { Permit } from '../shared/rate-limiter';
 import { AGENT_TERMINAL_STATUSES, type AgentJob } from '../api/types';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
@@ -62,7 +62,7 @@ const API_OPTIONS: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s' },
 };
 /**
- * Create and message are not idempotent: one attempt per activity (src/workflows/send-once.ts settles
+ * Create and message are not idempotent: one attempt per activity (src/workflows/send-once.ts decides
  * a timed-out attempt by its send checkpoints instead of re-running it).
  */
 const NON_IDEMPOTENT_TIMEOUT_MS = 60_000;
@@ -94,15 +94,17 @@ function invalidInput(problems: string[]): ApplicationFailure {
 }
 
 /**
- * Where the job is in its life, which is what the handlers go by: `jobId` waits while it is
- * `starting` and answers from any other stage; a message waits while it is `starting`, fails when the
- * job was never created, and is refused once the job is `finishing`.
+ * Where the job is in its life, which is what the handlers go by and what the status shows (its
+ * `phase` follows from it): `jobId` waits while it is `starting` and answers from any other stage; a
+ * message waits while it is `starting`, fails when the job was never created, and is refused once the
+ * job is `finishing`.
  */
 type Stage =
   | { name: 'starting' }
   | { name: 'not-created'; failure: ApplicationFailure }
   | { name: 'running'; job: AgentJob }
   | { name: 'finishing'; job: AgentJob }
+  | { name: 'done'; job: AgentJob }
   | { name: 'failed'; job: AgentJob; failure: ApplicationFailure };
 
 /** The job's id, or why it will never have one; only for a stage past `starting`. */
@@ -124,7 +126,6 @@ class AgentRun {
   private polls: number;
   private pollsThisRun = 0;
   private messagesSent: number;
-  private phase: AgentStatus['phase'];
   private lastPollAt: string | null = null;
   private nextPollAt: string | null = null;
   /** Held by a message while it is sent: messages go one at a time, and no poll starts meanwhile. */
@@ -150,14 +151,9 @@ class AgentRun {
     this.observations = carry?.observations.map((o) => ({ ...o })) ?? [];
     this.polls = carry?.polls ?? 0;
     this.messagesSent = carry?.messagesSent ?? 0;
-    this.phase = carry ? 'polling' : 'waiting-for-permit';
     this.startedAtMs = carry?.startedAtMs ?? Date.now();
-    this.permits = new ProjectPermits(input.projectId, () => {
-      if (this.phase === 'creating' || this.phase === 'waiting-for-permit')
-        this.phase = this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
-      this.show();
-    });
-    this.parking = new Parking(input.parkedTimeoutMs ?? DEFAULT_PARKED_TIMEOUT_MS, () => this.setPhase(NEEDS_OPERATOR));
+    this.permits = new ProjectPermits(input.projectId, () => this.show());
+    this.parking = new Parking(input.parkedTimeoutMs ?? DEFAULT_PARKED_TIMEOUT_MS, () => this.show());
   }
 
   /** The job once it exists. */
@@ -166,7 +162,7 @@ class AgentRun {
   }
 
   /** One create or message attempt; a permit handed on ahead of time adds its wait (the activity sleeps until notBefore). */
-  private nonIdempotentOptions(permit: CallPermit): ActivityOptions {
+  private nonIdempotentOptions(permit: Permit): ActivityOptions {
     return {
       ...NON_IDEMPOTENT_OPTIONS,
       startToCloseTimeout:
@@ -176,6 +172,25 @@ class AgentRun {
   }
 
   // ---- surfaces -----------------------------------------------------------------------------------
+  /** What the run is doing, from its stage, its parking, its permits and its message lock. */
+  get phase(): AgentStatus['phase'] {
+    const { stage } = this;
+    if (this.parking.parked) return NEEDS_OPERATOR;
+    switch (stage.name) {
+      case 'starting':
+        return this.permits.waitingFor ? 'waiting-for-permit' : 'creating';
+      case 'running':
+      case 'finishing':
+        if (!this.messages.locked) return 'polling';
+        return this.permits.waitingFor ? 'waiting-for-permit' : 'messaging';
+      case 'done':
+        return 'done';
+      case 'not-created':
+      case 'failed':
+        return 'failed';
+    }
+  }
+
   status(): AgentStatus {
     const { job } = this;
     return {
@@ -189,11 +204,6 @@ class AgentRun {
       waitingFor: this.permits.waitingFor,
       parked: this.parking.parked,
     };
-  }
-
-  setPhase(phase: AgentStatus['phase']): void {
-    this.phase = phase;
-    this.show();
   }
 
   /** Refreshes the Web UI's current details and, when they changed, the search attributes. */
@@ -255,7 +265,7 @@ class AgentRun {
         const problems = validatePrompt(prompt);
         if (problems.length > 0) throw invalidInput(problems);
         const { name } = this.stage;
-        if (name === 'finishing' || name === 'failed' || name === 'not-created')
+        if (name === 'finishing' || name === 'done' || name === 'failed' || name === 'not-created')
           throw new Error('the agent job has already finished');
         if (this.parking.parked) throw new Error('the agent job waits for an operator (resolve, resend or abandon)');
       },
@@ -292,17 +302,15 @@ class AgentRun {
 
   /** Sends one message (holding the mutex) and restarts the polling from its answer. */
   private async message(jobId: string, prompt: string): Promise<AgentJob> {
-    const previousPhase = this.phase;
+    this.messagesSent += 1;
     try {
-      this.messagesSent += 1;
       const refreshed = await this.messageOnce(jobId, prompt);
       this.replies += 1;
       this.observe(refreshed, true);
       return refreshed;
     } finally {
-      this.setPhase(
-        previousPhase === 'messaging' || previousPhase === 'waiting-for-permit' ? 'polling' : previousPhase,
-      );
+      // Shown as the message ends, sent or not (a parked one no longer needs an operator), as runs before did.
+      this.show();
     }
   }
 
@@ -314,7 +322,7 @@ class AgentRun {
       const key = `${this.info.runId}:message:${this.messagesSent}${resends > 0 ? `:resend-${resends}` : ''}`;
       try {
         return await this.permits.run(key, (permit) => {
-          this.setPhase('messaging');
+          this.show();
           return callOnceSafely(() =>
             api.sendAgentMessage.executeWithOptions(
               { ...this.nonIdempotentOptions(permit), summary: `send follow-up message to agent job ${jobId}` },
@@ -342,7 +350,7 @@ class AgentRun {
     if (stage.name === 'starting') this.stage = { name: 'not-created', failure };
     else if (stage.name === 'running' || stage.name === 'finishing')
       this.stage = { name: 'failed', job: stage.job, failure };
-    this.setPhase('failed');
+    this.show();
     await condition(allHandlersFinished);
     await this.permits.delivered();
     throw failure;
@@ -376,7 +384,7 @@ class AgentRun {
         return this.fail(parkedFailure(parked, settlement, err as Error));
       }
     }
-    this.setPhase('polling');
+    this.show();
   }
 
   /** One create under a permit (`attempt.at`: when the call was made, once the permit came). */
@@ -384,16 +392,16 @@ class AgentRun {
     const { input } = this;
     let answeredAtMs: number | undefined;
     const job = await this.permits.run(key, async (permit) => {
-      this.setPhase('creating');
+      this.show();
       attempt.at = new Date().toISOString();
-      const settled = await callOnceSafely(() =>
+      const result = await callOnceSafely(() =>
         api.createAgentJob.executeWithOptions(
           { ...this.nonIdempotentOptions(permit), summary: `create agent job for project ${input.projectId}` },
           [{ projectId: input.projectId, prompt: input.prompt, permit }],
         ),
       );
-      if (settled.admitted) answeredAtMs = settled.answeredAtMs;
-      return settled;
+      if (result.admitted) answeredAtMs = result.answeredAtMs;
+      return result;
     });
     return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };
   }
@@ -413,16 +421,21 @@ class AgentRun {
       const replies = this.replies;
       const dueInMs = this.planNextPoll();
       if (dueInMs > 0) await condition(() => this.replies !== replies, dueInMs);
-      if (this.messages.locked || this.replies !== replies) continue;
+      if (this.messageSince(replies)) continue;
 
       const polled = await this.pollOnce(stage.job.id);
       this.polls += 1;
       this.pollsThisRun += 1;
       this.lastPollAt = new Date().toISOString();
       // A message that started while this poll was in flight supersedes its answer.
-      if (this.replies === replies && !this.messages.locked) this.observe(polled, false);
-      else this.show();
+      if (this.messageSince(replies)) this.show();
+      else this.observe(polled, false);
     }
+  }
+
+  /** A message is being sent, or one was answered since `replies`: a poll planned before is stale. */
+  private messageSince(replies: number): boolean {
+    return this.messages.locked || this.replies !== replies;
   }
 
   private continueAsNewDue(): boolean {
@@ -492,15 +505,18 @@ class AgentRun {
     this.nextPollAt = null;
     await this.permits.delivered();
     if (final.status === 'failed') {
-      this.setPhase('failed');
-      throw ApplicationFailure.create({
+      const failure = ApplicationFailure.create({
         type: WorkflowFailure.agentJobFailed,
         nonRetryable: true,
         message: `agent job ${final.id} of project "${this.input.projectId}" failed`,
         details: [{ jobId: final.id, projectId: this.input.projectId, status: final.status }],
       });
+      this.stage = { name: 'failed', job: final, failure };
+      this.show();
+      throw failure;
     }
-    this.setPhase('done');
+    this.stage = { name: 'done', job: final };
+    this.show();
     const { id: jobId, status, prLink, source, model, createdAt } = final;
     return { jobId, status, prLink, source, model, createdAt };
   }

@@ -1,6 +1,14 @@
-// The agent job's side of the permit protocol: every create and message runs under a permit from the
-// project's agentRateLimiter (ask, wait for the grant signal when queued, call, report). What a call
-// waits for is always in `waitingFor`, which the status query and the Web UI show.
+// The agent job's side of the permit protocol, in the order a permit goes through it (the limiter's
+// side: src/workflows/rate-limiter.ts; the messages: src/shared/rate-limiter.ts):
+//   1. ask     the askPermit local activity asks the project's limiter: granted now, queued (a
+//              permitGranted signal follows) or no answer in time;
+//   2. wait    queued: for the grant signal, asking again when it is late; unanswered: a backoff;
+//              granted ahead of time: until the slot is near;
+//   3. call    the create or message activity with the permit in its input: it calls only before the
+//              permit's use-by time, and reports the use to the limiter itself once the call returned;
+//   4. report  from here only when the activity could not (it timed out, or its worker died and its
+//              answer came from a send checkpoint). An expired permit goes back to 1 under a new key.
+// What the job waits for is always in `waitingFor`, which the status query and the Web UI show.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -15,11 +23,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { Admitted, CallPermit } from '../activities/agent';
+import type { CallResult } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
-import { permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
-import type { Settled } from './send-once';
-import { settleAll } from './settle';
+import { type Permit, permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
+import { deliverAll } from './deliver';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
@@ -41,39 +48,32 @@ const askLimiter = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1s', maximumAttempts: 3 },
 });
 
-type NotAdmitted = Extract<Admitted<unknown>, { admitted: false }>;
-const notAdmitted = (answer: Exclude<LimiterAnswer, { kind: 'granted' }>): NotAdmitted =>
-  answer.kind === 'queued'
-    ? { admitted: false, position: answer.position, expectedAtMs: answer.expectedAtMs }
-    : { admitted: false, unanswered: answer.reason };
-
-/** One permitted call's progress across asks: its key (renewed when a permit expired) and backoffs. */
-interface Attempt {
-  readonly firstKey: string;
-  requestKey: string;
-  renewals: number;
+/** How long to wait before asking again; kept across the asks of one call. */
+interface Backoff {
   /** Asks in a row the limiter did not answer. */
   unanswered: number;
+  /** How long a queued request waits for its grant signal before asking again. */
   recheckMs: number;
 }
-
-/** Where a permitted call stands: ask the limiter, wait for a grant, call with a permit, or done. */
-type Step<T> =
-  | { kind: 'ask' }
-  | { kind: 'refused'; refusal: NotAdmitted }
-  | { kind: 'granted'; permit: CallPermit }
-  | { kind: 'done'; value: T };
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
 const finiteOrUndefined = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The permit a grant gives (`granted` for the previous release's workers: see Permit). */
+const permit = (requestKey: string, useByMs?: number, notBeforeMs?: number): Permit => ({
+  requestKey,
+  granted: true,
+  ...(notBeforeMs !== undefined ? { notBeforeMs } : {}),
+  ...(useByMs !== undefined ? { useByMs } : {}),
+});
+
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
-  /** Grants signalled per request key: not before (handed on ahead of time) and use-by times. */
-  private readonly grants = new Map<string, { notBeforeMs?: number; useByMs?: number }>();
+  /** Permits granted by signal (step 2), by request key, until their call takes them. */
+  private readonly signalled = new Map<string, Permit>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
 
@@ -84,29 +84,107 @@ export class ProjectPermits {
     private readonly onChange: () => void,
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
-    setHandler(permitGrantedSignal, (key, notBeforeMs, useByMs) => {
-      this.grants.set(key, { notBeforeMs: finiteOrUndefined(notBeforeMs), useByMs: finiteOrUndefined(useByMs) });
+    setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
+      this.signalled.set(requestKey, permit(requestKey, finiteOrUndefined(useByMs), finiteOrUndefined(notBeforeMs)));
     });
   }
 
-  /** Runs `call` (one create or message activity) under a permit for firstKey and returns its value. */
-  async run<T>(firstKey: string, call: (permit: CallPermit) => Promise<Settled<T>>): Promise<T> {
-    const attempt: Attempt = { firstKey, requestKey: firstKey, renewals: 0, unanswered: 0, recheckMs: RECHECK_MIN_MS };
-    let step: Step<T> = { kind: 'ask' };
-    for (;;) {
-      if (step.kind === 'done') return step.value;
-      if (step.kind === 'ask') step = await this.ask(attempt.requestKey);
-      else if (step.kind === 'granted') step = await this.call(attempt, step.permit, call);
-      else step = await this.waitForGrant(attempt, step.refusal);
+  /** Runs `call` (one create or message activity) under a permit for `firstKey` and returns its value. */
+  async run<T>(firstKey: string, call: (permit: Permit) => Promise<CallResult<T>>): Promise<T> {
+    const backoff: Backoff = { unanswered: 0, recheckMs: RECHECK_MIN_MS };
+    for (let renewals = 0; ; renewals++) {
+      // A renewed permit needs a new key: the limiter answers a known one with its expired grant.
+      const requestKey = renewals === 0 ? firstKey : `${firstKey}:renewed-${renewals}`;
+      const granted = await this.acquire(requestKey, backoff);
+      await this.untilSlot(granted);
+      const result = await this.call(granted, call);
+      if (result.admitted) return result.value;
+      log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
     }
   }
-  /** Reports the use when no activity could: now, or the use-by time if later (a lost attempt may call until then). */
-  reportUse(permit: CallPermit): void {
-    const usedAtMs = Math.max(Date.now(), permit.useByMs ?? 0);
+
+  /** Await before the run ends: a report still in flight then never arrives (see deliverAll). */
+  async delivered(quiet: () => boolean = allHandlersFinished): Promise<void> {
+    await deliverAll(this.reports, quiet);
+  }
+
+  /** Steps 1 and 2: asks until the limiter grants, waiting for its signal while queued. */
+  private async acquire(requestKey: string, backoff: Backoff): Promise<Permit> {
+    for (;;) {
+      const answer = await this.ask(requestKey);
+      if (answer.kind === 'granted') return permit(requestKey, answer.useByMs);
+      const now = Date.now();
+      if (answer.kind === 'unanswered') {
+        const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);
+        this.wait(
+          `the project's rate limiter, which did not answer: ${answer.reason}; asking again at ${iso(now + delay)}`,
+        );
+        log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: answer.reason });
+        await sleep(delay);
+        continue;
+      }
+      backoff.unanswered = 0;
+      const { position, expectedAtMs } = answer;
+      this.wait(
+        `a permit from ${this.limiterId}` +
+          (position !== undefined ? `, ${position} request(s) ahead` : '') +
+          (expectedAtMs !== undefined ? `, expected around ${iso(expectedAtMs)}` : ''),
+      );
+      if (expectedAtMs !== undefined)
+        backoff.recheckMs = clamp(expectedAtMs - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
+      if (await condition(() => this.signalled.has(requestKey), backoff.recheckMs)) {
+        const signalled = this.signalled.get(requestKey)!;
+        this.signalled.delete(requestKey);
+        return signalled;
+      }
+      log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
+      backoff.recheckMs = Math.min(backoff.recheckMs * 2, RECHECK_MAX_MS);
+    }
+  }
+
+  /** Step 1, from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
+  private async ask(requestKey: string): Promise<LimiterAnswer> {
+    try {
+      return await askLimiter.askPermit({ projectId: this.projectId, requestKey });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
+      return { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
+    }
+  }
+
+  /** Step 2, a permit handed on ahead of time: a timer until shortly before its slot frees (the activity waits the rest). */
+  private async untilSlot(granted: Permit): Promise<void> {
+    if (granted.notBeforeMs === undefined) return;
+    const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
+    const aheadMs = granted.notBeforeMs - lead - Date.now();
+    if (aheadMs <= 0) return;
+    this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(granted.notBeforeMs)}`);
+    await sleep(aheadMs);
+  }
+
+  /** Steps 3 and 4: the call, and the use report when the activity could not make it. */
+  private async call<T>(granted: Permit, call: (permit: Permit) => Promise<CallResult<T>>): Promise<CallResult<T>> {
+    this.wait(null);
+    let result: CallResult<T>;
+    try {
+      result = await call(granted);
+    } catch (err) {
+      // An ApplicationFailure came from the activity, which reported; anything else (a timeout) may not have.
+      if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.report(granted);
+      throw err;
+    }
+    if (result.admitted && result.fromCheckpoint) this.report(granted);
+    return result;
+  }
+
+  /** Step 4: the use, now or at the use-by time if later (a lost attempt may call until then). */
+  private report(granted: Permit): void {
+    const usedAtMs = Math.max(Date.now(), granted.useByMs ?? 0);
     const report = getExternalWorkflowHandle(this.limiterId)
       .signal(permitUsedSignal, {
         requesterWorkflowId: workflowInfo().workflowId,
-        requestKey: permit.requestKey,
+        requestKey: granted.requestKey,
         usedAtMs,
       })
       .catch((err: unknown) =>
@@ -114,95 +192,6 @@ export class ProjectPermits {
       );
     this.reports.add(report);
     void report.finally(() => this.reports.delete(report));
-  }
-
-  /** Await before the run ends: a report still in flight then never arrives (see settleAll). */
-  async delivered(quiet: () => boolean = allHandlersFinished): Promise<void> {
-    await settleAll(this.reports, quiet);
-  }
-
-  /** Asks from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
-  private async ask<T>(requestKey: string): Promise<Step<T>> {
-    let answer: LimiterAnswer;
-    try {
-      answer = await askLimiter.askPermit({ projectId: this.projectId, requestKey });
-    } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : undefined;
-      if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
-      answer = { kind: 'unanswered', reason: `asking it failed: ${cause?.message ?? err.message}` };
-    }
-    if (answer.kind !== 'granted') return { kind: 'refused', refusal: notAdmitted(answer) };
-    const permit = { requestKey, granted: true, useByMs: answer.useByMs };
-    return { kind: 'granted', permit };
-  }
-
-  /** Calls once the permit's slot is near; a permit that expired first is asked for again under a new key. */
-  private async call<T>(
-    attempt: Attempt,
-    permit: CallPermit,
-    call: (permit: CallPermit) => Promise<Settled<T>>,
-  ): Promise<Step<T>> {
-    await this.waitForSlot(permit);
-    this.wait(null);
-    let outcome: Settled<T>;
-    try {
-      outcome = await call(permit);
-    } catch (err) {
-      if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.reportUse(permit);
-      throw err;
-    }
-    if (outcome.admitted) {
-      if (outcome.fromCheckpoint) this.reportUse(permit);
-      return { kind: 'done', value: outcome.value };
-    }
-    if (!outcome.expired) return { kind: 'refused', refusal: outcome };
-    // A new key: the limiter would answer the old one with its expired grant.
-    log.warn('agentJob: a permit expired before its call could be made; asking for another', {
-      requestKey: attempt.requestKey,
-    });
-    attempt.requestKey = `${attempt.firstKey}:renewed-${++attempt.renewals}`;
-    return { kind: 'ask' };
-  }
-
-  /** Not admitted: ask a silent limiter again after a backoff; else wait for the grant, asking again when late. */
-  private async waitForGrant<T>(attempt: Attempt, refusal: NotAdmitted): Promise<Step<T>> {
-    const now = Date.now();
-    if (refusal.unanswered) {
-      const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** attempt.unanswered++);
-      this.wait(
-        `the project's rate limiter, which did not answer: ${refusal.unanswered}; asking again at ${iso(now + delay)}`,
-      );
-      log.warn('agentJob: the rate limiter did not answer', { projectId: this.projectId, reason: refusal.unanswered });
-      await sleep(delay);
-      return { kind: 'ask' };
-    }
-    attempt.unanswered = 0;
-    const { requestKey } = attempt;
-    const expected = refusal.expectedAtMs;
-    this.wait(
-      `a permit from ${this.limiterId}` +
-        (refusal.position !== undefined ? `, ${refusal.position} request(s) ahead` : '') +
-        (expected !== undefined ? `, expected around ${iso(expected)}` : ''),
-    );
-    if (expected !== undefined)
-      attempt.recheckMs = clamp(expected - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
-    if (await condition(() => this.grants.has(requestKey), attempt.recheckMs)) {
-      const permit = { requestKey, granted: true, ...this.grants.get(requestKey) };
-      this.grants.delete(requestKey);
-      return { kind: 'granted', permit };
-    }
-    log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
-    attempt.recheckMs = Math.min(attempt.recheckMs * 2, RECHECK_MAX_MS);
-    return { kind: 'ask' };
-  }
-
-  private async waitForSlot(permit: CallPermit): Promise<void> {
-    if (permit.notBeforeMs === undefined) return;
-    const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
-    const aheadMs = permit.notBeforeMs - lead - Date.now();
-    if (aheadMs <= 0) return;
-    this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(permit.notBeforeMs)}`);
-    await sleep(aheadMs);
   }
 
   private wait(what: string | null): void {

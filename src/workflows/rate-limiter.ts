@@ -1,8 +1,9 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
 // the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
-// its use is reported, then for one window (src/policies/rate-window.ts). Running limiters replay on
-// this code: keep its command sequence (test/integration/replay-corpus.test.ts).
+// its use is reported, then for one window (src/policies/rate-window.ts). The loop is step(): grant what
+// fits, then end the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters
+// replay on this code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,
@@ -43,7 +44,7 @@ import {
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
 import { markdownTable } from './details';
-import { settleAll } from './settle';
+import { deliverAll } from './deliver';
 
 /** Continue as new past this many events when the start set no budget (workers set 2,000: limiter-client.ts). */
 const MAX_HISTORY_EVENTS = 500;
@@ -66,19 +67,23 @@ const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
-/** How a wait for work ended: go round again, complete, or continue as new with a short history. */
-type Idle = 'work' | 'complete' | 'compact';
+/**
+ * What the run waits for, from which its details and its wake-ups follow: a slot of a full window
+ * (until `wakeAtMs`, which a use report that frees a slot sooner moves earlier), or requests.
+ */
+type Waiting = { for: 'slot'; wakeAtMs: number } | { for: 'requests' };
+
+/** How a run ends: completed (its window empty and nothing queued), or continued as new with its state. */
+type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
   /** The limit applied now: the latest an ask carried (the start's until then). */
   limit: WindowLimit;
-  /** A report freed a slot (or brought one within hand-over reach) before the planned wake-up. */
-  reported = false;
-  plannedWakeAtMs = Number.POSITIVE_INFINITY;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
-  private granted = 0;
+  private waiting: Waiting | null = null;
+  private grantsThisRun = 0;
   private readonly maxHistoryEvents: number;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly queuedGauge = metricMeter.createGauge(
@@ -140,7 +145,9 @@ class Limiter {
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
     grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, this.limit);
-    if (grant.freeAtMs - defaultHandoverMs(this.limit.windowMs) < this.plannedWakeAtMs) this.reported = true;
+    // A slot that frees (or comes within hand-over reach) sooner wakes a wait for one sooner.
+    if (this.waiting?.for === 'slot')
+      this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.limit.windowMs));
   }
 
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
@@ -174,7 +181,7 @@ class Limiter {
       windowMs: this.limit.windowMs,
       queued: this.queued,
       inWindow: live.length,
-      granted: this.granted,
+      granted: this.grantsThisRun,
       nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.limit)).toISOString() : null,
       asOf: new Date(now).toISOString(),
       windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
@@ -182,8 +189,12 @@ class Limiter {
   }
 
   /** The Web UI's current details: the status, and what the limiter waits for. */
-  show(waitingFor: string): void {
+  private show(): void {
     const s = this.status();
+    const waitingFor =
+      this.waiting?.for === 'slot'
+        ? 'a slot of the window to free for the queued requests'
+        : 'requests; it completes a window after the window empties';
     setCurrentDetails(
       markdownTable(`Rate limiter · ${s.projectId}`, [
         ['limit', `${s.limit} per ${s.windowMs / 1000} s`],
@@ -236,36 +247,80 @@ class Limiter {
     return plan.wakeAtMs;
   }
 
-  // --- waiting ---
+  // --- the run ---
 
-  /** Window full: sleep until a slot frees or comes within hand-over reach, or a message calls for a look. */
-  async waitForSlot(now: number, wakeAtMs: number): Promise<void> {
-    const queued = this.queued;
-    this.plannedWakeAtMs = wakeAtMs;
-    await condition(() => this.reported || this.queued > queued || this.historyIsLong(), Math.max(1, wakeAtMs - now));
-    this.plannedWakeAtMs = Number.POSITIVE_INFINITY;
+  /**
+   * One round: grants what fits, then ends the run or waits (while requests are queued in a full
+   * window, for a slot; else for more requests). Returns how the run ends, or null to go round again.
+   */
+  async step(plainFromStart: boolean): Promise<End | null> {
+    const now = Date.now();
+    const plan = this.grantWhatFits(now);
+    if (this.mustContinueAsNew(plainFromStart)) {
+      await this.delivered();
+      return 'continue-as-new';
+    }
+    if (plan.wakeAtMs !== null) {
+      const aheadAtMs = this.handOverAhead(now) ?? Number.POSITIVE_INFINITY;
+      if (this.queued > 0) {
+        await this.waitWhileFull(now, Math.min(plan.wakeAtMs, aheadAtMs));
+        return null;
+      }
+    }
+    return this.waitForRequests(now);
   }
 
   /**
-   * Nothing queued: wait for work until the window has emptied (then complete) or, once the history is
-   * worth compacting, until quiet for QUIET_MS (then continue as new). Asks granted at once and use
-   * reports grow the history too: hence the long-history check.
+   * The run hands its state to a new one when the server suggests it; past its own history budget
+   * (smaller: a worker that takes the limiter over replays its history before it answers; runs from
+   * before SHORT_HISTORY_PATCH had none); and at once when it started before its payloads were left
+   * plain (PLAIN_PAYLOADS_PATCH), so that the next run's history holds no encrypted payload.
    */
-  async waitForWork(now: number): Promise<Idle> {
+  private mustContinueAsNew(plainFromStart: boolean): boolean {
+    const leaveEncrypted = !plainFromStart && patched(PLAIN_PAYLOADS_PATCH);
+    return workflowInfo().continueAsNewSuggested || this.historyIsLong() || leaveEncrypted;
+  }
+
+  /** Window full: sleep until a slot frees or comes within hand-over reach, or a message calls for a look. */
+  private async waitWhileFull(now: number, wakeAtMs: number): Promise<void> {
+    const queued = this.queued;
+    const waiting: Waiting = { for: 'slot', wakeAtMs };
+    this.waiting = waiting;
+    this.show();
+    await condition(
+      () => waiting.wakeAtMs < wakeAtMs || this.queued > queued || this.historyIsLong(),
+      Math.max(1, wakeAtMs - now),
+    );
+    this.waiting = null;
+  }
+
+  /**
+   * Nothing queued: wait for requests until the window has emptied (then the run completes) or, once
+   * the history is worth compacting, until quiet for QUIET_MS (then it continues as new). Asks granted
+   * at once and use reports grow the history too: hence the long-history check.
+   */
+  private async waitForRequests(now: number): Promise<End | null> {
+    this.waiting = { for: 'requests' };
+    this.show();
     const lastFreesAt = Math.max(now, ...this.counted().map((g) => g.freeAtMs));
     const idleMs = Math.max(1, lastFreesAt - now) + this.limit.windowMs;
     const compact = this.worthCompacting();
     const quietMs = Math.max(1, this.lastHeardAtMs + QUIET_MS - now);
-    const gotWork = await condition(
+    const woken = await condition(
       () => this.queued > 0 || this.historyIsLong() || (!compact && this.worthCompacting()),
       compact ? Math.min(idleMs, quietMs) : idleMs,
     );
-    if (gotWork || this.queued > 0) return 'work';
-    const idle = this.state.grants.every((g) => g.freeAtMs <= Date.now());
-    if (!idle && !(compact && Date.now() - this.lastHeardAtMs >= QUIET_MS)) return 'work';
-    await this.settled();
-    if (this.queued > 0) return 'work';
-    return idle ? 'complete' : 'compact';
+    this.waiting = null;
+    const end = woken || this.queued > 0 ? null : this.idleEnd(compact);
+    if (!end) return null;
+    await this.delivered();
+    return this.queued > 0 ? null : end;
+  }
+
+  /** After a wait for requests that timed out: complete once every slot has freed, compact once quiet. */
+  private idleEnd(compact: boolean): End | null {
+    if (this.state.grants.every((g) => g.freeAtMs <= Date.now())) return 'complete';
+    return compact && Date.now() - this.lastHeardAtMs >= QUIET_MS ? 'continue-as-new' : null;
   }
 
   /**
@@ -273,8 +328,8 @@ class Limiter {
    * then is never delivered (its requester waited for its recheck, a minute, with its permit spent),
    * and an ask answered meanwhile may grant a queued request by signal.
    */
-  settled(): Promise<void> {
-    return settleAll(this.inFlight, allHandlersFinished);
+  delivered(): Promise<void> {
+    return deliverAll(this.inFlight, allHandlersFinished);
   }
 
   // --- internals ---
@@ -291,7 +346,7 @@ class Limiter {
   private grant(request: PermitRequest, now: number, freeAtMs: number): PermitGrant {
     const grant: PermitGrant = { ...request, atMs: now, freeAtMs };
     this.state.grants.push(grant);
-    this.granted += 1;
+    this.grantsThisRun += 1;
     return grant;
   }
 
@@ -325,27 +380,10 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
   const limiter = new Limiter(input);
   handle(limiter);
   const plainFromStart = patched(PLAIN_PAYLOADS_PATCH);
-  const next = (): AgentRateLimiterInput => ({ ...input, ...limiter.limit, carried: limiter.state });
   for (;;) {
-    const now = Date.now();
-    limiter.reported = false;
-    const plan = limiter.grantWhatFits(now);
-    const leaveEncrypted = !plainFromStart && patched(PLAIN_PAYLOADS_PATCH);
-    if (workflowInfo().continueAsNewSuggested || limiter.historyIsLong() || leaveEncrypted) {
-      await limiter.settled();
-      return continueAsNew<typeof agentRateLimiter>(next());
-    }
-    if (plan.wakeAtMs !== null) {
-      const aheadAtMs = limiter.handOverAhead(now) ?? Number.POSITIVE_INFINITY;
-      if (limiter.queued > 0) {
-        limiter.show('a slot of the window to free for the queued requests');
-        await limiter.waitForSlot(now, Math.min(plan.wakeAtMs, aheadAtMs));
-        continue;
-      }
-    }
-    limiter.show('requests; it completes a window after the window empties');
-    const idle = await limiter.waitForWork(now);
-    if (idle === 'complete') return;
-    if (idle === 'compact') return continueAsNew<typeof agentRateLimiter>(next());
+    const end = await limiter.step(plainFromStart);
+    if (end === 'complete') return;
+    if (end === 'continue-as-new')
+      return continueAsNew<typeof agentRateLimiter>({ ...input, ...limiter.limit, carried: limiter.state });
   }
 }

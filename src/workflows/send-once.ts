@@ -1,17 +1,14 @@
 // One non-idempotent call (agent create or message), made at most once: each attempt is an activity
-// without retries; this retries only what was surely not sent (or a 429), and settles a timed-out
+// without retries; this retries only what was surely not sent (or a 429), and decides a timed-out
 // attempt by its send checkpoints (src/policies/checkpoint.ts).
 import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
-import type { Admitted } from '../activities/agent';
+import type { CallResult } from '../activities/agent';
 import { readSendCheckpoint } from '../policies/checkpoint';
 import { ApiFailure } from '../shared/failures';
 
-/** fromCheckpoint: recovered from a dead attempt's checkpoint, so its permit use was not reported. */
-export type Settled<T> = Admitted<T> & { fromCheckpoint?: true };
-
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
-export async function callOnceSafely<T>(call: () => Promise<Admitted<T>>): Promise<Settled<T>> {
+export async function callOnceSafely<T>(call: () => Promise<CallResult<T>>): Promise<CallResult<T>> {
   for (let attempt = 1; ; attempt++) {
     let retryAfterMs: number | undefined;
     try {

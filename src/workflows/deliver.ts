@@ -7,7 +7,7 @@ import { condition } from '@temporalio/workflow';
  * too. `waitForHandlers` resolves when `handlersDone()` holds (the workflow's `condition`; unit tests
  * pass their own, outside a workflow).
  */
-export async function settleAll(
+export async function deliverAll(
   inFlight: ReadonlySet<Promise<unknown>>,
   handlersDone: () => boolean,
   waitForHandlers: () => Promise<unknown> = () => condition(handlersDone),

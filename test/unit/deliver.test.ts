@@ -1,9 +1,9 @@
 // test-lane: parallel
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { settleAll } from '../../src/workflows/settle';
+import { deliverAll } from '../../src/workflows/deliver';
 
-test('settleAll also awaits a message sent while the earlier ones were awaited', async () => {
+test('deliverAll also awaits a message sent while the earlier ones were awaited', async () => {
   const inFlight = new Set<Promise<unknown>>();
   const delivered: string[] = [];
   const send = (name: string, ms: number) => {
@@ -15,7 +15,7 @@ test('settleAll also awaits a message sent while the earlier ones were awaited',
   // A handler that runs while the first is awaited sends a second, slower one.
   setTimeout(() => send('second', 40), 5);
   let handlerChecks = 0;
-  await settleAll(
+  await deliverAll(
     inFlight,
     () => true,
     async () => void handlerChecks++,
@@ -25,11 +25,11 @@ test('settleAll also awaits a message sent while the earlier ones were awaited',
   assert.ok(handlerChecks >= 2, 'the handlers were checked again after the later message');
 });
 
-test('settleAll waits for running handlers even with nothing in flight', async () => {
+test('deliverAll waits for running handlers even with nothing in flight', async () => {
   let running = true;
   setTimeout(() => (running = false), 20);
   const waits: number[] = [];
-  await settleAll(
+  await deliverAll(
     new Set(),
     () => !running,
     () =>
