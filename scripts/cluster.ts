@@ -29,6 +29,7 @@ import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, nodeAddress } from 
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
 import { ensureWebhookReceiver, stopWebhookReceiver } from './cluster/webhooks';
 import { clusterReport, formatStatus } from './cluster/status';
+import { TLS_FILES } from './cluster/tls';
 import { ensureTools } from './tools';
 
 const say = (line: string) => console.log(line);
@@ -70,8 +71,18 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   say("Workers apply keepers' bundles only through the sinks of this file (docs/contract.md, keep --sink <name>):");
   say(`  export KEEPER_SINKS_FILE=${result.sinksFile}`);
   say(`The codec server requires a bearer token (${result.codecTokenFile}); the temporal CLI decodes with:`);
-  say(`  temporal workflow show -w WORKFLOW_ID --address ${result.address} --namespace ${CLUSTER_NAMESPACE} \\`);
-  say(`    --codec-endpoint ${result.codecUrl} --codec-auth "Bearer $(head -n 1 ${result.codecTokenFile})"`);
+  // Under sign-on the codec server serves HTTPS with a certificate of the cluster's CA.
+  const trust = result.sso ? `SSL_CERT_FILE=${TLS_FILES.caCert} ` : '';
+  say(
+    `  ${trust}temporal workflow show -w WORKFLOW_ID --address ${result.address} --namespace ${CLUSTER_NAMESPACE} \\`,
+  );
+  say(
+    `    --codec-endpoint ${result.codecUrl} --codec-auth "Bearer $(head -n 1 ${result.codecTokenFile})"${
+      result.sso
+        ? ` \\\n    ${result.tls ? '' : '--tls=false '}--api-key "$(npx docs-admin token)"   # as docs-admin-cli (the export lines below)`
+        : ''
+    }`,
+  );
   if (result.sso) printSignOn(result.sso);
   if (result.tls) {
     // Last, one NAME=value a line, so `npm run cluster -- --tls | tail -n 4 > tls.env` is a client's env file.

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../client/errors';
-import { connectClient, loadTemporalConfig } from '../connection';
+import { connectClient, loadTemporalConfig, serviceTokenOf } from '../connection';
 import { startTracing, stopTracing, type Tracing } from '../observability/tracing';
 import { failureReason } from '../shared/failures';
 import { agentCommand } from './commands/agent';
@@ -16,6 +16,7 @@ import { keysCommand } from './commands/keys';
 import { abandonCommand, parkedCommand, resendCommand, resolveCommand } from './commands/operator';
 import { scheduleCommand } from './commands/schedule';
 import { statusCommand } from './commands/status';
+import { tokenCommand } from './commands/token';
 import { cliContext, type CliIo } from './context';
 import { isPermissionDenied, refusedLine, signedInAs } from './refused';
 
@@ -61,7 +62,8 @@ export function buildProgram(io: CliIo, connect: () => Promise<Client>): Command
     .addCommand(abandonCommand(ctx))
     .addCommand(scheduleCommand(ctx))
     .addCommand(keygenCommand(ctx))
-    .addCommand(keysCommand(ctx));
+    .addCommand(keysCommand(ctx))
+    .addCommand(tokenCommand(ctx));
 }
 
 /**
@@ -101,8 +103,10 @@ export async function runCli(argv: string[], io: CliIo, connect?: () => Promise<
     }
     if (isPermissionDenied(err)) {
       const namespace = connected?.options.namespace ?? loadTemporalConfig(io.env).namespace;
-      // TEMPORAL_API_KEY is what the connection sends as its bearer token; its claims only word the line.
-      io.stderr.write(`${refusedLine(command, namespace, signedInAs(io.env.TEMPORAL_API_KEY, namespace))}\n`);
+      // The bearer token the connection sent (a service's under sign-on, else TEMPORAL_API_KEY): its claims
+      // only word the line.
+      const token = (connected && serviceTokenOf(connected.connection)) ?? io.env.TEMPORAL_API_KEY;
+      io.stderr.write(`${refusedLine(command, namespace, signedInAs(token, namespace))}\n`);
       return EXIT_FAILURE;
     }
     io.stderr.write(`${errorLine(err)}\n`);

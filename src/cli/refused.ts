@@ -11,7 +11,7 @@ export const GRPC_PERMISSION_DENIED = 7;
 /**
  * The role each command needs, by what the server's default authorizer checks for the calls it makes:
  * reads (describe, list, query, history) need reader; starts, signals, updates, terminations and
- * schedule changes need writer. Commands that never call the server (keygen) are absent.
+ * schedule changes need writer. Commands that never call the server (keygen, token) are absent.
  */
 const ROLE_OF_COMMAND: Readonly<Record<string, Role>> = {
   export: 'writer',

@@ -10,8 +10,8 @@ export const OIDC_ISSUER_VAR = 'CODEC_SERVER_OIDC_ISSUER';
 export const OIDC_AUDIENCE_VAR = 'CODEC_SERVER_OIDC_AUDIENCE';
 /** The provider signs with RS256; ES256 is allowed for providers that use EC keys. Nothing else. */
 const ALGORITHMS = ['RS256', 'ES256'];
-/** Clocks of the provider and the codec server may differ a little. */
-const CLOCK_TOLERANCE_SECONDS = 30;
+/** Clocks of the provider and the codec server may differ a little (the Temporal server allows none). */
+export const CLOCK_TOLERANCE_SECONDS = 5;
 const DISCOVERY_TIMEOUT_MS = 5_000;
 
 /** Why a request was refused: one class per cause, logged at most once a minute each. */

@@ -57,8 +57,18 @@ async function connectClientAt(
     tokens?.close();
     throw await connectError(env, address, err);
   });
-  if (tokens) closeWith(connection, tokens);
+  if (tokens) {
+    closeWith(connection, tokens);
+    sources.set(connection, tokens);
+  }
   return new Client({ connection, namespace, dataConverter, interceptors: clientInterceptors() });
+}
+
+const sources = new WeakMap<object, ServiceTokenSource>();
+
+/** The token a client's connection sends under sign-on (TEMPORAL_OIDC_*), else undefined: for messages only. */
+export function serviceTokenOf(connection: object): string | undefined {
+  return sources.get(connection)?.current();
 }
 
 /** The service's token source under sign-on (TEMPORAL_OIDC_*), its first token fetched; else undefined. */

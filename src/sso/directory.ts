@@ -167,8 +167,10 @@ export function ensureDirectory(file: string, options: EnsureDirectoryOptions): 
   const ns = options.namespace;
   const people: [string, string, Record<string, Role>][] = [
     ['admin', 'Admin', { [ns]: 'admin', [SYSTEM_SCOPE]: 'admin' }],
-    ['writer', 'Writer', { [ns]: 'writer' }],
-    ['reader', 'Reader', { [ns]: 'reader' }],
+    // The Web UI lists namespaces and reads the cluster's info (cluster-scoped reads): a person needs a
+    // read of the whole cluster beside their role on the namespace (docs/security-access.md).
+    ['writer', 'Writer', { [ns]: 'writer', [SYSTEM_SCOPE]: 'reader' }],
+    ['reader', 'Reader', { [ns]: 'reader', [SYSTEM_SCOPE]: 'reader' }],
   ];
   const passwords: Record<string, string> = {};
   const users = people.map(([username, name, userRoles]) => {

@@ -9,20 +9,25 @@
 // the worker runs across several expiries. The cluster always goes back to plain mode at the end.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { X509Certificate, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, decodeJwt, generateKeyPair } from 'jose';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { type BrowserContext, type Page, chromium } from 'playwright-core';
 import { parse, stringify } from 'yaml';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { type ClusterComponent, type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
-import { CLUSTER_ADDRESS, CLUSTER_CODEC_URL, CLUSTER_FILES, CLUSTER_UI_URL } from '../../scripts/cluster/layout';
+import { CLUSTER_ADDRESS, CLUSTER_FILES, CLUSTER_UI_URL } from '../../scripts/cluster/layout';
+import { TLS_FILES } from '../../scripts/cluster/tls';
 import { SSO_FILES, serviceEnv, serviceToken } from '../../scripts/cluster/sso';
 import { CHROMIUM_PATH } from '../../scripts/test-setup';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { payloadEncryption } from '../../src/codec';
+import { CLOCK_TOLERANCE_SECONDS } from '../../src/codec/oidc-tokens';
+import { connectClient } from '../../src/connection';
 import { type Directory, hashPassword } from '../../src/sso/directory';
 import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
@@ -74,7 +79,8 @@ function addToDirectory(): void {
       name: username,
       email: `${username}@docs-admin.localhost`,
       password: hashPassword(password),
-      roles: role ? { [NAMESPACE]: role } : {},
+      // As the cluster's people: the Web UI's cluster-scoped reads need a read of the whole cluster.
+      roles: role ? { [NAMESPACE]: role, 'temporal-system': 'reader' } : {},
     });
   const secretFile = `${READER_SERVICE}.secret`;
   writeFileSync(path.join(path.dirname(SSO_FILES.directory), secretFile), `reader-secret-${process.pid}\n`, {
@@ -84,13 +90,31 @@ function addToDirectory(): void {
   writeFileSync(SSO_FILES.directory, stringify(directory), { mode: 0o600 });
 }
 
-/** Headless Chromium with a profile of its own, signed in as `username` through the provider's form. */
-async function signIn(username: keyof typeof PEOPLE): Promise<{ page: Page; close(): Promise<void> }> {
+/**
+ * The codec server's certificate as a browser of the cluster's operator trusts it: this one certificate
+ * (its public key's SHA-256), not every certificate error.
+ */
+function trustCodecCertificate(): string {
+  const spki = new X509Certificate(readFileSync(TLS_FILES.serverCert)).publicKey.export({
+    type: 'spki',
+    format: 'der',
+  });
+  return `--ignore-certificate-errors-spki-list=${createHash('sha256').update(spki).digest('base64')}`;
+}
+
+/**
+ * Headless Chromium with a profile of its own, signed in as `username` through the provider's form; it lands
+ * on the workflows, or (a person the server refuses) back on the UI's login page.
+ */
+async function signIn(
+  username: keyof typeof PEOPLE,
+  { landsOnLogin = false } = {},
+): Promise<{ page: Page; close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-sso-chromium-'));
   const context: BrowserContext = await chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, trustCodecCertificate()],
     viewport: { width: 1600, height: 1000 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -99,7 +123,8 @@ async function signIn(username: keyof typeof PEOPLE): Promise<{ page: Page; clos
   await page.locator('input[name=username]').fill(username);
   await page.locator('input[name=password]').fill(PEOPLE[username].password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.origin === CLUSTER_UI_URL && url.pathname.startsWith('/namespaces/'));
+  const landing = landsOnLogin ? '/login' : '/namespaces/';
+  await page.waitForURL((url) => url.origin === CLUSTER_UI_URL && url.pathname.startsWith(landing));
   return {
     page,
     async close() {
@@ -109,8 +134,34 @@ async function signIn(username: keyof typeof PEOPLE): Promise<{ page: Page; clos
   };
 }
 
-async function mainText(page: Page): Promise<string> {
-  return page.locator('main').innerText();
+const workflowUrl = (workflowId: string) =>
+  `${CLUSTER_UI_URL}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`;
+
+/** Waits until the page shows every text (the UI loads and decodes asynchronously). */
+async function expectTexts(page: Page, texts: string[], what: string): Promise<void> {
+  let last = '';
+  try {
+    await waitFor(
+      async () => {
+        last = await page.locator('body').innerText();
+        return texts.every((text) => last.includes(text));
+      },
+      { timeoutMs: UI_TIMEOUT_MS, intervalMs: 300, what },
+    );
+  } catch (err) {
+    throw new Error(`${what}: missing ${JSON.stringify(texts.filter((t) => !last.includes(t)))} in:\n${last}`, {
+      cause: err,
+    });
+  }
+}
+
+/** What a person does: More Actions, Terminate, a reason, Terminate (the layouts render the menu twice). */
+async function terminateInUi(page: Page): Promise<void> {
+  await page.locator('button:visible', { hasText: 'More Actions' }).first().click();
+  await page.locator('[data-testid=terminate-button]:visible').click();
+  const modal = page.locator('[data-testid=terminate-confirmation-modal]:visible');
+  await modal.locator('input, textarea').first().fill('sign-on test');
+  await modal.locator('button', { hasText: 'Terminate' }).click();
 }
 
 describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReason() }, () => {
@@ -123,6 +174,16 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
   let ensured: EnsureResult;
   let startedHere: ClusterComponent[] = [];
   let doneJob: { workflowId: string; prLink: string } | undefined;
+  let longJob: string | undefined;
+  /** A job's status as the reader service reads it. */
+  const statusOf = async (workflowId: string): Promise<string | undefined> => {
+    const client = await connectClient({ ...base(), ...serviceEnv(READER_SERVICE) });
+    try {
+      return (await client.workflow.getHandle(workflowId).describe()).status.name;
+    } finally {
+      await client.connection.close();
+    }
+  };
   const base = (): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH ?? '',
     HOME: '/nonexistent',
@@ -221,8 +282,11 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     const body = JSON.stringify({
       payloads: [{ metadata: Object.fromEntries(metadata), data: base64(encoded?.data) }],
     });
+    // With sign-on the codec server serves HTTPS with the frontend's certificate, of the cluster's CA.
+    const dispatcher = new Agent({ connect: { ca: readFileSync(TLS_FILES.caCert) } });
     const decode = (authorization?: string) =>
-      fetch(`${CLUSTER_CODEC_URL}/decode`, {
+      undiciFetch(`${ensured.codecUrl}/decode`, {
+        dispatcher,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -234,6 +298,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     const token = await serviceToken(READER_SERVICE);
     const ok = await decode(`Bearer ${token}`);
     assert.equal(ok.status, 200, await ok.clone().text());
+    assert.match(ensured.codecUrl, /^https:/);
     const [decoded] = ((await ok.json()) as { payloads: { data: string }[] }).payloads;
     assert.equal(JSON.parse(Buffer.from(decoded?.data ?? '', 'base64').toString()), prompt);
     assert.equal((await decode()).status, 401);
@@ -243,7 +308,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       .setProtectedHeader({ alg: 'RS256', kid: 'forged' })
       .sign(privateKey);
     assert.equal((await decode(`Bearer ${forged}`)).status, 401);
-    await waitFor(() => Date.now() / 1000 > (claims.exp ?? 0) + 2, {
+    await waitFor(() => Date.now() / 1000 > (claims.exp ?? 0) + CLOCK_TOLERANCE_SECONDS + 1, {
       timeoutMs: 30_000,
       intervalMs: 250,
       what: 'the token to expire',
@@ -253,20 +318,54 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
 
   test('in the browser the reader reads a decoded prompt and PR link, and is refused terminate', async (t) => {
     if (!existsSync(CHROMIUM_PATH)) return t.skip(`no Chromium at ${CHROMIUM_PATH}`);
-    assert.ok(doneJob);
+    assert.ok(doneJob, 'the first test finished a job');
+    const started = await run(['agent', '--project', `sso-${tag}`, '--prompt', `${prompt} [long]`, '--json'], asCli());
+    assert.equal(started.code, 0, said(started));
+    longJob = String(lastJson(started.stdout).workflowId);
     const session = await signIn('sso-test-reader');
     try {
       const { page } = session;
-      await page.goto(`${CLUSTER_UI_URL}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(doneJob.workflowId)}`);
-      await waitFor(
-        async () => (await mainText(page)).includes(prompt) && (await mainText(page)).includes(doneJob!.prLink),
-        {
-          timeoutMs: UI_TIMEOUT_MS,
-          intervalMs: 300,
-          what: 'the decoded prompt and PR link on the page',
-        },
-      );
-      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-workflow.png'), fullPage: true });
+      await page.goto(workflowUrl(doneJob.workflowId));
+      await expectTexts(page, [prompt, doneJob.prLink], 'the decoded prompt and PR link');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-decoded.png'), fullPage: true });
+      await page.goto(workflowUrl(longJob));
+      await terminateInUi(page);
+      await expectTexts(page, ['Request unauthorized'], "the server's refusal in the terminate dialog");
+      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-terminate-refused.png') });
+    } finally {
+      await session.close();
+    }
+    assert.equal(await statusOf(longJob), 'RUNNING', "the reader's terminate did not take effect");
+  });
+
+  test('in the browser the writer terminates', async (t) => {
+    if (!existsSync(CHROMIUM_PATH)) return t.skip(`no Chromium at ${CHROMIUM_PATH}`);
+    assert.ok(longJob, 'the reader test started a long job');
+    const session = await signIn('sso-test-writer');
+    try {
+      await session.page.goto(workflowUrl(longJob));
+      await terminateInUi(session.page);
+      await waitFor(async () => (await statusOf(longJob!)) === 'TERMINATED', {
+        timeoutMs: UI_TIMEOUT_MS,
+        intervalMs: 300,
+        what: "the writer's terminate",
+      });
+    } finally {
+      await session.close();
+    }
+  });
+
+  test('in the browser a person with no role sees no workflow', async (t) => {
+    if (!existsSync(CHROMIUM_PATH)) return t.skip(`no Chromium at ${CHROMIUM_PATH}`);
+    assert.ok(doneJob);
+    const session = await signIn('sso-test-nobody', { landsOnLogin: true });
+    try {
+      const { page } = session;
+      await expectTexts(page, ['Request unauthorized'], 'the refusal on the login page');
+      await page.goto(workflowUrl(doneJob.workflowId));
+      const text = await page.locator('body').innerText();
+      assert.ok(!text.includes(prompt) && !text.includes(doneJob.prLink), `nothing of the job shows:\n${text}`);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'nobody.png') });
     } finally {
       await session.close();
     }

@@ -79,8 +79,8 @@ describe('ensureDirectory', () => {
       directory.users.map((u) => [u.username, u.roles]),
       [
         ['admin', { default: 'admin', 'temporal-system': 'admin' }],
-        ['writer', { default: 'writer' }],
-        ['reader', { default: 'reader' }],
+        ['writer', { default: 'writer', 'temporal-system': 'reader' }],
+        ['reader', { default: 'reader', 'temporal-system': 'reader' }],
       ],
     );
     assert.deepEqual(
