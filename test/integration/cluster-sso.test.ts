@@ -370,4 +370,17 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       await session.close();
     }
   });
+
+  test('with --tls as well: the CLI signs in as a service over mutual TLS', async () => {
+    assert.ok(doneJob);
+    const both = await ensureCluster({ sso: true, tls: true });
+    assert.ok(both.sso && both.tls);
+    const status = await run(['status', doneJob.workflowId, '--json'], { ...asCli(), ...both.clientEnv });
+    assert.equal(status.code, 0, said(status));
+    assert.equal(lastJson(status.stdout).workflowId, doneJob.workflowId);
+    const certless = await run(['status', doneJob.workflowId], asCli());
+    assert.notEqual(certless.code, 0, 'a token without a client certificate is refused');
+    const tokenless = await run(['status', doneJob.workflowId], { ...base(), ...both.clientEnv });
+    assert.match(tokenless.stderr, /needs the reader role on namespace default/);
+  });
 });
