@@ -8,7 +8,7 @@
 // token, with an expired one and with one signed by another key. Service tokens live a few seconds, so
 // the worker runs across several expiries. The cluster always goes back to plain mode at the end.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { X509Certificate, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +29,7 @@ import { payloadEncryption } from '../../src/codec';
 import { CLOCK_TOLERANCE_SECONDS } from '../../src/codec/oidc-tokens';
 import { connectClient } from '../../src/connection';
 import { type Directory, hashPassword } from '../../src/sso/directory';
+import { WorkerProcess } from '../chaos/helpers';
 import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -169,8 +170,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
   const tag = taskQueue.slice(-12);
   const prompt = `Document sign-on ${tag}`;
   let emu: EmulatorHandle | undefined;
-  let worker: ReturnType<typeof spawn> | undefined;
-  let workerOutput = '';
+  let worker: WorkerProcess | undefined;
   let ensured: EnsureResult;
   let startedHere: ClusterComponent[] = [];
   let doneJob: { workflowId: string; prLink: string } | undefined;
@@ -204,28 +204,13 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       agentActiveMs: 300,
       durationFor: (kind, key) => (kind === 'agent' && key.includes('[long]') ? 600_000 : undefined),
     });
-    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      cwd: ROOT,
+    worker = await WorkerProcess.start({
       env: { ...base(), ...ensured.sso.worker, ADMIN_API_URL: emu.url, ADMIN_API_KEY: KEY, METRICS_PORT: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    worker.stdout?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-    worker.stderr?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-    await waitFor(
-      () => {
-        if (worker?.exitCode !== null) throw new Error(`the worker exited:\n${workerOutput}`);
-        return workerOutput.includes('docs-admin worker started');
-      },
-      { timeoutMs: 120_000, intervalMs: 200, what: 'the worker to start as docs-admin-worker' },
-    );
   });
 
   after(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker?.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await exited;
-    }
+    await worker?.kill();
     await emu?.close();
     delete process.env.SSO_SERVICE_TOKEN_TTL_SECONDS;
     const plain = await ensureCluster({ sso: false });
@@ -254,7 +239,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     );
     assert.equal(second.code, 0, said(second));
     assert.equal(lastJson(second.stdout).status, 'completed');
-    assert.doesNotMatch(workerOutput, /PermissionDenied|Request unauthorized/);
+    assert.doesNotMatch(worker!.output.text, /PermissionDenied|Request unauthorized/);
   });
 
   test('without a token, and as a reader, the CLI is refused with one line naming the role', async () => {

@@ -6,7 +6,7 @@
 // certificate are refused with one line, and always switches the cluster back to plain mode at the end
 // (`npm test` runs one file at a time, so no other file sees the TLS window); run alone, it stops what it started.
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +15,7 @@ import { type ClusterComponent, ensureCluster, stopCluster } from '../../scripts
 import { CLUSTER_ADDRESS } from '../../scripts/cluster/layout';
 import { DATA_DIR, findTemporalCli } from '../../scripts/tools';
 import { connectClient } from '../../src/connection';
+import { WorkerProcess } from '../chaos/helpers';
 import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -55,8 +56,7 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
   const taskQueue = uniqueTaskQueue('tls');
   const tag = taskQueue.slice(-12);
   let emu: EmulatorHandle | undefined;
-  let worker: ReturnType<typeof spawn> | undefined;
-  let workerOutput = '';
+  let worker: WorkerProcess | undefined;
   let tlsEnv: Record<string, string> = {};
   /** What every client process starts from: no TEMPORAL_TLS_* of this process's own. */
   const base = (): NodeJS.ProcessEnv => ({
@@ -77,8 +77,7 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
     assert.equal(ensured.tls, true);
     tlsEnv = ensured.clientEnv;
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 100, exportDurationMs: 800 });
-    worker = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      cwd: ROOT,
+    worker = await WorkerProcess.start({
       env: {
         ...base(),
         ...tlsEnv,
@@ -88,25 +87,11 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
         METRICS_PORT: '0',
         LOG_FORMAT: 'json',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    worker.stdout?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-    worker.stderr?.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
-    await waitFor(
-      () => {
-        if (worker?.exitCode !== null) throw new Error(`the worker exited:\n${workerOutput}`);
-        return workerOutput.includes('docs-admin worker started');
-      },
-      { timeoutMs: 120_000, intervalMs: 200, what: 'the worker to start over mTLS' },
-    );
   });
 
   after(async () => {
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker?.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await exited;
-    }
+    await worker?.kill();
     await emu?.close();
     // Whatever happened above: the shared cluster goes back to its plain production defaults.
     const plain = await ensureCluster({ tls: false });
