@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { findTemporalCli } from '../tools';
 import { isCodecServerHealthy } from './codec';
+import { SSO_FILES, isProviderHealthy } from './sso';
 import { WEBHOOKS_FILES, WEBHOOKS_PORT, isWebhookReceiverHealthy } from './webhooks';
 import { isUiHealthy, runsTls, serverRecord } from './control';
 import { CLUSTER_FILES, CLUSTER_PORTS, HOST, nodeAddress, nodePorts } from './layout';
@@ -23,7 +24,8 @@ const run = promisify(execFile);
 export type ProcessHealth = 'up' | 'down' | 'not serving';
 
 export interface ProcessLine {
-  process: 'postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server' | 'webhooks' | 'prometheus';
+  process:
+    'postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server' | 'sso-provider' | 'webhooks' | 'prometheus';
   /** Server nodes only, from 1. */
   node?: number;
   services: string[];
@@ -162,6 +164,9 @@ export async function clusterReport(): Promise<ClusterReport> {
   processes.push(simpleLine('temporal-ui', CLUSTER_FILES.uiState, CLUSTER_PORTS.ui, await isUiHealthy()));
   const codecUp = await isCodecServerHealthy();
   processes.push(simpleLine('codec-server', CLUSTER_FILES.codecServerState, CLUSTER_PORTS.codecServer, codecUp));
+  // The OpenID provider of a cluster with sign-on (--sso).
+  if (runningProcess(SSO_FILES.state))
+    processes.push(simpleLine('sso-provider', SSO_FILES.state, CLUSTER_PORTS.sso, await isProviderHealthy()));
   // The webhook receiver when `npm run cluster` started it (tests and benchmarks run their own).
   if (runningProcess(WEBHOOKS_FILES.state))
     processes.push(simpleLine('webhooks', WEBHOOKS_FILES.state, WEBHOOKS_PORT, await isWebhookReceiverHealthy()));
