@@ -25,7 +25,14 @@ import {
 import type { Activities } from '../activities';
 import type { CallResult } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
-import { type Permit, permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
+import {
+  type Permit,
+  type PermitTimes,
+  permitGrantedSignal,
+  permitTimes,
+  permitUsedSignal,
+  rateLimiterWorkflowId,
+} from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
@@ -57,16 +64,16 @@ interface Backoff {
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
-const finiteOrUndefined = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** The permit a grant gives (`granted` for the previous release's workers: see Permit). */
-const permit = (requestKey: string, useByMs?: number, notBeforeMs?: number): Permit => ({
+/**
+ * The permit a grant gives, the same whether it came in the ask's answer or by signal (`granted` for
+ * the previous release's workers: see Permit).
+ */
+const permit = (requestKey: string, times: PermitTimes): Permit => ({
   requestKey,
   granted: true,
-  ...(notBeforeMs !== undefined ? { notBeforeMs } : {}),
-  ...(useByMs !== undefined ? { useByMs } : {}),
+  ...permitTimes(times),
 });
 
 export class ProjectPermits {
@@ -85,7 +92,7 @@ export class ProjectPermits {
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
     setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
-      this.signalled.set(requestKey, permit(requestKey, finiteOrUndefined(useByMs), finiteOrUndefined(notBeforeMs)));
+      this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
     });
   }
 
@@ -112,7 +119,7 @@ export class ProjectPermits {
   private async acquire(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
-      if (answer.kind === 'granted') return permit(requestKey, answer.useByMs);
+      if (answer.kind === 'granted') return permit(requestKey, answer);
       const now = Date.now();
       if (answer.kind === 'unanswered') {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);

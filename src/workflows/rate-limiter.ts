@@ -34,6 +34,7 @@ import {
   type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
+  type PermitTimes,
   type PermitUse,
   type RateLimiterCarry,
   type RateLimiterStatus,
@@ -160,10 +161,7 @@ class Limiter {
     const slots = this.counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
-      if (grant) {
-        const useByMs = grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, this.limit) : undefined;
-        return { requestKey: r.requestKey, granted: true, useByMs };
-      }
+      if (grant) return { requestKey: r.requestKey, granted: true, ...this.timesOf(grant) };
       const position = this.state.queue.findIndex((q) => sameRequest(q, r));
       const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.limit);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
@@ -350,10 +348,21 @@ class Limiter {
     return grant;
   }
 
+  /**
+   * A grant's times, the same in its answer and its signal. useByMs only while the use is not reported:
+   * freeAtMs is then the lease's end, which it is computed from (after a report, nothing is left to use).
+   */
+  private timesOf(grant: PermitGrant): PermitTimes {
+    return {
+      ...(grant.notBeforeMs !== undefined ? { notBeforeMs: grant.notBeforeMs } : {}),
+      ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.limit) } : {}),
+    };
+  }
+
   private notify(grant: PermitGrant): void {
-    const useByMs = permitUseByMs(grant.freeAtMs, this.limit);
+    const { notBeforeMs, useByMs } = this.timesOf(grant);
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs, useByMs)
+      .signal(permitGrantedSignal, grant.requestKey, notBeforeMs, useByMs)
       .catch((err: unknown) => {
         // The requester is gone: its permit stays spent, which errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
