@@ -37,7 +37,10 @@ export interface SendAgentMessageInput extends GetAgentJobInput {
   permit: Permit;
 }
 
-/** Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. */
+/**
+ * Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. Made
+ * before the permit is used: a refused input sends nothing and reports no use (permits.ts reportedBy).
+ */
 function assertValid(projectId: string, prompt: string | undefined, deps: ActivityDeps): void {
   const problems = [
     ...validateProjectId(projectId),

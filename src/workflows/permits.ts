@@ -6,8 +6,8 @@
 //              granted ahead of time: until the slot is near;
 //   3. call    the create or message activity with the permit in its input: it calls only before the
 //              permit's use-by time, and reports the use to the limiter itself once the call returned;
-//   4. report  from here only when the activity could not (it timed out, or its worker died and its
-//              answer came from a send checkpoint). An expired permit goes back to 1 under a new key.
+//   4. report  from here only when the activity may have sent and could not (who reports in each case:
+//              reportedBy). An expired permit goes back to 1 under a new key.
 // What the job waits for is always in `waitingFor`, which the status query and the Web UI show.
 import {
   ActivityFailure,
@@ -75,6 +75,28 @@ const permit = (requestKey: string, times: PermitTimes): Permit => ({
   granted: true,
   ...permitTimes(times),
 });
+
+/**
+ * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says
+ * "used at the use-by time, or now if later" (a lost attempt may call until then), which frees the slot
+ * no sooner than its lease end: where nothing was sent, nobody reports and the lease simply expires.
+ *
+ *   how the call ended                                        sent?   who reports
+ *   the activity returned the API's answer                    yes     the activity, as the call returned
+ *   the activity failed in the call (an API failure: an       maybe   the activity, as the call failed
+ *     ApplicationFailure of callAdminApi)
+ *   the activity refused its input (InvalidInput, before      no      nobody: the slot frees at its lease
+ *     callWithPermit) or its permit was past its use-by               end, two windows after the grant
+ *     time (`admitted: false`)
+ *   an answer from a dead attempt's send checkpoint           yes     the job: that attempt never reported
+ *   anything else: OutcomeUnknown (thrown by the workflow,    maybe   the job
+ *     send-once.ts, not wrapped in an ActivityFailure), a
+ *     timeout, a cancellation
+ */
+export function reportedBy(err: unknown): 'activity or nobody' | 'job' {
+  // The activity's own ApplicationFailure: it either reported (it had called) or sent nothing.
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? 'activity or nobody' : 'job';
+}
 
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
@@ -170,15 +192,14 @@ export class ProjectPermits {
     await sleep(aheadMs);
   }
 
-  /** Steps 3 and 4: the call, and the use report when the activity could not make it. */
+  /** Steps 3 and 4: the call, and the use report by the job where reportedBy says so. */
   private async call<T>(granted: Permit, call: (permit: Permit) => Promise<CallResult<T>>): Promise<CallResult<T>> {
     this.wait(null);
     let result: CallResult<T>;
     try {
       result = await call(granted);
     } catch (err) {
-      // An ApplicationFailure came from the activity, which reported; anything else (a timeout) may not have.
-      if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.report(granted);
+      if (reportedBy(err) === 'job') this.report(granted);
       throw err;
     }
     if (result.admitted && result.fromCheckpoint) this.report(granted);
