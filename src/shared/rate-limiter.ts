@@ -131,9 +131,10 @@ export interface LimiterRequestContext {
   windowMs: number;
 }
 /**
- * Several requests answered at once, one answer per request in order (update-with-start from the
- * activity about to make the call, so a permit that is free now costs no signal and no workflow task on
- * the requester). FIFO order kept.
+ * Several requests answered at once, one answer per request in order, FIFO order kept. Sent by
+ * update-with-start from the askPermit local activity, inside the job's own workflow task (coalesced
+ * per project by each worker), so a permit that is free now costs no signal and no second workflow task
+ * on the requester.
  */
 export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>(
   'admitPermits',
@@ -158,7 +159,10 @@ export interface PermitGrant extends PermitRequest {
   handedOver?: boolean;
   /** Lease end until the use is reported, then usedAt + window + margin. */
   freeAtMs: number;
-  /** Workflow time by which the permitted call had been made (reported by the requester). */
+  /**
+   * When the permitted call had been made at the latest, as reported: the calling worker's clock when
+   * the call returned, or the job's workflow time when it reports for the activity (permits.ts reportedBy).
+   */
   usedAtMs?: number;
 }
 

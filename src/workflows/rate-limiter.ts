@@ -74,7 +74,7 @@ const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
  */
 type Waiting = { for: 'slot'; wakeAtMs: number } | { for: 'requests' };
 
-/** How a run ends: completed (its window empty and nothing queued), or continued as new with its state. */
+/** How a run ends: completed (nothing queued and its window empty for a window), or continued as new with its state. */
 type End = 'complete' | 'continue-as-new';
 
 class Limiter {
@@ -293,7 +293,8 @@ class Limiter {
   }
 
   /**
-   * Nothing queued: wait for requests until the window has emptied (then the run completes) or, once
+   * Nothing queued: wait for requests until one window after the window has emptied (then the run
+   * completes; the timer's length is in running histories' commands: keep it) or, once
    * the history is worth compacting, until quiet for QUIET_MS (then it continues as new). Asks granted
    * at once and use reports grow the history too: hence the long-history check.
    */
