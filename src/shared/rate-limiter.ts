@@ -155,9 +155,18 @@ export interface PermitGrant extends PermitRequest {
   atMs: number;
   /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
   notBeforeMs?: number;
-  /** This grant's slot went on to a queued request ahead of time: it no longer counts, kept only to recognise repeats. */
+  /**
+   * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
+   * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to
+   * recognise repeats of its request until its freeAtMs.
+   */
   handedOver?: boolean;
-  /** Lease end until the use is reported, then usedAt + window + margin. */
+  /**
+   * When the slot frees (epoch ms), with one of two meanings: until the use is reported, the end of
+   * the grant's lease (granted, or notBefore, + two windows + margin: rate-window.ts grantedSlotFreeAt),
+   * from which its use-by time follows; once reported, one window after the use (usedAt + window +
+   * margin: usedSlotFreeAt), no use-by time any more. usedAtMs says which.
+   */
   freeAtMs: number;
   /**
    * When the permitted call had been made at the latest, as reported: the calling worker's clock when

@@ -126,8 +126,9 @@ export class ProjectPermits {
       const requestKey = renewals === 0 ? firstKey : `${firstKey}:renewed-${renewals}`;
       const granted = await this.acquire(requestKey, backoff);
       await this.untilSlot(granted);
-      const result = await this.call(granted, call);
-      if (result.admitted) return result.value;
+      const outcome = await this.call(granted, call);
+      const madeInTime = outcome.admitted; // the permit was still valid: the call was made
+      if (madeInTime) return outcome.value;
       log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
     }
   }
@@ -202,7 +203,8 @@ export class ProjectPermits {
       if (reportedBy(err) === 'job') this.report(granted);
       throw err;
     }
-    if (result.admitted && result.fromCheckpoint) this.report(granted);
+    const madeInTime = result.admitted;
+    if (madeInTime && result.fromCheckpoint) this.report(granted);
     return result;
   }
 

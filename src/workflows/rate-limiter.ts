@@ -1,7 +1,8 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
-// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
-// its use is reported, then for one window (src/policies/rate-window.ts). The loop is step(): grant what
+// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot for two
+// windows, or until one window after its use once that is reported; then the slot frees (its freeAtMs,
+// src/policies/rate-window.ts). The loop is step(): grant what
 // fits, then end the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters
 // replay on this code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
@@ -79,8 +80,8 @@ type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /** The limit applied now: the latest an ask carried (the start's until then). */
-  limit: WindowLimit;
+  /** The window applied now (permits per window, its length, margin): the latest an ask carried (the start's until then). */
+  window: WindowLimit;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
   private waiting: Waiting | null = null;
@@ -100,7 +101,7 @@ class Limiter {
       grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
       queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
     };
-    this.limit = {
+    this.window = {
       limit: Math.max(1, Math.floor(input.limit)),
       windowMs: Math.max(1, input.windowMs),
       marginMs: input.marginMs,
@@ -120,7 +121,7 @@ class Limiter {
     return workflowInfo().historyLength > compactPast && patched(COMPACT_WHEN_QUIET_PATCH);
   }
 
-  /** Grants whose slot is still counted (a handed-on one counts through its successor). */
+  /** Grants whose slot is still counted (one that handed its slot over counts through its successor's grant). */
   counted(): PermitGrant[] {
     return this.state.grants.filter((g) => !g.handedOver);
   }
@@ -145,16 +146,16 @@ class Limiter {
     if (!grant || typeof use.usedAtMs !== 'number' || !Number.isFinite(use.usedAtMs)) return;
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
-    grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, this.limit);
+    grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, this.window);
     // A slot that frees (or comes within hand-over reach) sooner wakes a wait for one sooner.
     if (this.waiting?.for === 'slot')
-      this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.limit.windowMs));
+      this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.window.windowMs));
   }
 
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
   admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
-    this.heard(context);
+    this.applyAskersLimit(context);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
@@ -163,7 +164,7 @@ class Limiter {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
       if (grant) return { requestKey: r.requestKey, granted: true, ...this.timesOf(grant) };
       const position = this.state.queue.findIndex((q) => sameRequest(q, r));
-      const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.limit);
+      const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.window);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
     });
   }
@@ -175,12 +176,12 @@ class Limiter {
     return {
       projectId: this.input.projectId,
       taskQueue: workflowInfo().taskQueue,
-      limit: this.limit.limit,
-      windowMs: this.limit.windowMs,
+      limit: this.window.limit,
+      windowMs: this.window.windowMs,
       queued: this.queued,
       inWindow: live.length,
       granted: this.grantsThisRun,
-      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.limit)).toISOString() : null,
+      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.window)).toISOString() : null,
       asOf: new Date(now).toISOString(),
       windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
     };
@@ -212,9 +213,9 @@ class Limiter {
   grantWhatFits(now: number, answering: readonly PermitRequest[] = []): GrantPlan {
     this.state.grants = this.state.grants.filter((g) => g.freeAtMs > now);
     const frees = this.counted().map((g) => g.freeAtMs);
-    const plan = planGrants(frees, this.queued, now, this.limit);
+    const plan = planGrants(frees, this.queued, now, this.window);
     for (const request of this.state.queue.splice(0, plan.grantNow)) {
-      const grant = this.grant(request, now, grantedSlotFreeAt(now, this.limit));
+      const grant = this.grant(request, now, grantedSlotFreeAt(now, this.window));
       if (!answering.some((a) => sameRequest(a, request))) this.notify(grant);
     }
     this.queuedGauge.set(this.queued, { project: this.input.projectId });
@@ -231,14 +232,14 @@ class Limiter {
       slots.map((g) => ({ freeAtMs: g.freeAtMs, reported: g.usedAtMs !== undefined })),
       this.queued,
       now,
-      defaultHandoverMs(this.limit.windowMs),
+      defaultHandoverMs(this.window.windowMs),
     );
     const requests = this.state.queue.splice(0, plan.slots.length);
     requests.forEach((request, i) => {
       const previous = slots[plan.slots[i] ?? -1];
       if (!previous) return void this.state.queue.push(request); // never: planHandovers names valid slots
-      previous.handedOver = true;
-      const grant = this.grant(request, now, grantedSlotFreeAt(previous.freeAtMs, this.limit));
+      previous.handedOver = true; // its slot is the successor's from now on
+      const grant = this.grant(request, now, grantedSlotFreeAt(previous.freeAtMs, this.window));
       grant.notBeforeMs = previous.freeAtMs;
       this.notify(grant);
     });
@@ -302,7 +303,7 @@ class Limiter {
     this.waiting = { for: 'requests' };
     this.show();
     const lastFreesAt = Math.max(now, ...this.counted().map((g) => g.freeAtMs));
-    const idleMs = Math.max(1, lastFreesAt - now) + this.limit.windowMs;
+    const idleMs = Math.max(1, lastFreesAt - now) + this.window.windowMs;
     const compact = this.worthCompacting();
     const quietMs = Math.max(1, this.lastHeardAtMs + QUIET_MS - now);
     const woken = await condition(
@@ -334,12 +335,12 @@ class Limiter {
   // --- internals ---
 
   /** The asking worker's AGENT_RATE_LIMIT applies from this ask on (one limit per project across fleets). */
-  private heard(context: LimiterRequestContext | undefined): void {
+  private applyAskersLimit(context: LimiterRequestContext | undefined): void {
     const { limit, windowMs } = context ?? {};
     if (!atLeastOne(limit) || !Number.isInteger(limit) || !atLeastOne(windowMs)) return;
-    if (limit === this.limit.limit && windowMs === this.limit.windowMs) return;
+    if (limit === this.window.limit && windowMs === this.window.windowMs) return;
     log.info('agentRateLimiter: applying a new limit', { projectId: this.input.projectId, limit, windowMs });
-    this.limit = { limit, windowMs, marginMs: this.input.marginMs };
+    this.window = { limit, windowMs, marginMs: this.input.marginMs };
   }
 
   private grant(request: PermitRequest, now: number, freeAtMs: number): PermitGrant {
@@ -356,7 +357,7 @@ class Limiter {
   private timesOf(grant: PermitGrant): PermitTimes {
     return {
       ...(grant.notBeforeMs !== undefined ? { notBeforeMs: grant.notBeforeMs } : {}),
-      ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.limit) } : {}),
+      ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.window) } : {}),
     };
   }
 
@@ -394,6 +395,6 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const end = await limiter.step(plainFromStart);
     if (end === 'complete') return;
     if (end === 'continue-as-new')
-      return continueAsNew<typeof agentRateLimiter>({ ...input, ...limiter.limit, carried: limiter.state });
+      return continueAsNew<typeof agentRateLimiter>({ ...input, ...limiter.window, carried: limiter.state });
   }
 }
