@@ -101,7 +101,13 @@ export function reportedBy(err: unknown): 'activity or nobody' | 'job' {
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
-  /** Permits granted by signal (step 2), by request key, until their call takes them. */
+  /**
+   * The request keys acquire() is asking for (several in runs from before messages went one at a time):
+   * a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
+   * dropped, so `signalled` holds nothing stale.
+   */
+  private readonly acquiring = new Set<string>();
+  /** Permits granted by signal (step 2) for a key in `acquiring`, until acquire() takes it (or the ask's answer wins). */
   private readonly signalled = new Map<string, Permit>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
@@ -114,12 +120,13 @@ export class ProjectPermits {
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
     setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
-      this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
+      if (this.acquiring.has(requestKey)) this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
     });
   }
 
   /** Runs `call` (one create or message activity) under a permit for `firstKey` and returns its value. */
   async run<T>(firstKey: string, call: (permit: Permit) => Promise<CallResult<T>>): Promise<T> {
+    // This call's backoff, owned here and kept across its renewals; acquire() moves it as it asks.
     const backoff: Backoff = { unanswered: 0, recheckMs: RECHECK_MIN_MS };
     for (let renewals = 0; ; renewals++) {
       // A renewed permit needs a new key: the limiter answers a known one with its expired grant.
@@ -140,6 +147,18 @@ export class ProjectPermits {
 
   /** Steps 1 and 2: asks until the limiter grants, waiting for its signal while queued. */
   private async acquire(requestKey: string, backoff: Backoff): Promise<Permit> {
+    this.acquiring.add(requestKey);
+    try {
+      return await this.askUntilGranted(requestKey, backoff);
+    } finally {
+      // Taken, by signal or by answer: a signal that comes after is dropped (see `acquiring`).
+      this.acquiring.delete(requestKey);
+      this.signalled.delete(requestKey);
+    }
+  }
+
+  /** acquire()'s loop; `backoff` is run()'s, updated in place for its next asks. */
+  private async askUntilGranted(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
       if (answer.kind === 'granted') return permit(requestKey, answer);
@@ -162,11 +181,8 @@ export class ProjectPermits {
       );
       if (expectedAtMs !== undefined)
         backoff.recheckMs = clamp(expectedAtMs - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
-      if (await condition(() => this.signalled.has(requestKey), backoff.recheckMs)) {
-        const signalled = this.signalled.get(requestKey)!;
-        this.signalled.delete(requestKey);
-        return signalled;
-      }
+      if (await condition(() => this.signalled.has(requestKey), backoff.recheckMs))
+        return this.signalled.get(requestKey)!;
       log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
       backoff.recheckMs = Math.min(backoff.recheckMs * 2, RECHECK_MAX_MS);
     }

@@ -69,11 +69,17 @@ const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
-/**
- * What the run waits for, from which its details and its wake-ups follow: a slot of a full window
- * (until `wakeAtMs`, which a use report that frees a slot sooner moves earlier), or requests.
- */
-type Waiting = { for: 'slot'; wakeAtMs: number } | { for: 'requests' };
+/** What the run waits for, from which its details and its wake-ups follow: a slot of a full window, or requests. */
+type Waiting =
+  | {
+      for: 'slot';
+      /**
+       * When the wait ends. Set by waitWhileFull, which ends early once it moves; moved only earlier, by
+       * recordUse, when a reported use frees a slot (or brings it within hand-over reach) sooner.
+       */
+      wakeAtMs: number;
+    }
+  | { for: 'requests' };
 
 /** How a run ends: completed (nothing queued and its window empty for a window), or continued as new with its state. */
 type End = 'complete' | 'continue-as-new';
