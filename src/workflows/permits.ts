@@ -49,7 +49,13 @@ const CALL_LEAD_MS = 2_500;
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
-/** Up to 10 s for the answer, as long to find out why none came, and 10 s for a replaced limiter's; idempotent, retried. */
+/**
+ * One ask's longest path (limiter-client.ts), each step bounded by its LIMITER_ANSWER_TIMEOUT_MS
+ * (10 s; the answer's own wait, design.md): the answer, the diagnosis of why none came, and when that
+ * found an undecodable limiter and replaced it, the fresh limiter's answer and, if it too is silent, its
+ * diagnosis; 4 x 10 s, plus 5 s for the replacement's terminate and the worker. Idempotent (the limiter
+ * knows a repeated request by its key), so retried.
+ */
 const askLimiter = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45s',
   retry: { initialInterval: '1s', maximumAttempts: 3 },
@@ -107,7 +113,7 @@ export class ProjectPermits {
    * dropped, so `signalled` holds nothing stale.
    */
   private readonly acquiring = new Set<string>();
-  /** Permits granted by signal (step 2) for a key in `acquiring`, until acquire() takes it (or the ask's answer wins). */
+  /** Permits granted by signal (step 2) for a key in `acquiring`, until acquire() takes it (or its answer wins). */
   private readonly signalled = new Map<string, Permit>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
@@ -136,6 +142,10 @@ export class ProjectPermits {
       const outcome = await this.call(granted, call);
       const madeInTime = outcome.admitted; // the permit was still valid: the call was made
       if (madeInTime) return outcome.value;
+      // Past its use-by time before the (first or next) attempt could call, e.g. a 429 retried after a
+      // Retry-After that outlasted it (send-once.ts): ask a new permit. The old slot stays counted: until
+      // one window after its last reported use (the 429's attempt reported), or to its lease end if no
+      // attempt called.
       log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
     }
   }

@@ -86,7 +86,7 @@ type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /** The window applied now (permits per window, its length, margin): the latest an ask carried (the start's until then). */
+  /** The window applied now (permits, length, margin): the latest an ask carried (the start's until then). */
   window: WindowLimit;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
