@@ -13,10 +13,13 @@ import { LimiterClient, type LimiterAnswer } from './limiter-client';
 import { type CheckpointChannel, withCheckpointChannel, withSendCheckpoints } from './send-checkpoint';
 
 /**
- * A create's or message's outcome: the API's answer (and when it came, on this worker's clock), or not
- * admitted because the permit's use-by time passed before the call could be made (nothing was sent; the
- * job asks for another permit). `fromCheckpoint` is set by the workflow, when the answer came from a
- * dead attempt's send checkpoint (src/workflows/send-once.ts): that attempt never reported its use.
+ * A create's or message's outcome: the API's answer (and when it came, on this worker's clock), or
+ * nothing sent because the permit's use-by time passed before the call could be made (the job asks for
+ * another permit). `admitted` says which: true when the permit was still valid and the call was made
+ * (whatever the API answered: its failures are thrown), false when it had expired; it is not the API's
+ * acceptance (a result field held in job histories: the name stays). `fromCheckpoint` is set by the
+ * workflow, when the answer came from a dead attempt's send checkpoint (src/workflows/send-once.ts):
+ * that attempt never reported its use.
  */
 export type CallResult<T> =
   { admitted: true; value: T; answeredAtMs?: number; fromCheckpoint?: true } | { admitted: false; expired: true };
@@ -37,7 +40,10 @@ export interface SendAgentMessageInput extends GetAgentJobInput {
   permit: Permit;
 }
 
-/** Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. */
+/**
+ * Same checks as the workflow, with this worker's maximum: a bad prompt never reaches the API. Made
+ * before the permit is used: a refused input sends nothing and reports no use (permits.ts reportedBy).
+ */
 function assertValid(projectId: string, prompt: string | undefined, deps: ActivityDeps): void {
   const problems = [
     ...validateProjectId(projectId),

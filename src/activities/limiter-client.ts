@@ -13,8 +13,10 @@ import {
   type AgentRateLimiterInput,
   type PermitAdmission,
   type PermitRequest,
+  type PermitTimes,
   type PermitUse,
   admitPermitsUpdate,
+  permitTimes,
   permitsUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
@@ -40,11 +42,20 @@ export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 /** The span of one ask for a permit (its attribute docs_admin.limiter.answer: granted, queued, unanswered). */
 export const LIMITER_SPAN = 'AgentRateLimiterAsk';
 
-/** The answer to one ask: granted now, queued (a grant signal follows), or no answer in time. */
+/**
+ * The answer to one ask (the askPermit local activity's result, held in job histories): granted, with
+ * the grant's times; queued (a grant signal follows); or no answer in time.
+ */
 export type LimiterAnswer =
-  | { kind: 'granted'; useByMs?: number }
+  | ({ kind: 'granted' } & PermitTimes)
   | { kind: 'queued'; position?: number; expectedAtMs?: number }
   | { kind: 'unanswered'; reason: string };
+
+/** The ask's answer from the limiter's: a grant keeps all its times. */
+export function answerOf(admission: PermitAdmission | undefined): LimiterAnswer {
+  if (admission?.granted) return { kind: 'granted', ...permitTimes(admission) };
+  return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
+}
 
 export interface LimiterClientOptions {
   temporal: Client;
@@ -101,8 +112,7 @@ export class LimiterClient {
         replaced = true;
         continue;
       }
-      if (admission?.granted) return { kind: 'granted', useByMs: admission.useByMs };
-      return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
+      return answerOf(admission);
     }
   }
 

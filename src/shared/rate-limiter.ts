@@ -73,14 +73,32 @@ export const permitGrantedSignal =
   defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
 
 /**
- * A permit as the job holds it, from the limiter's grant to the use report: the request it answers,
- * not before when (a slot handed on ahead of time, epoch ms) and by when (epoch ms) its call is made.
- * Plain JSON: the create and message activities take it in their input (src/workflows/permits.ts).
+ * When a granted permit's call may be made (epoch ms), the same in every form a grant takes: the
+ * limiter's answer (PermitAdmission), the grant signal, the ask's result (LimiterAnswer) and the Permit.
  */
-export interface Permit {
-  requestKey: string;
+export interface PermitTimes {
+  /** A slot handed on ahead of time: not before this (the previous holder's slot frees then). */
   notBeforeMs?: number;
+  /** By this, or asked for again (rate-window.ts permitUseByMs); absent in grants of older releases. */
   useByMs?: number;
+}
+
+/** The times of a grant as received (untrusted, or from an older release): finite numbers only. */
+export function permitTimes(from: { notBeforeMs?: unknown; useByMs?: unknown } | undefined): PermitTimes {
+  const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+  return {
+    ...(finite(from?.notBeforeMs) ? { notBeforeMs: from.notBeforeMs } : {}),
+    ...(finite(from?.useByMs) ? { useByMs: from.useByMs } : {}),
+  };
+}
+
+/**
+ * A permit as the job holds it, from the limiter's grant to the use report: the request it answers
+ * and its times, whether it came in the ask's answer or by signal. Plain JSON: the create and message
+ * activities take it in their input (src/workflows/permits.ts).
+ */
+export interface Permit extends PermitTimes {
+  requestKey: string;
   /**
    * Always true, for workers of the previous release only: there a permit without it was not granted
    * yet, and the activity asked the limiter itself. Drop it once no worker of that release serves jobs.
@@ -88,13 +106,19 @@ export interface Permit {
   granted: true;
 }
 
-/** The limiter's answer to one request of admitPermitsUpdate. */
-export interface PermitAdmission {
+/**
+ * The limiter's answer to one request of admitPermitsUpdate. When granted, its PermitTimes: useByMs
+ * while the use is not reported, and notBeforeMs for a grant handed on ahead of time (answers of older
+ * releases leave it out).
+ */
+export interface PermitAdmission extends PermitTimes {
   requestKey: string;
-  /** true: granted now (no signal follows); false: queued, permitGrantedSignal follows when a slot frees. */
+  /**
+   * true: granted, now or before (a repeated ask of a request already granted, maybe by a signal that
+   * is still on its way: the permit is the same, its times too); false: queued, permitGrantedSignal
+   * follows when a slot frees.
+   */
   granted: boolean;
-  /** When granted: the call must be made by then (epoch ms), or asked for again (rate-window.ts permitUseByMs). */
-  useByMs?: number;
   /** When queued: requests ahead of this one. */
   position?: number;
   /** When queued: when the permit can be expected (epoch ms; a hint for the status, not a promise). */
@@ -107,9 +131,10 @@ export interface LimiterRequestContext {
   windowMs: number;
 }
 /**
- * Several requests answered at once, one answer per request in order (update-with-start from the
- * activity about to make the call, so a permit that is free now costs no signal and no workflow task on
- * the requester). FIFO order kept.
+ * Several requests answered at once, one answer per request in order, FIFO order kept. Sent by
+ * update-with-start from the askPermit local activity, inside the job's own workflow task (coalesced
+ * per project by each worker), so a permit that is free now costs no signal and no second workflow task
+ * on the requester.
  */
 export const admitPermitsUpdate = defineUpdate<PermitAdmission[], [PermitRequest[], LimiterRequestContext?]>(
   'admitPermits',
@@ -130,11 +155,23 @@ export interface PermitGrant extends PermitRequest {
   atMs: number;
   /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
   notBeforeMs?: number;
-  /** This grant's slot went on to a queued request ahead of time: it no longer counts, kept only to recognise repeats. */
+  /**
+   * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
+   * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to
+   * recognise repeats of its request until its freeAtMs.
+   */
   handedOver?: boolean;
-  /** Lease end until the use is reported, then usedAt + window + margin. */
+  /**
+   * When the slot frees (epoch ms), with one of two meanings: until the use is reported, the end of
+   * the grant's lease (granted, or notBefore, + two windows + margin: rate-window.ts grantedSlotFreeAt),
+   * from which its use-by time follows; once reported, one window after the use (usedAt + window +
+   * margin: usedSlotFreeAt), no use-by time any more. usedAtMs says which.
+   */
   freeAtMs: number;
-  /** Workflow time by which the permitted call had been made (reported by the requester). */
+  /**
+   * When the permitted call had been made at the latest, as reported: the calling worker's clock when
+   * the call returned, or the job's workflow time when it reports for the activity (permits.ts reportedBy).
+   */
   usedAtMs?: number;
 }
 

@@ -400,7 +400,8 @@ class AgentRun {
           [{ projectId: input.projectId, prompt: input.prompt, permit }],
         ),
       );
-      if (result.admitted) answeredAtMs = result.answeredAtMs;
+      const madeInTime = result.admitted; // the permit was still valid (CallResult)
+      if (madeInTime) answeredAtMs = result.answeredAtMs;
       return result;
     });
     return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };

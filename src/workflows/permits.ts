@@ -6,8 +6,8 @@
 //              granted ahead of time: until the slot is near;
 //   3. call    the create or message activity with the permit in its input: it calls only before the
 //              permit's use-by time, and reports the use to the limiter itself once the call returned;
-//   4. report  from here only when the activity could not (it timed out, or its worker died and its
-//              answer came from a send checkpoint). An expired permit goes back to 1 under a new key.
+//   4. report  from here only when the activity may have sent and could not (who reports in each case:
+//              reportedBy). An expired permit goes back to 1 under a new key.
 // What the job waits for is always in `waitingFor`, which the status query and the Web UI show.
 import {
   ActivityFailure,
@@ -25,7 +25,14 @@ import {
 import type { Activities } from '../activities';
 import type { CallResult } from '../activities/agent';
 import type { LimiterAnswer } from '../activities/limiter-client';
-import { type Permit, permitGrantedSignal, permitUsedSignal, rateLimiterWorkflowId } from '../shared/rate-limiter';
+import {
+  type Permit,
+  type PermitTimes,
+  permitGrantedSignal,
+  permitTimes,
+  permitUsedSignal,
+  rateLimiterWorkflowId,
+} from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
@@ -42,7 +49,13 @@ const CALL_LEAD_MS = 2_500;
 const CALL_LEAD_BEFORE_MS = 1_000;
 const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
-/** Up to 10 s for the answer, as long to find out why none came, and 10 s for a replaced limiter's; idempotent, retried. */
+/**
+ * One ask's longest path (limiter-client.ts), each step bounded by its LIMITER_ANSWER_TIMEOUT_MS
+ * (10 s; the answer's own wait, design.md): the answer, the diagnosis of why none came, and when that
+ * found an undecodable limiter and replaced it, the fresh limiter's answer and, if it too is silent, its
+ * diagnosis; 4 x 10 s, plus 5 s for the replacement's terminate and the worker. Idempotent (the limiter
+ * knows a repeated request by its key), so retried.
+ */
 const askLimiter = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45s',
   retry: { initialInterval: '1s', maximumAttempts: 3 },
@@ -57,22 +70,50 @@ interface Backoff {
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
-const finiteOrUndefined = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** The permit a grant gives (`granted` for the previous release's workers: see Permit). */
-const permit = (requestKey: string, useByMs?: number, notBeforeMs?: number): Permit => ({
+/**
+ * The permit a grant gives, the same whether it came in the ask's answer or by signal (`granted` for
+ * the previous release's workers: see Permit).
+ */
+const permit = (requestKey: string, times: PermitTimes): Permit => ({
   requestKey,
   granted: true,
-  ...(notBeforeMs !== undefined ? { notBeforeMs } : {}),
-  ...(useByMs !== undefined ? { useByMs } : {}),
+  ...permitTimes(times),
 });
+
+/**
+ * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says
+ * "used at the use-by time, or now if later" (a lost attempt may call until then), which frees the slot
+ * no sooner than its lease end: where nothing was sent, nobody reports and the lease simply expires.
+ *
+ *   how the call ended                                        sent?   who reports
+ *   the activity returned the API's answer                    yes     the activity, as the call returned
+ *   the activity failed in the call (an API failure: an       maybe   the activity, as the call failed
+ *     ApplicationFailure of callAdminApi)
+ *   the activity refused its input (InvalidInput, before      no      nobody: the slot frees at its lease
+ *     callWithPermit) or its permit was past its use-by               end, two windows after the grant
+ *     time (`admitted: false`)
+ *   an answer from a dead attempt's send checkpoint           yes     the job: that attempt never reported
+ *   anything else: OutcomeUnknown (thrown by the workflow,    maybe   the job
+ *     send-once.ts, not wrapped in an ActivityFailure), a
+ *     timeout, a cancellation
+ */
+export function reportedBy(err: unknown): 'activity or nobody' | 'job' {
+  // The activity's own ApplicationFailure: it either reported (it had called) or sent nothing.
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? 'activity or nobody' : 'job';
+}
 
 export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
-  /** Permits granted by signal (step 2), by request key, until their call takes them. */
+  /**
+   * The request keys acquire() is asking for (several in runs from before messages went one at a time):
+   * a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
+   * dropped, so `signalled` holds nothing stale.
+   */
+  private readonly acquiring = new Set<string>();
+  /** Permits granted by signal (step 2) for a key in `acquiring`, until acquire() takes it (or its answer wins). */
   private readonly signalled = new Map<string, Permit>();
   private readonly reports = new Set<Promise<void>>();
   private readonly limiterId: string;
@@ -85,20 +126,26 @@ export class ProjectPermits {
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
     setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
-      this.signalled.set(requestKey, permit(requestKey, finiteOrUndefined(useByMs), finiteOrUndefined(notBeforeMs)));
+      if (this.acquiring.has(requestKey)) this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
     });
   }
 
   /** Runs `call` (one create or message activity) under a permit for `firstKey` and returns its value. */
   async run<T>(firstKey: string, call: (permit: Permit) => Promise<CallResult<T>>): Promise<T> {
+    // This call's backoff, owned here and kept across its renewals; acquire() moves it as it asks.
     const backoff: Backoff = { unanswered: 0, recheckMs: RECHECK_MIN_MS };
     for (let renewals = 0; ; renewals++) {
       // A renewed permit needs a new key: the limiter answers a known one with its expired grant.
       const requestKey = renewals === 0 ? firstKey : `${firstKey}:renewed-${renewals}`;
       const granted = await this.acquire(requestKey, backoff);
       await this.untilSlot(granted);
-      const result = await this.call(granted, call);
-      if (result.admitted) return result.value;
+      const outcome = await this.call(granted, call);
+      const madeInTime = outcome.admitted; // the permit was still valid: the call was made
+      if (madeInTime) return outcome.value;
+      // Past its use-by time before the (first or next) attempt could call, e.g. a 429 retried after a
+      // Retry-After that outlasted it (send-once.ts): ask a new permit. The old slot stays counted: until
+      // one window after its last reported use (the 429's attempt reported), or to its lease end if no
+      // attempt called.
       log.warn('agentJob: a permit expired before its call could be made; asking for another', { requestKey });
     }
   }
@@ -110,9 +157,21 @@ export class ProjectPermits {
 
   /** Steps 1 and 2: asks until the limiter grants, waiting for its signal while queued. */
   private async acquire(requestKey: string, backoff: Backoff): Promise<Permit> {
+    this.acquiring.add(requestKey);
+    try {
+      return await this.askUntilGranted(requestKey, backoff);
+    } finally {
+      // Taken, by signal or by answer: a signal that comes after is dropped (see `acquiring`).
+      this.acquiring.delete(requestKey);
+      this.signalled.delete(requestKey);
+    }
+  }
+
+  /** acquire()'s loop; `backoff` is run()'s, updated in place for its next asks. */
+  private async askUntilGranted(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
-      if (answer.kind === 'granted') return permit(requestKey, answer.useByMs);
+      if (answer.kind === 'granted') return permit(requestKey, answer);
       const now = Date.now();
       if (answer.kind === 'unanswered') {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);
@@ -132,11 +191,8 @@ export class ProjectPermits {
       );
       if (expectedAtMs !== undefined)
         backoff.recheckMs = clamp(expectedAtMs - now + RECHECK_AFTER_EXPECTED_MS, RECHECK_MIN_MS, RECHECK_MAX_MS);
-      if (await condition(() => this.signalled.has(requestKey), backoff.recheckMs)) {
-        const signalled = this.signalled.get(requestKey)!;
-        this.signalled.delete(requestKey);
-        return signalled;
-      }
+      if (await condition(() => this.signalled.has(requestKey), backoff.recheckMs))
+        return this.signalled.get(requestKey)!;
       log.info('agentJob: no permit yet, asking the limiter again', { requestKey });
       backoff.recheckMs = Math.min(backoff.recheckMs * 2, RECHECK_MAX_MS);
     }
@@ -163,18 +219,18 @@ export class ProjectPermits {
     await sleep(aheadMs);
   }
 
-  /** Steps 3 and 4: the call, and the use report when the activity could not make it. */
+  /** Steps 3 and 4: the call, and the use report by the job where reportedBy says so. */
   private async call<T>(granted: Permit, call: (permit: Permit) => Promise<CallResult<T>>): Promise<CallResult<T>> {
     this.wait(null);
     let result: CallResult<T>;
     try {
       result = await call(granted);
     } catch (err) {
-      // An ApplicationFailure came from the activity, which reported; anything else (a timeout) may not have.
-      if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) this.report(granted);
+      if (reportedBy(err) === 'job') this.report(granted);
       throw err;
     }
-    if (result.admitted && result.fromCheckpoint) this.report(granted);
+    const madeInTime = result.admitted;
+    if (madeInTime && result.fromCheckpoint) this.report(granted);
     return result;
   }
 

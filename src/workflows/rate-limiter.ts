@@ -1,9 +1,10 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
-// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot until
-// its use is reported, then for one window (src/policies/rate-window.ts). The loop is step(): grant what
-// fits, then end the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters
-// replay on this code: keep its command sequence (test/integration/replay-corpus.test.ts).
+// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot for two
+// windows, or until one window after its use once that is reported; then the slot frees (its freeAtMs,
+// src/policies/rate-window.ts). The loop is step(): grant what fits, then end the run or wait. The job's
+// side of a permit: src/workflows/permits.ts. Running limiters replay on this code: keep its command
+// sequence (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,
@@ -34,6 +35,7 @@ import {
   type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
+  type PermitTimes,
   type PermitUse,
   type RateLimiterCarry,
   type RateLimiterStatus,
@@ -67,19 +69,25 @@ const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
 
-/**
- * What the run waits for, from which its details and its wake-ups follow: a slot of a full window
- * (until `wakeAtMs`, which a use report that frees a slot sooner moves earlier), or requests.
- */
-type Waiting = { for: 'slot'; wakeAtMs: number } | { for: 'requests' };
+/** What the run waits for, from which its details and its wake-ups follow: a slot of a full window, or requests. */
+type Waiting =
+  | {
+      for: 'slot';
+      /**
+       * When the wait ends. Set by waitWhileFull, which ends early once it moves; moved only earlier, by
+       * recordUse, when a reported use frees a slot (or brings it within hand-over reach) sooner.
+       */
+      wakeAtMs: number;
+    }
+  | { for: 'requests' };
 
-/** How a run ends: completed (its window empty and nothing queued), or continued as new with its state. */
+/** How a run ends: completed (nothing queued and its window empty for a window), or continued as new with its state. */
 type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /** The limit applied now: the latest an ask carried (the start's until then). */
-  limit: WindowLimit;
+  /** The window applied now (permits, length, margin): the latest an ask carried (the start's until then). */
+  window: WindowLimit;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
   private waiting: Waiting | null = null;
@@ -99,7 +107,7 @@ class Limiter {
       grants: input.carried?.grants.map((g) => ({ ...g })) ?? [],
       queue: input.carried?.queue.map((r) => ({ ...r })) ?? [],
     };
-    this.limit = {
+    this.window = {
       limit: Math.max(1, Math.floor(input.limit)),
       windowMs: Math.max(1, input.windowMs),
       marginMs: input.marginMs,
@@ -119,7 +127,7 @@ class Limiter {
     return workflowInfo().historyLength > compactPast && patched(COMPACT_WHEN_QUIET_PATCH);
   }
 
-  /** Grants whose slot is still counted (a handed-on one counts through its successor). */
+  /** Grants whose slot is still counted (one that handed its slot over counts through its successor's grant). */
   counted(): PermitGrant[] {
     return this.state.grants.filter((g) => !g.handedOver);
   }
@@ -144,28 +152,25 @@ class Limiter {
     if (!grant || typeof use.usedAtMs !== 'number' || !Number.isFinite(use.usedAtMs)) return;
     // Several reports (a retried call): the latest use decides.
     grant.usedAtMs = Math.max(grant.usedAtMs ?? 0, use.usedAtMs);
-    grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, this.limit);
+    grant.freeAtMs = usedSlotFreeAt(grant.usedAtMs, this.window);
     // A slot that frees (or comes within hand-over reach) sooner wakes a wait for one sooner.
     if (this.waiting?.for === 'slot')
-      this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.limit.windowMs));
+      this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.window.windowMs));
   }
 
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
   admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
-    this.heard(context);
+    this.applyAskersLimit(context);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
     const slots = this.counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
-      if (grant) {
-        const useByMs = grant.usedAtMs === undefined ? permitUseByMs(grant.freeAtMs, this.limit) : undefined;
-        return { requestKey: r.requestKey, granted: true, useByMs };
-      }
+      if (grant) return { requestKey: r.requestKey, granted: true, ...this.timesOf(grant) };
       const position = this.state.queue.findIndex((q) => sameRequest(q, r));
-      const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.limit);
+      const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.window);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
     });
   }
@@ -177,12 +182,12 @@ class Limiter {
     return {
       projectId: this.input.projectId,
       taskQueue: workflowInfo().taskQueue,
-      limit: this.limit.limit,
-      windowMs: this.limit.windowMs,
+      limit: this.window.limit,
+      windowMs: this.window.windowMs,
       queued: this.queued,
       inWindow: live.length,
       granted: this.grantsThisRun,
-      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.limit)).toISOString() : null,
+      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.window)).toISOString() : null,
       asOf: new Date(now).toISOString(),
       windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
     };
@@ -214,9 +219,9 @@ class Limiter {
   grantWhatFits(now: number, answering: readonly PermitRequest[] = []): GrantPlan {
     this.state.grants = this.state.grants.filter((g) => g.freeAtMs > now);
     const frees = this.counted().map((g) => g.freeAtMs);
-    const plan = planGrants(frees, this.queued, now, this.limit);
+    const plan = planGrants(frees, this.queued, now, this.window);
     for (const request of this.state.queue.splice(0, plan.grantNow)) {
-      const grant = this.grant(request, now, grantedSlotFreeAt(now, this.limit));
+      const grant = this.grant(request, now, grantedSlotFreeAt(now, this.window));
       if (!answering.some((a) => sameRequest(a, request))) this.notify(grant);
     }
     this.queuedGauge.set(this.queued, { project: this.input.projectId });
@@ -233,14 +238,14 @@ class Limiter {
       slots.map((g) => ({ freeAtMs: g.freeAtMs, reported: g.usedAtMs !== undefined })),
       this.queued,
       now,
-      defaultHandoverMs(this.limit.windowMs),
+      defaultHandoverMs(this.window.windowMs),
     );
     const requests = this.state.queue.splice(0, plan.slots.length);
     requests.forEach((request, i) => {
       const previous = slots[plan.slots[i] ?? -1];
       if (!previous) return void this.state.queue.push(request); // never: planHandovers names valid slots
-      previous.handedOver = true;
-      const grant = this.grant(request, now, grantedSlotFreeAt(previous.freeAtMs, this.limit));
+      previous.handedOver = true; // its slot is the successor's from now on
+      const grant = this.grant(request, now, grantedSlotFreeAt(previous.freeAtMs, this.window));
       grant.notBeforeMs = previous.freeAtMs;
       this.notify(grant);
     });
@@ -295,7 +300,8 @@ class Limiter {
   }
 
   /**
-   * Nothing queued: wait for requests until the window has emptied (then the run completes) or, once
+   * Nothing queued: wait for requests until one window after the window has emptied (then the run
+   * completes; the timer's length is in running histories' commands: keep it) or, once
    * the history is worth compacting, until quiet for QUIET_MS (then it continues as new). Asks granted
    * at once and use reports grow the history too: hence the long-history check.
    */
@@ -303,7 +309,7 @@ class Limiter {
     this.waiting = { for: 'requests' };
     this.show();
     const lastFreesAt = Math.max(now, ...this.counted().map((g) => g.freeAtMs));
-    const idleMs = Math.max(1, lastFreesAt - now) + this.limit.windowMs;
+    const idleMs = Math.max(1, lastFreesAt - now) + this.window.windowMs;
     const compact = this.worthCompacting();
     const quietMs = Math.max(1, this.lastHeardAtMs + QUIET_MS - now);
     const woken = await condition(
@@ -335,12 +341,12 @@ class Limiter {
   // --- internals ---
 
   /** The asking worker's AGENT_RATE_LIMIT applies from this ask on (one limit per project across fleets). */
-  private heard(context: LimiterRequestContext | undefined): void {
+  private applyAskersLimit(context: LimiterRequestContext | undefined): void {
     const { limit, windowMs } = context ?? {};
     if (!atLeastOne(limit) || !Number.isInteger(limit) || !atLeastOne(windowMs)) return;
-    if (limit === this.limit.limit && windowMs === this.limit.windowMs) return;
+    if (limit === this.window.limit && windowMs === this.window.windowMs) return;
     log.info('agentRateLimiter: applying a new limit', { projectId: this.input.projectId, limit, windowMs });
-    this.limit = { limit, windowMs, marginMs: this.input.marginMs };
+    this.window = { limit, windowMs, marginMs: this.input.marginMs };
   }
 
   private grant(request: PermitRequest, now: number, freeAtMs: number): PermitGrant {
@@ -350,10 +356,21 @@ class Limiter {
     return grant;
   }
 
+  /**
+   * A grant's times, the same in its answer and its signal. useByMs only while the use is not reported:
+   * freeAtMs is then the lease's end, which it is computed from (after a report, nothing is left to use).
+   */
+  private timesOf(grant: PermitGrant): PermitTimes {
+    return {
+      ...(grant.notBeforeMs !== undefined ? { notBeforeMs: grant.notBeforeMs } : {}),
+      ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.window) } : {}),
+    };
+  }
+
   private notify(grant: PermitGrant): void {
-    const useByMs = permitUseByMs(grant.freeAtMs, this.limit);
+    const { notBeforeMs, useByMs } = this.timesOf(grant);
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey, grant.notBeforeMs, useByMs)
+      .signal(permitGrantedSignal, grant.requestKey, notBeforeMs, useByMs)
       .catch((err: unknown) => {
         // The requester is gone: its permit stays spent, which errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
@@ -384,6 +401,6 @@ export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<vo
     const end = await limiter.step(plainFromStart);
     if (end === 'complete') return;
     if (end === 'continue-as-new')
-      return continueAsNew<typeof agentRateLimiter>({ ...input, ...limiter.limit, carried: limiter.state });
+      return continueAsNew<typeof agentRateLimiter>({ ...input, ...limiter.window, carried: limiter.state });
   }
 }

@@ -12,6 +12,7 @@ import {
   type AgentRateLimiterInput,
   type RateLimiterStatus,
   admitPermitsUpdate,
+  permitUsedSignal,
   rateLimiterStatusQuery,
   rateLimiterWorkflowId,
 } from '../../src/shared/rate-limiter';
@@ -82,19 +83,23 @@ describe('agent rate limiting', () => {
     const taskQueue = uniqueTaskQueue(name);
     const projectId = `${name}-${taskQueue.slice(-8)}`;
     const workflowId = rateLimiterWorkflowId(projectId);
-    const request = async (requestKey: string) => {
+    const requesterWorkflowId = `requester-${taskQueue}`;
+    /** One ask: the limiter's answer, and the limiter run it reached. */
+    const ask = async (requestKey: string) => {
       const startWorkflowOperation = new WithStartWorkflowOperation(agentRateLimiter, {
         taskQueue,
         workflowId,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ projectId, ...limits }],
       });
-      await env.client.workflow.executeUpdateWithStart(admitPermitsUpdate, {
-        args: [[{ requesterWorkflowId: `requester-${taskQueue}`, requestKey }]],
+      const [admission] = await env.client.workflow.executeUpdateWithStart(admitPermitsUpdate, {
+        args: [[{ requesterWorkflowId, requestKey }]],
         startWorkflowOperation,
       });
-      return startWorkflowOperation.workflowHandle();
+      assert.ok(admission, `an answer for ${requestKey}`);
+      return { admission, handle: await startWorkflowOperation.workflowHandle() };
     };
+    const request = async (requestKey: string) => (await ask(requestKey)).handle;
     /** The status of the project's current limiter run, once `check` holds. */
     const statusWhen = (check: (status: RateLimiterStatus) => boolean, what: string) =>
       waitFor(
@@ -104,7 +109,7 @@ describe('agent rate limiting', () => {
         },
         { what },
       );
-    return { taskQueue, workflowId, request, statusWhen };
+    return { taskQueue, workflowId, requesterWorkflowId, ask, request, statusWhen };
   }
 
   test('the limiter grants FIFO up to the limit and never takes two permits for a repeated request', async () => {
@@ -136,6 +141,28 @@ describe('agent rate limiting', () => {
       assert.match(details, /\| waiting for \| a slot of the window to free/);
       assert.match(details, /\| in the window \([^)]+\) \| 2 \|/);
       await handle.terminate('test finished');
+    });
+  });
+
+  test('a repeated ask of a permit handed on ahead of time is answered with its not-before time', async () => {
+    // Handed on up to 20 s ahead of a 40 s window's slot.
+    const { taskQueue, requesterWorkflowId, ask, statusWhen } = signalledLimiter('handover', {
+      limit: 1,
+      windowMs: 40_000,
+    });
+    await runWorker(env, { taskQueue }, async () => {
+      const { admission: first, handle } = await ask('a');
+      assert.equal(first.granted, true);
+      // 'a' was used 25 s ago: its slot frees in about 15 s, within reach, so 'b' is granted ahead of time.
+      await handle.signal(permitUsedSignal, { requesterWorkflowId, requestKey: 'a', usedAtMs: Date.now() - 25_000 });
+      const { admission: queued } = await ask('b');
+      assert.equal(queued.granted, false);
+      await statusWhen((s) => s.granted === 2, "b's grant ahead of time");
+      // The job asks again (its recheck raced the grant signal): the answer is the same permit as the signal's.
+      const { admission: again } = await ask('b');
+      assert.equal(again.granted, true);
+      assert.ok(again.notBeforeMs !== undefined && again.notBeforeMs > Date.now(), `not before ${again.notBeforeMs}`);
+      assert.ok(again.useByMs !== undefined && again.useByMs > again.notBeforeMs, `use by ${again.useByMs}`);
     });
   });
 
