@@ -2,8 +2,8 @@
 // side: src/workflows/rate-limiter.ts; the messages: src/shared/rate-limiter.ts):
 //   1. ask     the askPermit local activity asks the project's limiter: granted now, queued (a
 //              permitGranted signal follows) or no answer in time;
-//   2. wait    queued: for the grant signal, asking again when it is late; unanswered: a backoff;
-//              granted ahead of time: until the slot is near;
+//   2. wait    (a) queued: for the grant signal, asking again when it is late; (b) unanswered: a
+//              backoff; (c) granted ahead of time (a not-before time): until the slot is near;
 //   3. call    the create or message activity with the permit in its input: it calls only before the
 //              permit's use-by time, and reports the use to the limiter itself once the call returned;
 //   4. report  from here only when the activity may have sent and could not (who reports in each case:
@@ -86,11 +86,17 @@ const permit = (requestKey: string, times: PermitTimes): Permit => ({
  * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says
  * "used at the use-by time, or now if later" (a lost attempt may call until then), which frees the slot
  * no sooner than its lease end: where nothing was sent, nobody reports and the lease simply expires.
+ * The job still reports where something may have been sent: a reported slot's free time is exact, so the
+ * limiter can hand it on ahead of time (rate-limiter.ts handOverAhead), and a call that reached the API
+ * later than the use-by time keeps its slot held until a window after now.
  *
  *   how the call ended                                        sent?   who reports
  *   the activity returned the API's answer                    yes     the activity, as the call returned
  *   the activity failed in the call (an API failure: an       maybe   the activity, as the call failed
  *     ApplicationFailure of callAdminApi)
+ *   the activity failed to record its `sending` checkpoint    no      the activity (its finally), and the
+ *     (a client error, not an ApplicationFailure)                     job as below: the latest report counts;
+ *                                                                     the slot frees as if it had called
  *   the activity refused its input (InvalidInput, before      no      nobody: the slot frees at its lease
  *     callWithPermit) or its permit was past its use-by               end, two windows after the grant
  *     time (`admitted: false`)
