@@ -16,7 +16,7 @@ import { CLUSTER_ADDRESS } from '../../scripts/cluster/layout';
 import { DATA_DIR, findTemporalCli } from '../../scripts/tools';
 import { connectClient } from '../../src/connection';
 import { WorkerProcess } from '../chaos/helpers';
-import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
+import { clusterSkipReason, uniqueTaskQueue } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_cluster_tls_e2e_key_0123456789';
