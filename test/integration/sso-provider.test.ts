@@ -183,7 +183,8 @@ describe('authorization code', () => {
   test('the reader logs in: an access token with default:read, an ID token with name and email', async () => {
     const { access, id } = await logIn('reader', sso.passwords.reader!);
     assert.equal(access.sub, 'reader');
-    assert.deepEqual(access.permissions, ['default:read']);
+    // temporal-system:read: the Web UI's cluster-scoped reads (docs/security-access.md).
+    assert.deepEqual(access.permissions, ['default:read', 'temporal-system:read']);
     assert.equal(id.sub, 'reader');
     assert.equal(id.name, 'Reader');
     assert.equal(id.email, 'reader@docs-admin.localhost');
