@@ -18,6 +18,7 @@ import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
 import { OIDC_AUDIENCE_VAR, OIDC_ISSUER_VAR, type OidcSettings, oidcVerifier } from './codec/oidc-tokens';
 import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
 import { DEFAULT_NAMESPACE } from './shared/defaults';
+import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
 
 const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]';
 
@@ -161,18 +162,10 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
     `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
       `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,
   );
-  const stop = () =>
-    void server
-      .close()
-      .then(() => stopTracing())
-      .then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  stopOnSignal(
+    () => server.close(),
+    () => stopTracing(),
+  );
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(`codec-server: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runAsEntryPoint('codec-server', () => main());

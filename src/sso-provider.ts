@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
 import { startSsoProvider } from './sso/provider';
 import { ensureSigningKey } from './sso/signing-key';
+import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
 
 export interface SsoProviderSettings {
   issuer: string;
@@ -74,16 +75,7 @@ export async function main(env = process.env): Promise<void> {
     `sso-provider: issuer ${settings.issuer}, directory ${settings.directoryFile}, audience ${settings.audience}, ` +
       `access tokens for ${settings.accessTokenTtlSeconds} s (services' ${settings.serviceTokenTtlSeconds} s)`,
   );
-  const stop = () => {
-    void provider.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  stopOnSignal(() => provider.close());
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(`sso-provider: ${(err as Error).message}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runAsEntryPoint('sso-provider', () => main());

@@ -7,6 +7,7 @@ import { connectClient } from './connection';
 import { startTracing, stopTracing } from './observability/tracing';
 import { WebhookSecrets } from './webhooks/secrets';
 import { DEFAULT_WEBHOOKS_PORT, startWebhookServer } from './webhooks/server';
+import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
 
 const USAGE = 'usage: npm run webhooks [-- --port N] [--host H]';
 export const SECRET_FILE_VAR = 'GITHUB_WEBHOOK_SECRET_FILE';
@@ -36,19 +37,11 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   const client = await connectClient(env);
   const server = await startWebhookServer({ ...settings, client, secrets });
   console.log(`webhook receiver on ${server.url}/github (secrets ${settings.secretFile})`);
-  const stop = () =>
-    void server
-      .close()
-      .then(() => client.connection.close())
-      .then(() => stopTracing())
-      .then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  stopOnSignal(
+    () => server.close(),
+    () => client.connection.close(),
+    () => stopTracing(),
+  );
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(`webhooks: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runAsEntryPoint('webhooks', () => main());
