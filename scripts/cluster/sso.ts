@@ -5,7 +5,7 @@
 // the CLI and the webhook receiver a service's client credentials.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ServiceTokenSource, serviceTokenSettingsFromEnv } from '../../src/connection/service-token';
+import { fetchServiceToken, serviceTokenSettingsFromEnv } from '../../src/connection/service-token';
 import { ensureDirectory } from '../../src/sso/directory';
 import { DEFAULT_TOKEN_AUDIENCE } from '../../src/shared/roles';
 import { ROOT } from '../tools';
@@ -18,7 +18,7 @@ import {
   HOST,
 } from './layout';
 import { TLS_FILES } from './tls';
-import { runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
+import { answersOk, runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
 
 export const SSO_ISSUER = `http://${HOST}:${CLUSTER_PORTS.sso}`;
 export const SSO_DIR = path.join(CLUSTER_DATA_DIR, 'sso');
@@ -36,14 +36,8 @@ export const SERVICES = { worker: 'docs-admin-worker', cli: 'docs-admin-cli', se
 /** A service's or app's secret file, as the directory names it (relative to the directory's folder). */
 const secretFileOf = (clientId: string) => path.join(SSO_DIR, `${clientId}.secret`);
 
-export async function isProviderHealthy(): Promise<boolean> {
-  try {
-    const res = await fetch(`${SSO_ISSUER}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(3_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
+export function isProviderHealthy(): Promise<boolean> {
+  return answersOk(`${SSO_ISSUER}/.well-known/openid-configuration`);
 }
 
 /**
@@ -120,9 +114,7 @@ export function serviceEnv(clientId: string): Record<string, string> {
 
 /** An access token for `clientId` now (the cluster's own setup; long-running programs refresh theirs). */
 export async function serviceToken(clientId: string): Promise<string> {
-  const source = await ServiceTokenSource.start(serviceTokenSettingsFromEnv(serviceEnv(clientId))!);
-  source.close();
-  return source.current();
+  return fetchServiceToken(serviceTokenSettingsFromEnv(serviceEnv(clientId))!);
 }
 
 const pick = (env: NodeJS.ProcessEnv, names: string[]): Record<string, string> =>

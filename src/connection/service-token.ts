@@ -125,6 +125,26 @@ function reasonOf(err: unknown): string {
   return `${(err as Error).message}${code ? ` (${code})` : ''}`;
 }
 
+/** A token now, or one line naming the service, the issuer and why not. */
+async function firstToken(settings: ServiceTokenSettings): Promise<Token> {
+  return requestToken(settings, await tokenEndpoint(settings.issuer)).catch((err: unknown) => {
+    throw new ServiceTokenError(
+      `cannot get a token for ${settings.clientId} from ${settings.issuer}: ${reasonOf(err)}`,
+      {
+        cause: err,
+      },
+    );
+  });
+}
+
+/**
+ * One token, not refreshed: for a program that calls and exits (the cluster's setup, `docs-admin token`).
+ * A failure throws one line.
+ */
+export async function fetchServiceToken(settings: ServiceTokenSettings): Promise<string> {
+  return (await firstToken(settings)).value;
+}
+
 export interface ServiceTokenSourceOptions {
   /** One line per failed refresh (no secret, no token). */
   log?: (line: string) => void;
@@ -147,12 +167,7 @@ export class ServiceTokenSource {
 
   /** Fetches the first token (a failure throws one line) and starts refreshing. */
   static async start(settings: ServiceTokenSettings, options: ServiceTokenSourceOptions = {}) {
-    const token = await ServiceTokenSource.fetch(settings).catch((err: unknown) => {
-      throw new ServiceTokenError(
-        `cannot get a token for ${settings.clientId} from ${settings.issuer}: ${reasonOf(err)}`,
-        { cause: err },
-      );
-    });
+    const token = await firstToken(settings);
     return new ServiceTokenSource(settings, token, options.log ?? ((line) => console.error(line)));
   }
 

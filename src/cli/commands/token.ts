@@ -3,7 +3,7 @@
 // says (15 minutes by default); the CLI and the worker fetch their own and refresh them.
 import { Command } from 'commander';
 import { InvalidInputError } from '../../client/errors';
-import { OIDC_ENV, ServiceTokenSource, serviceTokenSettingsFromEnv } from '../../connection';
+import { OIDC_ENV, fetchServiceToken, serviceTokenSettingsFromEnv } from '../../connection';
 import type { CliContext } from '../context';
 
 export function tokenCommand({ io, wire }: CliContext): Command {
@@ -15,8 +15,6 @@ export function tokenCommand({ io, wire }: CliContext): Command {
         throw new InvalidInputError([
           `set ${OIDC_ENV.issuer}, ${OIDC_ENV.clientId} and ${OIDC_ENV.clientSecretFile} (npm run cluster -- --sso prints them)`,
         ]);
-      const source = await ServiceTokenSource.start(settings);
-      source.close();
-      io.stdout.write(`${source.current()}\n`);
+      io.stdout.write(`${await fetchServiceToken(settings)}\n`);
     });
 }
