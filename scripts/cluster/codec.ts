@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { generateKeyLine, generateToken } from '../../src/codec';
 import { CLUSTER_CODEC_HTTPS_URL, CLUSTER_CODEC_URL, CLUSTER_FILES } from './layout';
+import { answersOk } from './processes';
 import { TLS_FILES } from './tls';
 
 /** A secret file with `line` on first run (mode 0600), then left as it is. */
@@ -27,17 +28,9 @@ export function ensureClusterCodecToken(log: (line: string) => void): string {
 
 /** The codec server's /health answers, over HTTP or (with sign-on) over HTTPS with the cluster's CA. */
 export async function isCodecServerHealthy(): Promise<boolean> {
-  return (await healthOverHttp()) || (existsSync(TLS_FILES.caCert) && (await healthOverHttps()));
-}
-
-async function healthOverHttp(): Promise<boolean> {
-  try {
-    const res = await fetch(`${CLUSTER_CODEC_URL}/health`, { signal: AbortSignal.timeout(3_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
+  return (
+    (await answersOk(`${CLUSTER_CODEC_URL}/health`)) || (existsSync(TLS_FILES.caCert) && (await healthOverHttps()))
+  );
 }
 
 function healthOverHttps(): Promise<boolean> {

@@ -50,6 +50,7 @@ import {
 } from './postgres';
 import { ensureNodes, recordedNodes, runningNode, stopNodes } from './nodes';
 import {
+  answersOk,
   launchOf,
   logOffset,
   type ProcessState,
@@ -165,14 +166,8 @@ function isServerHealthy(cli: string, tls = runsTls()): boolean {
   return result.status === 0 && result.stdout.includes('SERVING');
 }
 
-export async function isUiHealthy(): Promise<boolean> {
-  try {
-    const res = await fetch(CLUSTER_UI_URL, { signal: AbortSignal.timeout(3_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
+export function isUiHealthy(): Promise<boolean> {
+  return answersOk(CLUSTER_UI_URL);
 }
 
 export async function clusterStatus(): Promise<ClusterStatus> {

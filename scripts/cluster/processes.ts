@@ -98,6 +98,17 @@ export async function stopRecorded(stateFile: string): Promise<ProcessState | un
   return state;
 }
 
+/** Whether `url` answers 2xx within 3 s: the health check of the cluster's HTTP processes. */
+export async function answersOk(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
 /** Polls until check() is true; fails early when the process exits, with the tail of its output. */
 export async function waitUntil(
   what: string,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ROOT } from '../tools';
 import { DEFAULT_WEBHOOKS_PORT } from '../../src/webhooks/server';
 import { CLUSTER_ADDRESS, CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_NAMESPACE } from './layout';
-import { runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
+import { answersOk, runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
 
 const HOST = '127.0.0.1';
 export const WEBHOOKS_PORT = DEFAULT_WEBHOOKS_PORT;
@@ -27,14 +27,8 @@ export function ensureWebhookSecret(log: (line: string) => void): string {
   return WEBHOOKS_FILES.secret;
 }
 
-export async function isWebhookReceiverHealthy(): Promise<boolean> {
-  try {
-    const res = await fetch(`${CLUSTER_WEBHOOKS_URL}/health`, { signal: AbortSignal.timeout(3_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
+export function isWebhookReceiverHealthy(): Promise<boolean> {
+  return answersOk(`${CLUSTER_WEBHOOKS_URL}/health`);
 }
 
 /** Starts the receiver unless it runs; returns its URL and secret file. */
