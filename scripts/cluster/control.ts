@@ -100,6 +100,14 @@ export interface ClusterOptions {
   log?: (line: string) => void;
 }
 
+/** What the frontend requires of a caller: a client certificate (--tls), a provider's token (--sso). */
+interface Mode {
+  tls: boolean;
+  sso: boolean;
+}
+
+const modeOf = (options: ClusterOptions): Mode => ({ tls: options.tls ?? false, sso: options.sso ?? false });
+
 export interface ClusterStatus {
   postgres: boolean;
   server: boolean;
@@ -252,7 +260,7 @@ function processesOf(binary: string): number[] {
 async function startServer(
   cli: string,
   dynamicConfig: string,
-  { tls, sso }: { tls: boolean; sso: boolean },
+  { tls, sso }: Mode,
   historyShards: number,
   log: (line: string) => void,
 ) {
@@ -278,7 +286,7 @@ async function startServer(
   await waitUntil('the Temporal server', () => isServerHealthy(cli, tls), server, CLUSTER_FILES.serverLog, 120_000);
 }
 
-async function setupNamespace(cli: string, tls: boolean, sso: boolean, log: (line: string) => void): Promise<void> {
+async function setupNamespace(cli: string, { tls, sso }: Mode, log: (line: string) => void): Promise<void> {
   log('Temporal setup: namespace and search attributes (setup.sh namespace)');
   // With sign-on the temporal CLI calls as the setup service; it would turn TLS on for a token by itself.
   const token = sso ? { TEMPORAL_API_KEY: await serviceToken(SERVICES.setup), TEMPORAL_TLS: String(tls) } : {};
@@ -286,7 +294,7 @@ async function setupNamespace(cli: string, tls: boolean, sso: boolean, log: (lin
   writeFileSync(CLUSTER_FILES.setupDone, `${new Date().toISOString()}\n`);
 }
 
-async function startUi(tls: boolean, sso: boolean, log: (line: string) => void): Promise<void> {
+async function startUi({ tls, sso }: Mode, log: (line: string) => void): Promise<void> {
   log(`Temporal UI: starting at ${CLUSTER_UI_URL}${sso ? ` (sign-on with ${SSO_ISSUER})` : ''}`);
   const ui = startDetached(
     CLUSTER_BINARIES.ui.path,
@@ -323,8 +331,7 @@ async function applySwitches(
   options: ClusterOptions,
   log: (line: string) => void,
 ): Promise<string> {
-  const tls = options.tls ?? false;
-  const sso = options.sso ?? false;
+  const { tls, sso } = modeOf(options);
   const ours = runningProcess(CLUSTER_FILES.serverState);
   const runsTuned = ours?.dynamicConfig === CLUSTER_FILES.tunedDynamicConfig;
   // A switch of TLS mode keeps the tuning the server runs with.
@@ -348,7 +355,8 @@ async function applySwitches(
 }
 
 /** The codec server and the UI server up; what of them counts as started by this call. */
-async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, sso: boolean, log: (line: string) => void) {
+async function ensureUiAndCodec(status: ClusterStatus, mode: Mode, log: (line: string) => void) {
+  const { sso } = mode;
   const started: EnsureResult['started'] = [];
   // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
   // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
@@ -375,7 +383,7 @@ async function ensureUiAndCodec(status: ClusterStatus, tls: boolean, sso: boolea
     await stopRecorded(CLUSTER_FILES.uiState);
   }
   if (!status.ui || restartUi) {
-    await startUi(tls, sso, log);
+    await startUi(mode, log);
     if (!restartUi) started.push('temporal-ui');
   }
   return started;
@@ -393,8 +401,8 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   if (unavailable) throw new ClusterUnavailableError(unavailable);
   const cli = temporalCli();
   mkdirSync(CLUSTER_DATA_DIR, { recursive: true });
-  const tls = options.tls ?? false;
-  const sso = options.sso ?? false;
+  const mode = modeOf(options);
+  const { tls, sso } = mode;
   // Sign-on needs the certificates too: the codec server serves HTTPS with the frontend's.
   if ((tls || sso) && ensureTlsMaterial()) log(`TLS: made a CA, the server's and a client's certificate in ${TLS_DIR}`);
   const started: EnsureResult['started'] = [];
@@ -411,14 +419,14 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   const signOn = sso ? await ensureSsoProvider(log) : undefined;
   if (!sso && (await stopSsoProvider())) log('OpenID provider: stopped (the cluster runs without sign-on)');
   if (!status.server) {
-    await startServer(cli, dynamicConfig, { tls, sso }, historyShards, log);
+    await startServer(cli, dynamicConfig, mode, historyShards, log);
     started.push('temporal-server');
   }
-  if (!status.server || !status.setup) await setupNamespace(cli, tls, sso, log);
+  if (!status.server || !status.setup) await setupNamespace(cli, mode, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
   const sinksFile = ensureClusterSinks(log);
   const codecTokenFile = ensureClusterCodecToken(log);
-  started.push(...(await ensureUiAndCodec(status, tls, sso, log)));
+  started.push(...(await ensureUiAndCodec(status, mode, log)));
   const first = runningServer()?.state.pid;
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
   const startedNodes = first !== undefined && nodes > 1 ? await ensureNodes(nodes, first, cli, log) : [];
