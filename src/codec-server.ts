@@ -5,7 +5,9 @@
 //   CODEC_SERVER_TOKEN          one fixed token instead of the file
 //   CODEC_SERVER_OIDC_ISSUER    also (or instead) accept the sign-on provider's access tokens
 //   CODEC_SERVER_OIDC_AUDIENCE  their `aud` (default urn:docs-admin:temporal)
-//   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default `default`)
+//   CODEC_SERVER_NAMESPACES     comma list of the namespaces whose workers hold these keys: requests for
+//                               others are refused (default TEMPORAL_NAMESPACE, else `default`)
+//   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default: the first of them)
 //   CODEC_SERVER_TLS_CERT_FILE, CODEC_SERVER_TLS_KEY_FILE   serve HTTPS (PEM; the Web UI's sign-on needs it)
 // A token file, a token or an issuer is required unless --no-auth.
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
@@ -13,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';
-import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, startCodecServer } from './codec/server';
+import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, isNamespaceName, startCodecServer } from './codec/server';
 import { MIN_TOKEN_CHARS, TOKEN_FILE_VAR, tokenFile } from './codec/token-file';
 import { OIDC_AUDIENCE_VAR, OIDC_ISSUER_VAR, type OidcSettings, oidcVerifier } from './codec/oidc-tokens';
 import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
@@ -25,17 +27,19 @@ const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]'
 /** Fixed tokens: those of a file, one token, or none (sign-on tokens only, or --no-auth). */
 export type TokenSource = { file: string } | { token: string } | 'none';
 
-export interface CodecServerSettings extends Pick<CodecServerOptions, 'host' | 'port' | 'corsOrigins'> {
+export interface CodecServerSettings extends Pick<
+  CodecServerOptions,
+  'host' | 'port' | 'corsOrigins' | 'namespaces' | 'defaultNamespace'
+> {
   keysFile: string;
   tokenSource: TokenSource;
   /** The sign-on provider whose access tokens are accepted too, if any. */
   oidc: OidcSettings | undefined;
-  /** The namespace of a request without X-Namespace. */
-  defaultNamespace: string;
   /** The PEM files of the HTTPS certificate and its key, if it serves HTTPS. */
   tlsFiles: { cert: string; key: string } | undefined;
 }
 
+const NAMESPACES_VAR = 'CODEC_SERVER_NAMESPACES';
 const TLS_CERT_VAR = 'CODEC_SERVER_TLS_CERT_FILE';
 const TLS_KEY_VAR = 'CODEC_SERVER_TLS_KEY_FILE';
 
@@ -59,6 +63,29 @@ function readTls(files: NonNullable<CodecServerSettings['tlsFiles']>): CodecServ
     }
   };
   return { cert: read(TLS_CERT_VAR, files.cert), key: read(TLS_KEY_VAR, files.key) };
+}
+
+/**
+ * The namespaces served (CODEC_SERVER_NAMESPACES, else the one of TEMPORAL_NAMESPACE) and the one a
+ * request without X-Namespace means (TEMPORAL_NAMESPACE, else the first served), which must be served.
+ */
+function namespacesOf(env: NodeJS.ProcessEnv): Pick<CodecServerSettings, 'namespaces' | 'defaultNamespace'> {
+  const listed = (env[NAMESPACES_VAR] ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const [source, namespaces] = listed.length
+    ? [NAMESPACES_VAR, [...new Set(listed)]]
+    : ['TEMPORAL_NAMESPACE', [env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE]];
+  const bad = namespaces.find((n) => !isNamespaceName(n));
+  if (bad !== undefined) throw new Error(`${source}: ${JSON.stringify(bad)} is not a namespace name`);
+  const defaultNamespace = env.TEMPORAL_NAMESPACE || (namespaces[0] as string);
+  if (!namespaces.includes(defaultNamespace))
+    throw new Error(
+      `TEMPORAL_NAMESPACE (${defaultNamespace}) is not one of ${NAMESPACES_VAR} (${namespaces.join(', ')}): ` +
+        'the requests without X-Namespace (the temporal CLI) would all be refused',
+    );
+  return { namespaces, defaultNamespace };
 }
 
 function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
@@ -120,7 +147,6 @@ export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): Cod
       `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line) or ${OIDC_ISSUER_VAR} (the sign-on provider), ` +
         'or pass --no-auth to let anyone who reaches the server decode',
     );
-  const defaultNamespace = env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE;
   const tlsFiles = tlsFilesOf(env);
   return {
     port,
@@ -129,7 +155,7 @@ export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): Cod
     corsOrigins,
     tokenSource,
     oidc,
-    defaultNamespace,
+    ...namespacesOf(env),
     tlsFiles,
   };
 }
@@ -141,13 +167,13 @@ function tokensOf(source: TokenSource, log: (line: string) => void): (() => read
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {
-  const { tokenSource, oidc, defaultNamespace, keysFile, tlsFiles, ...settings } = codecServerSettings(argv, env);
+  const { tokenSource, oidc, keysFile, tlsFiles, ...settings } = codecServerSettings(argv, env);
   const tls = tlsFiles && readTls(tlsFiles);
   await startTracing(env, 'docs-admin-codec-server');
   const log = (line: string) => console.error(line);
   const tokens = tokensOf(tokenSource, log);
   const accessTokens = oidc && oidcVerifier(oidc);
-  const auth = tokens || accessTokens ? { tokens, accessTokens, defaultNamespace } : undefined;
+  const auth = tokens || accessTokens ? { tokens, accessTokens } : undefined;
   const { codec } = payloadEncryption(keysFile);
   const server = await startCodecServer({ ...settings, codec, auth, tls, log }).catch((err: unknown) => {
     // A file that is not a PEM certificate or key fails here, with OpenSSL's reason.
@@ -160,7 +186,8 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   const who = [...fixed, ...signOn].join(', ') || 'none (--no-auth)';
   console.log(
     `codec server on ${server.url} (POST /encode, /decode); keys ${keysFile}; ` +
-      `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}`,
+      `browser origins: ${settings.corsOrigins.join(', ') || 'none'}; token: ${who}; ` +
+      `namespaces: ${settings.namespaces.join(', ')}`,
   );
   stopOnSignal(
     () => server.close(),

@@ -4,7 +4,11 @@
 // Temporal stores ciphertext. Browsers are let in from the configured UI origins only (CORS, with the
 // preflight the UI sends). Every request but the preflight and /health must carry a bearer token: one
 // of the token file, or an access token of the sign-on provider with a role on the request's namespace
-// (oidc-tokens.ts); unless the server was started with --no-auth.
+// (oidc-tokens.ts); unless the server was started with --no-auth. Payloads carry no namespace and one key
+// set decrypts whatever it encrypted, so the server serves only the namespaces it is configured for (those
+// whose workers hold its keys): a request naming another is refused whatever its token, and a role counts
+// only on the namespace the request names. The body is read only for a caller let in, to a cap, and
+// checked whole (payloads-json.ts) before anything is decoded.
 import { type IncomingMessage, type RequestListener, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { inSpan } from '../observability/tracing';
@@ -14,15 +18,18 @@ import { isEncrypted } from './encryption-codec';
 import { bearerToken, tokenMatches } from './token-file';
 import { looksLikeJwt, requireRoleOn, TokenRefused, type VerifiedToken } from './oidc-tokens';
 import { refusalLogger } from './refusal-log';
+import { BadPayloads, payloadsOfRequest, payloadToJson } from './payloads-json';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8634;
-/** Temporal caps a payload at 2 MB; the UI decodes a page of history at once. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Temporal caps a payload at 2 MB by default; a request holds one Payloads field, base64 in JSON. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 // What the Web UI's browser code sends (ui-server 2.42, codec.passAccessToken): Authorization-Extras
 // carries the person's ID token beside the access token; a preflight that left it out fails the call.
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization, Authorization-Extras';
 /** Temporal's namespace names; anything else in X-Namespace is refused before it reaches a message. */
 const NAMESPACE_FORM = /^[\w.-]{1,255}$/;
+
+export const isNamespaceName = (value: string): boolean => NAMESPACE_FORM.test(value);
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -33,6 +40,13 @@ export interface CodecServerOptions {
    * <token>` that one of these accepts. Undefined only for --no-auth: anyone who reaches it decodes.
    */
   auth: CodecServerAuth | undefined;
+  /**
+   * The namespaces whose payloads `codec`'s keys are for. A request that names another is refused (403)
+   * whatever its token: the keys would decrypt that namespace's payloads as readily as these.
+   */
+  namespaces: readonly string[];
+  /** The namespace of a request without X-Namespace (the temporal CLI sends none); one of `namespaces`. */
+  defaultNamespace: string;
   /**
    * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
    * only to an https:// codec endpoint (ui-server 2.42's browser code), so sign-on needs it.
@@ -50,19 +64,12 @@ export interface CodecServerAuth {
   tokens?: () => readonly string[];
   /** Verifies a sign-on access token (oidc-tokens.ts oidcVerifier); throws TokenRefused. */
   accessTokens?: (token: string) => Promise<VerifiedToken>;
-  /** The namespace of a request without X-Namespace (the temporal CLI sends none). */
-  defaultNamespace: string;
 }
 
 export interface CodecServer {
   url: string;
   server: Server;
   close(): Promise<void>;
-}
-
-interface JsonPayload {
-  metadata?: Record<string, string>;
-  data?: string;
 }
 
 class HttpError extends Error {
@@ -74,40 +81,39 @@ class HttpError extends Error {
   }
 }
 
-function fromJson(p: JsonPayload): Payload {
-  const metadata = Object.fromEntries(
-    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, new Uint8Array(Buffer.from(v, 'base64'))]),
-  );
-  return { metadata, data: new Uint8Array(Buffer.from(p.data ?? '', 'base64')) };
-}
-
-function toJson(p: Payload): JsonPayload {
-  const metadata = Object.fromEntries(
-    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
-  );
-  return { metadata, data: Buffer.from(p.data ?? []).toString('base64') };
+/** The body, up to MAX_BODY_BYTES: past it (announced or streamed) a 413, and the rest is not read. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  const tooLarge = () => new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      // Not destroyed: the 413 still goes out, then the connection closes (send's Connection: close).
+      req.off('data', onData).pause();
+      reject(tooLarge());
+    };
+    req
+      .on('data', onData)
+      .once('end', () => resolve(Buffer.concat(chunks)))
+      .once('error', reject);
+  });
 }
 
 async function readPayloads(req: IncomingMessage): Promise<Payload[]> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
-  }
   let body: unknown;
   try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'request body is not JSON');
+    body = JSON.parse((await readBody(req)).toString('utf8'));
+  } catch (err) {
+    throw err instanceof HttpError ? err : new HttpError(400, 'request body is not JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new HttpError(400, 'expected {"payloads": [...]}');
-  // Protobuf's JSON leaves an empty list out: the Go SDK's remote codec (the temporal CLI) sends `{}`.
-  const payloads = (body as { payloads?: unknown }).payloads ?? [];
-  if (!Array.isArray(payloads)) throw new HttpError(400, 'expected {"payloads": [...]}');
-  return (payloads as JsonPayload[]).map(fromJson);
+  try {
+    return payloadsOfRequest(body);
+  } catch (err) {
+    throw err instanceof BadPayloads ? new HttpError(400, err.message) : err;
+  }
 }
 
 /** Decodes one payload at a time: one that cannot be decoded goes back as it came, and is logged. */
@@ -130,26 +136,49 @@ async function decodeEach(codec: PayloadCodec, payloads: Payload[], log: (line: 
 function namespaceOf(req: IncomingMessage, defaultNamespace: string): string {
   const header = req.headers['x-namespace'];
   if (header === undefined || header === '') return defaultNamespace;
-  if (typeof header !== 'string' || !NAMESPACE_FORM.test(header))
+  if (typeof header !== 'string' || !isNamespaceName(header))
     throw new HttpError(400, 'X-Namespace is not a namespace name');
   return header;
 }
 
-/** Passes a caller the auth lets in; throws TokenRefused (401/403/503) otherwise. */
-async function authorize(req: IncomingMessage, auth: CodecServerAuth): Promise<void> {
+/** Who called: a token of the file (it holds no roles) or a sign-on access token (its roles count). */
+type Caller = { kind: 'token file' } | { kind: 'sign-on'; token: VerifiedToken };
+
+/** The caller the auth lets in; throws TokenRefused (401/503) otherwise. */
+async function authenticate(req: IncomingMessage, auth: CodecServerAuth): Promise<Caller> {
   const given = bearerToken(req.headers.authorization);
   if (given === undefined) throw new TokenRefused('no token', 401, 'missing bearer token');
-  if (auth.tokens !== undefined && tokenMatches(given, auth.tokens())) return;
+  if (auth.tokens !== undefined && tokenMatches(given, auth.tokens())) return { kind: 'token file' };
   if (auth.accessTokens === undefined || !looksLikeJwt(given))
     throw new TokenRefused('unknown token', 401, 'wrong bearer token');
-  const namespace = namespaceOf(req, auth.defaultNamespace);
-  requireRoleOn(await auth.accessTokens(given), namespace);
+  return { kind: 'sign-on', token: await auth.accessTokens(given) };
+}
+
+/**
+ * Refuses a request for a namespace this server does not serve (403, whatever the token), and a sign-on
+ * token without a role on the namespace the request names.
+ */
+function namespaceGate(
+  { namespaces, defaultNamespace }: Pick<CodecServerOptions, 'namespaces' | 'defaultNamespace'>,
+  logRefusal: (refusal: string, detail: string) => void,
+): (req: IncomingMessage, caller: Caller | undefined) => void {
+  const served = new Set(namespaces);
+  const servedList = `namespace${served.size === 1 ? '' : 's'} ${[...served].join(', ')}`;
+  return (req, caller) => {
+    const namespace = namespaceOf(req, defaultNamespace);
+    if (!served.has(namespace)) {
+      logRefusal('namespace not served', `${namespace}; from ${req.socket.remoteAddress ?? 'unknown'}`);
+      throw new HttpError(403, `this codec server serves ${servedList}, not ${namespace}`);
+    }
+    if (caller?.kind === 'sign-on') requireRoleOn(caller.token, namespace);
+  };
 }
 
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const log = options.log ?? (() => undefined);
   const origins = new Set(options.corsOrigins);
   const logRefusal = refusalLogger(log);
+  const admit = namespaceGate(options, logRefusal);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const origin = req.headers.origin;
     if (origin !== undefined) {
@@ -170,13 +199,14 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       return;
     }
     if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
-    if (options.auth !== undefined) await authorize(req, options.auth);
+    const caller = options.auth && (await authenticate(req, options.auth));
     if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))
       throw new HttpError(404, 'POST /encode or /decode');
+    admit(req, caller);
     const payloads = await readPayloads(req);
     const result =
       path === '/encode' ? await options.codec.encode(payloads) : await decodeEach(options.codec, payloads, log);
-    send(res, 200, { payloads: result.map(toJson) });
+    send(res, 200, { payloads: result.map(payloadToJson) });
   };
   const listener: RequestListener = (req, res) => {
     // One span per request when tracing is on: the route (never the query), the method, the status.
@@ -193,6 +223,8 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
           logRefusal(err.refusal, `${err.message}${detail}; from ${req.socket.remoteAddress ?? 'unknown'}`);
           if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
         }
+        // A refusal before the body was read (or past its cap) closes the connection: its rest is not read.
+        if (!req.complete) res.setHeader('Connection', 'close');
         send(res, status, { error: known ? err.message : 'internal error' });
       });
       set({ 'http.response.status_code': res.statusCode });

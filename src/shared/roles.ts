@@ -13,7 +13,12 @@ export const SYSTEM_SCOPE = 'temporal-system';
 export const DEFAULT_TOKEN_AUDIENCE = 'urn:docs-admin:temporal';
 
 const PERMISSION_OF: Record<Role, string> = { reader: 'read', writer: 'write', admin: 'admin' };
-const ROLE_OF: Record<string, Role> = { read: 'reader', write: 'writer', admin: 'admin' };
+// A Map, not an object: a claim value is the token's text, and `default:constructor` must find nothing.
+const ROLE_OF: ReadonlyMap<string, Role> = new Map([
+  ['read', 'reader'],
+  ['write', 'writer'],
+  ['admin', 'admin'],
+]);
 const RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
 
 export function isRole(value: unknown): value is Role {
@@ -36,7 +41,7 @@ export function roleOn(permissions: unknown, namespace: string): Role | undefine
     if (typeof entry !== 'string') continue;
     const at = entry.lastIndexOf(':');
     const scope = entry.slice(0, at);
-    const role = ROLE_OF[entry.slice(at + 1)];
+    const role = ROLE_OF.get(entry.slice(at + 1));
     if (at <= 0 || role === undefined || (scope !== namespace && scope !== SYSTEM_SCOPE)) continue;
     if (best === undefined || RANK[role] > RANK[best]) best = role;
   }

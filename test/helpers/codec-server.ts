@@ -1,7 +1,9 @@
 // The codec server as `npm run codec-server` runs it (a process), and the JSON payloads the Web UI
 // and `temporal --codec-endpoint` send it, for the codec server's integration tests.
 import { execFile, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import path from 'node:path';
+import type { JWK } from 'jose';
 import type { Payload } from '@temporalio/common';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from './temporal';
@@ -54,3 +56,20 @@ export const payloadFromJson = (p: JsonPayload): Payload => ({
   metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
   data: Buffer.from(p.data, 'base64'),
 });
+
+/** A sign-on provider's discovery document and JWKS on loopback: all the codec server reads of it. */
+export async function startProviderStandIn(port: number, jwks: { keys: JWK[] }): Promise<Server> {
+  const issuer = `http://127.0.0.1:${port}`;
+  const server = createServer((req, res) => {
+    const body =
+      req.url === '/.well-known/openid-configuration'
+        ? { issuer, jwks_uri: `${issuer}/jwks` }
+        : req.url === '/jwks'
+          ? jwks
+          : undefined;
+    res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body ?? { error: 'not found' }));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return server;
+}

@@ -4,9 +4,9 @@
 // publishes a discovery document and a JWKS of keys made here (real RS256 signatures): a reader's token
 // decodes; no token, an expired one, one signed by another key or for another audience is a 401; a
 // good token without a role on the request's namespace is a 403 naming it; the token file's tokens
-// keep working beside; the provider may start after the codec server.
+// keep working beside, for the namespaces the server serves; the provider may start after the codec server.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,7 +14,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { generateKeyLine, payloadEncryption } from '../../src/codec';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { DEFAULT_TOKEN_AUDIENCE, permissionsFor, type Role } from '../../src/shared/roles';
@@ -24,29 +24,13 @@ import {
   payloadToJson,
   runCodecServerToExit,
   startCodecServerProcess,
+  startProviderStandIn,
 } from '../helpers/codec-server';
 import { waitFor } from '../helpers/temporal';
 
 const UI_ORIGIN = 'http://127.0.0.1:8633';
 const FILE_TOKEN = 'codec-sso-test-file-token-0123';
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
-
-/** The provider's discovery document and JWKS on loopback: all the codec server reads of it. */
-async function startProviderStandIn(port: number, jwks: { keys: JWK[] }): Promise<Server> {
-  const issuer = `http://127.0.0.1:${port}`;
-  const server = createServer((req, res) => {
-    const body =
-      req.url === '/.well-known/openid-configuration'
-        ? { issuer, jwks_uri: `${issuer}/jwks` }
-        : req.url === '/jwks'
-          ? jwks
-          : undefined;
-    res.writeHead(body ? 200 : 404, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(body ?? { error: 'not found' }));
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return server;
-}
 
 describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'codec-sso-'));
@@ -107,6 +91,8 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
       CODEC_SERVER_CORS_ORIGINS: UI_ORIGIN,
       CODEC_SERVER_TOKEN_FILE: tokenFile,
       CODEC_SERVER_OIDC_ISSUER: issuer,
+      // Two namespaces whose workers share these keys; a request without X-Namespace means the first.
+      CODEC_SERVER_NAMESPACES: 'default,docs',
     }));
   });
 
@@ -138,9 +124,9 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
     );
     // The temporal CLI sends no X-Namespace: the default namespace is meant.
     assert.equal((await decode(reader)).status, 200);
-    // A cluster-wide admin has a role on every namespace.
+    // A cluster-wide admin has a role on every namespace (this server serves).
     assert.equal(
-      (await decode(await token({ roles: { 'temporal-system': 'admin' } }), { 'X-Namespace': 'x' })).status,
+      (await decode(await token({ roles: { 'temporal-system': 'admin' } }), { 'X-Namespace': 'docs' })).status,
       200,
     );
   });
@@ -186,19 +172,26 @@ describe('codec server with the sign-on provider (CODEC_SERVER_OIDC_ISSUER)', ()
 
   test('a good token without a role on the namespace is a 403 that names the namespace', async () => {
     const reader = await token({ roles: { default: 'reader' } });
-    const res = await decode(reader, { 'X-Namespace': 'payments' });
+    const res = await decode(reader, { 'X-Namespace': 'docs' });
     assert.equal(res.status, 403);
     const { error } = (await res.json()) as { error: string };
-    assert.equal(error, 'the access token gives no role on namespace payments');
+    assert.equal(error, 'the access token gives no role on namespace docs');
+    assert.equal((await decode(await token({ roles: { docs: 'reader' } }), { 'X-Namespace': 'docs' })).status, 200);
     const none = await decode(await token({ roles: {} }));
     assert.equal(none.status, 403);
     assert.match(((await none.json()) as { error: string }).error, /namespace default$/);
     assert.equal((await decode(reader, { 'X-Namespace': 'bad namespace\n' })).status, 400);
   });
 
-  test('the token file keeps working beside the sign-on tokens', async () => {
+  test('the token file keeps working beside the sign-on tokens, for the namespaces served', async () => {
     assert.equal((await decode(FILE_TOKEN)).status, 200);
-    assert.equal((await decode(FILE_TOKEN, { 'X-Namespace': 'payments' })).status, 200);
+    assert.equal((await decode(FILE_TOKEN, { 'X-Namespace': 'docs' })).status, 200);
+    const other = await decode(FILE_TOKEN, { 'X-Namespace': 'payments' });
+    assert.equal(other.status, 403);
+    assert.deepEqual(await other.json(), { error: 'this codec server serves namespaces default, docs, not payments' });
+    await waitFor(() => output().includes('refused (namespace not served): payments; from 127.0.0.1'), {
+      what: 'the refusal in the log',
+    });
   });
 
   test("the Web UI's preflight is answered with every header its browser code sends", async () => {

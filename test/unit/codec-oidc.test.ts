@@ -44,6 +44,45 @@ describe('codec server sign-on settings', () => {
   });
 });
 
+describe('codec server namespaces (CODEC_SERVER_NAMESPACES)', () => {
+  const settings = (env: NodeJS.ProcessEnv) => {
+    const { namespaces, defaultNamespace } = codecServerSettings([], {
+      ...KEYS,
+      CODEC_SERVER_TOKEN: 't'.repeat(16),
+      ...env,
+    });
+    return { namespaces, defaultNamespace };
+  };
+
+  test("unset: the one namespace of TEMPORAL_NAMESPACE, else `default`: the workers' own", () => {
+    assert.deepEqual(settings({}), { namespaces: ['default'], defaultNamespace: 'default' });
+    assert.deepEqual(settings({ TEMPORAL_NAMESPACE: 'docs' }), { namespaces: ['docs'], defaultNamespace: 'docs' });
+  });
+
+  test('a list: each served once; a request without X-Namespace means TEMPORAL_NAMESPACE, else the first', () => {
+    assert.deepEqual(settings({ CODEC_SERVER_NAMESPACES: ' docs, default ,docs,' }), {
+      namespaces: ['docs', 'default'],
+      defaultNamespace: 'docs',
+    });
+    assert.deepEqual(settings({ CODEC_SERVER_NAMESPACES: 'docs,default', TEMPORAL_NAMESPACE: 'default' }), {
+      namespaces: ['docs', 'default'],
+      defaultNamespace: 'default',
+    });
+  });
+
+  test('a name that is no namespace, or a TEMPORAL_NAMESPACE not served: one line', () => {
+    assert.throws(
+      () => settings({ CODEC_SERVER_NAMESPACES: 'default,bad name' }),
+      /^Error: CODEC_SERVER_NAMESPACES: "bad name" is not a namespace name$/,
+    );
+    assert.throws(() => settings({ TEMPORAL_NAMESPACE: 'a/b' }), /^Error: TEMPORAL_NAMESPACE: "a\/b" is not/);
+    assert.throws(
+      () => settings({ CODEC_SERVER_NAMESPACES: 'docs', TEMPORAL_NAMESPACE: 'default' }),
+      /^Error: TEMPORAL_NAMESPACE \(default\) is not one of CODEC_SERVER_NAMESPACES \(docs\): /,
+    );
+  });
+});
+
 describe('access token checks', () => {
   test("jose's errors become refusal classes with their status", () => {
     const expired = refusalOf(new errors.JWTExpired('x', {}, 'exp', 'check_failed'));

@@ -22,6 +22,17 @@ test('roleOn reads the highest role on a namespace, cluster-wide entries include
   assert.equal(roleOn(undefined, 'default'), undefined);
 });
 
+test("a role named after an Object prototype property is no role (the claim is the token's text)", () => {
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf'])
+    for (const scope of ['default', 'temporal-system'])
+      assert.equal(roleOn([`${scope}:${name}`], 'default'), undefined, `${scope}:${name}`);
+  // Beside a real role it changes nothing; a namespace of such a name is compared as text, like any other.
+  assert.equal(roleOn(['default:constructor', 'default:read', 'default:__proto__'], 'default'), 'reader');
+  assert.equal(roleOn(['constructor:read'], 'constructor'), 'reader');
+  assert.equal(roleOn(['constructor:read'], 'default'), undefined);
+  assert.equal(roleOn(['__proto__:admin'], '__proto__'), 'admin');
+});
+
 test('roleCovers: admin covers writer covers reader, no role covers nothing', () => {
   assert.equal(roleCovers('admin', 'writer'), true);
   assert.equal(roleCovers('writer', 'reader'), true);
