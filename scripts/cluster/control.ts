@@ -23,6 +23,7 @@ import {
   CLUSTER_CODEC_URL,
   CLUSTER_DATA_DIR,
   CLUSTER_FILES,
+  CLUSTER_NAMESPACE,
   CLUSTER_UI_URL,
   CONFIG_DIR,
   DEPLOY_ROOT,
@@ -317,7 +318,7 @@ async function startCodecServer(sso: boolean, log: (line: string) => void): Prom
     env: { ...codecServerEnv(), ...(sso ? ssoCodecEnv() : {}) },
     log: CLUSTER_FILES.codecServerLog,
     stateFile: CLUSTER_FILES.codecServerState,
-    extra: { tokenFile: CLUSTER_FILES.codecToken, sso },
+    extra: { tokenFile: CLUSTER_FILES.codecToken, sso, namespaces: CLUSTER_NAMESPACE },
   });
   await waitUntil('the codec server', isCodecServerHealthy, codec, CLUSTER_FILES.codecServerLog, 60_000);
 }
@@ -354,20 +355,27 @@ async function applySwitches(
   return dynamicConfig;
 }
 
+/** Why a running codec server must restart to serve as this release does, if it must. */
+function codecRestartReason(codec: ProcessState, sso: boolean): string | undefined {
+  if ((codec.sso === true) !== sso) return sso ? 'accept sign-on tokens' : 'drop sign-on';
+  if (codec.tokenFile !== CLUSTER_FILES.codecToken) return 'require a bearer token';
+  // Before CODEC_SERVER_NAMESPACES a codec server decoded for a role in any namespace.
+  if (codec.namespaces !== CLUSTER_NAMESPACE) return `serve only namespace ${CLUSTER_NAMESPACE}`;
+  return undefined;
+}
+
 /** The codec server and the UI server up; what of them counts as started by this call. */
 async function ensureUiAndCodec(status: ClusterStatus, mode: Mode, log: (line: string) => void) {
   const { sso } = mode;
   const started: EnsureResult['started'] = [];
   // A cluster from before the codec server gets one, and its UI is restarted once to decode with it;
   // neither counts as started here: whoever stops what this call started leaves them (the cluster was up).
-  // A codec server from before the token is restarted with one, and not counted as started either.
+  // A codec server of an earlier release is restarted as this one runs it, and not counted as started either.
   const upgrade = status.server;
   const codec = runningProcess(CLUSTER_FILES.codecServerState);
-  const codecSso = codec?.sso === true;
-  if (status.codecServer && codec !== undefined && (codec.tokenFile !== CLUSTER_FILES.codecToken || codecSso !== sso)) {
-    log(
-      `codec server: restarting to ${codecSso !== sso ? (sso ? 'accept sign-on tokens' : 'drop sign-on') : 'require a bearer token'}`,
-    );
+  const restartCodec = codec && codecRestartReason(codec, sso);
+  if (status.codecServer && restartCodec) {
+    log(`codec server: restarting to ${restartCodec}`);
     await stopRecorded(CLUSTER_FILES.codecServerState);
     status.codecServer = false;
   }

@@ -239,13 +239,17 @@ export function uiEnv(): NodeJS.ProcessEnv {
   };
 }
 
-/** The codec server's environment: the cluster's key and token files, browsers from the cluster's UI only. */
+/**
+ * The codec server's environment: the cluster's key and token files, browsers from the cluster's UI only,
+ * and the one namespace whose workers hold those keys.
+ */
 export function codecServerEnv(): NodeJS.ProcessEnv {
   return {
     ...baseEnv(),
     PAYLOAD_ENCRYPTION_KEYS_FILE: CLUSTER_FILES.payloadKeys,
     CODEC_SERVER_TOKEN_FILE: CLUSTER_FILES.codecToken,
     CODEC_SERVER_CORS_ORIGINS: CLUSTER_UI_URL,
+    CODEC_SERVER_NAMESPACES: CLUSTER_NAMESPACE,
   };
 }
 

@@ -364,6 +364,9 @@ describe('docker-compose.yml', () => {
     assert.match(JSON.stringify(codec.healthcheck?.test), new RegExp(`127\\.0\\.0\\.1:${port}/health`));
     const ui = ports('temporal-ui')[0];
     assert.equal(defaultOf(env('codec-server').CODEC_SERVER_CORS_ORIGINS as string), `http://127.0.0.1:${ui?.host}`);
+    // Only the namespace of the deployment's workers, whose keys it holds (the worker's TEMPORAL_NAMESPACE).
+    assert.equal(env('codec-server').CODEC_SERVER_NAMESPACES, '${TEMPORAL_NAMESPACE:-default}');
+    assert.equal(env('worker').TEMPORAL_NAMESPACE, '${TEMPORAL_NAMESPACE:-default}');
     assert.equal(defaultOf(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT as string), `http://127.0.0.1:${port}`);
   });
 
@@ -610,6 +613,7 @@ describe('the UI server config template (deploy/temporal/ui.yaml)', () => {
     assert.equal(clusterRendered.codec.endpoint, CLUSTER_CODEC_URL);
     assert.equal(CLUSTER_CODEC_URL, `http://127.0.0.1:${CLUSTER_PORTS.codecServer}`);
     assert.equal(codecServerEnv().CODEC_SERVER_CORS_ORIGINS, CLUSTER_UI_URL, 'the codec server lets the UI in');
+    assert.equal(codecServerEnv().CODEC_SERVER_NAMESPACES, 'default', "only the cluster's namespace");
   });
 });
 
