@@ -98,7 +98,9 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req
       .on('data', onData)
       .once('end', () => resolve(Buffer.concat(chunks)))
-      .once('error', reject);
+      .once('error', reject)
+      // A caller gone before the end (after it, this is a no-op): nothing is left waiting.
+      .once('close', () => reject(new HttpError(400, 'request body ended early')));
   });
 }
 
