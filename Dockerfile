@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# The docs-admin worker image (docker-compose.yml also runs the CLI starter from it), and, as its own
-# target `emulator`, the admin API emulator (a test double: it never ships in the worker image).
+# The docs-admin worker image (docker-compose.yml also runs the CLI starter from it), and, as targets of
+# their own, the stand-ins that never ship in the worker image: `emulator` (the admin API emulator) and
+# `sso-provider` (the OpenID provider of docker-compose.sso.yml, standing in for a company's IdP).
 # `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc to
 # dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
 # still bundles src/workflows (compiled) with Temporal's bundler when it starts.
@@ -42,6 +43,32 @@ COPY --from=emulator-build /app/dist ./dist
 USER node
 EXPOSE 4010
 CMD ["node", "dist/emulator/main.js"]
+
+# ---- sso-provider-build: the stand-in OpenID provider alone (sso-provider/ and the src/ modules it imports) --
+FROM ${NODE_IMAGE} AS sso-provider-build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.sso-provider.json ./
+COPY sso-provider ./sso-provider
+COPY src/shared/roles.ts ./src/shared/roles.ts
+COPY src/config/watched-file.ts src/config/secret-file.ts ./src/config/
+COPY src/process/lifecycle.ts ./src/process/lifecycle.ts
+RUN npx tsc -p tsconfig.sso-provider.json
+
+# ---- sso-provider: `npm run sso-provider` compiled, and its directory job (docker-compose.sso.yml) -------
+FROM ${NODE_IMAGE} AS sso-provider
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=sso-provider-build /app/dist ./dist
+COPY package.json ./
+# The signing key's folder (a volume in docker-compose.sso.yml), owned by the runtime user.
+RUN mkdir -p /var/lib/docs-admin && chown node:node /var/lib/docs-admin
+USER node
+EXPOSE 8636
+CMD ["node", "dist/sso-provider/main.js"]
 
 # ---- runtime -----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

@@ -2,7 +2,7 @@
 // and encode the layout (README "Architecture"): each layer imports only the layers below it.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 const NODE_IO = ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'os', 'child_process', 'crypto', 'undici'];
 
@@ -17,11 +17,12 @@ const above = (message, ...layers) => ({ group: srcFolders(...layers), message }
 const rootFolder = (folder) =>
   ['../', '../../', '../../../'].flatMap((up) => [`${up}${folder}`, `${up}${folder}/*`, `${up}${folder}/**`]);
 
-// src/ is the product (the worker image): it never loads the emulator, the benchmarks, the scripts or the tests.
+// src/ is the product (the worker image): it never loads the stand-ins (the emulator, the OpenID provider),
+// the benchmarks, the scripts or the tests.
 const TOOLING = {
-  group: [...rootFolder('emulator'), ...rootFolder('bench'), ...rootFolder('scripts'), ...rootFolder('test')],
+  group: ['emulator', 'sso-provider', 'bench', 'scripts', 'test'].flatMap(rootFolder),
   message:
-    'src/ never uses the emulator, bench/, scripts/ or test/: they are tooling around the product and not in the worker image.',
+    'src/ never uses the emulator, sso-provider/, bench/, scripts/ or test/: they are tooling around the product and not in the worker image.',
 };
 
 /** Nothing imports a test file: what two files share goes to a helper module. */
@@ -36,6 +37,13 @@ const EMULATOR_ENTRY = {
   message: 'Import the emulator from its index (emulator/index.ts).',
 };
 
+/** Without these import-x neither resolves nor parses a .ts import, and no-cycle sees no cycle at all. */
+export const IMPORT_SETTINGS = {
+  'import-x/extensions': ['.ts', '.js'],
+  'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+  'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.d.ts', '.js', '.json'] })],
+};
+
 /** Test files: their test(...) and describe(...) bodies are exempt from the function length. */
 const TEST_FILES = ['test/**/*.test.ts'];
 
@@ -47,6 +55,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
+    settings: IMPORT_SETTINGS,
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
@@ -196,8 +205,80 @@ export default tseslint.config(
     },
   },
   {
+    // The webhook receiver turns signed GitHub deliveries into keeper signals: a Temporal client that knows
+    // keepers by type name, like the client library, so no workflow, activity or worker code.
+    files: ['src/webhooks/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'The webhook receiver signals keepers by type name: no workflow, activity, worker or CLI code.',
+              'workflows',
+              'activities',
+              'worker',
+              'client',
+              'cli',
+            ),
+            TOOLING,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // One start-and-stop for every small process: below everything, it knows nothing of the product.
+    files: ['src/process/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*', '../**'], message: 'src/process imports only its own modules and Node.' },
+            TOOLING,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The entry points (worker, CLI, codec server, webhook receiver) wire the layers together.
     files: ['src/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [TOOLING] }] },
+  },
+  {
+    // The OpenID provider stands in for a company's identity provider, as the emulator for the platform: it
+    // shares the role names and a few file helpers of src/, and nothing that talks to Temporal.
+    files: ['sso-provider/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '../src/*',
+                '../src/**',
+                '!../src/shared',
+                '!../src/shared/roles',
+                '!../src/config',
+                '!../src/config/watched-file',
+                '!../src/config/secret-file',
+                '!../src/process',
+                '!../src/process/lifecycle',
+              ],
+              message: 'The provider uses only src/shared/roles, src/config/{watched,secret}-file and src/process.',
+            },
+            {
+              group: ['emulator', 'bench', 'scripts', 'test'].flatMap(rootFolder),
+              message: 'The provider stands alone: the scripts and tests use it, never the reverse.',
+            },
+            { group: ['@temporalio/*'], message: 'The provider does not talk to Temporal.' },
+          ],
+        },
+      ],
+    },
   },
   {
     // The emulator stands in for the real API: it shares the API's types and nothing else of src/.

@@ -8,46 +8,9 @@ import { type SimPolicy, baselines, oursAgent, oursExport } from './lib/policies
 import { deriveSeed, mulberry32 } from './lib/prng';
 import { simulateJob } from './lib/simulate';
 import { mean, quantile } from './lib/stats';
+import type { PolicyResult, PollingReport, ScenarioResult, TargetResult } from './lib/polling-report';
 
-export interface PolicyResult {
-  name: string;
-  ours: boolean;
-  callsMean: number;
-  callsP99: number;
-  lagP50Ms: number;
-  lagP99Ms: number;
-  lagMeanMs: number;
-  /** Lag p99 over the jobs that waited in the queue first (what the queued branch of a policy decides). */
-  queuedLagP99Ms: number;
-  /** Lag percentiles over the runs of 1 h or more on their own (null when the scenario has none). */
-  longLagP50Ms: number | null;
-  longLagP99Ms: number | null;
-}
-
-export interface TargetResult {
-  description: string;
-  value: number;
-  limit: number;
-  pass: boolean;
-}
-
-export interface ScenarioResult {
-  name: string;
-  description: string;
-  /** The jobs every policy of the scenario ran against (the same ones for all). */
-  jobs: { count: number; queued: number; queuedMinMs: number; queuedMaxMs: number; long: number };
-  policies: PolicyResult[];
-  targets: TargetResult[];
-  pass: boolean;
-}
-
-export interface PollingReport {
-  benchmark: 'polling';
-  jobs: number;
-  seed: number;
-  scenarios: ScenarioResult[];
-  pass: boolean;
-}
+export type { PolicyResult, PollingReport, ScenarioResult, TargetResult } from './lib/polling-report';
 
 const S = 1_000;
 const MIN = 60 * S;

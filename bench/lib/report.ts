@@ -1,5 +1,5 @@
 // Renders a PollingReport as a console table, Markdown and a hand-made SVG bar chart.
-import type { PollingReport } from '../polling-sim';
+import type { PollingReport } from './polling-report';
 
 const fmt = (n: number, digits = 1): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const sec = (ms: number): string => `${fmt(ms / 1000)} s`;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fetchServiceToken, serviceTokenSettingsFromEnv } from '../../src/connection/service-token';
-import { ensureDirectory } from '../../src/sso/directory';
+import { ensureDirectory } from '../../sso-provider/directory';
 import { DEFAULT_TOKEN_AUDIENCE } from '../../src/shared/roles';
 import { ROOT } from '../tools';
 import {
@@ -49,7 +49,7 @@ export async function ensureSsoProvider(log: (line: string) => void): Promise<{ 
   if (made.created) log(`sign-on: created ${SSO_FILES.directory} (people, the Web UI's client, the services)`);
   if (!runningProcess(SSO_FILES.state) || !(await isProviderHealthy())) {
     log(`OpenID provider: starting at ${SSO_ISSUER}`);
-    const started = startDetached(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'sso-provider.ts')], {
+    const started = startDetached(process.execPath, ['--import', 'tsx', path.join(ROOT, 'sso-provider', 'main.ts')], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',

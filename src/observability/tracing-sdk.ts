@@ -26,7 +26,7 @@ import {
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowSpan } from '../shared/workflow-spans';
 import type { ApiCallEnd, ApiCallStart, ApiCallTracer } from './trace-hooks';
-import type { Tracing, TracingProtocol } from './tracing';
+import type { Tracing, TracingProtocol } from './tracer';
 
 const TRACER_NAME = 'docs-admin-temporal';
 

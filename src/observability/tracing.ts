@@ -2,11 +2,11 @@
 // tracing is off and the OpenTelemetry SDK is never loaded (./tracing-sdk.ts is imported on demand):
 // every hook below is then one `undefined` check.
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { WorkflowSpan } from '../shared/workflow-spans';
 import type { ApiCallTracer } from './trace-hooks';
+import { TRACING_PROTOCOLS, type Tracing, type TracingProtocol } from './tracer';
 
 export type { ApiCallEnd, ApiCallSpan, ApiCallStart, ApiCallTracer } from './trace-hooks';
+export { TRACING_PROTOCOLS, type TraceIds, type Tracing, type TracingProtocol } from './tracer';
 
 /** The variables that turn tracing on (any one of them set and not empty). */
 export const TRACING_VARIABLES = [
@@ -18,9 +18,6 @@ export const TRACING_VARIABLES = [
   'OTEL_TRACES_SAMPLER',
   'OTEL_RESOURCE_ATTRIBUTES',
 ] as const;
-
-export const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
-export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
 
 /** The OTLP/HTTP endpoint default of the OpenTelemetry specification. */
 const DEFAULT_OTLP_BASE = 'http://localhost:4318';
@@ -64,40 +61,6 @@ export function tracesEndpoint(env: NodeJS.ProcessEnv): string {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new TracingConfigError(`${name} must be an http:// or https:// URL: ${url}`);
   return url;
-}
-
-/** A log line's trace and span ids (the names the SDK's own interceptors use). */
-export interface TraceIds {
-  trace_id: string;
-  span_id: string;
-}
-
-/** What the rest of the code sees of a running tracer; implemented in ./tracing-sdk.ts. */
-export interface Tracing {
-  readonly protocol: TracingProtocol;
-  readonly endpoint: string;
-  /** The admin API client's spans (src/api/client.ts). */
-  readonly apiCalls: ApiCallTracer;
-  /** Runs fn in an INTERNAL span; fn may add attributes (never private values) to it. */
-  inSpan<T>(
-    name: string,
-    attributes: Record<string, string | number>,
-    fn: (set: (attributes: Record<string, string | number | boolean>) => void) => Promise<T>,
-  ): Promise<T>;
-  /** Runs fn with a W3C traceparent (validated by the caller) as the parent of the spans it makes. */
-  withTraceparent<T>(traceparent: string, fn: () => Promise<T>): Promise<T>;
-  /** The ids of the span active here, if any. */
-  traceIds(): TraceIds | undefined;
-  /** Temporal's workflow client interceptor: starts, updates and signals carry the trace context. */
-  clientInterceptor(): WorkflowClientInterceptor;
-  /** Exports the spans the workflow sandbox made (src/workflows/tracing.ts), through the workflow sink. */
-  exportWorkflowSpans(spans: readonly WorkflowSpan[]): void;
-  /** Temporal's activity interceptors: RunActivity spans, trace ids on the activity's log lines. */
-  readonly activityInterceptors: ActivityInterceptorsFactory;
-  /** Exports what is buffered (tests). */
-  flush(): Promise<void>;
-  /** Exports what is buffered and stops. */
-  shutdown(): Promise<void>;
 }
 
 let current: Tracing | undefined;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freeLoopbackPort } from '../../src/observability/free-port';
-import { ensureDirectory } from '../../src/sso/directory';
+import { ensureDirectory } from '../../sso-provider/directory';
 import { waitFor } from '../../scripts/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -29,7 +29,7 @@ export async function startSsoProviderProcess(accessTokenTtlSeconds = 900): Prom
   if (!made.created) throw new Error('a fresh folder already had a directory');
   const issuer = `http://127.0.0.1:${await freeLoopbackPort()}`;
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/sso-provider.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'sso-provider/main.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

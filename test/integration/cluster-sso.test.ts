@@ -28,7 +28,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { payloadEncryption } from '../../src/codec';
 import { CLOCK_TOLERANCE_SECONDS } from '../../src/codec/oidc-tokens';
 import { connectClient } from '../../src/connection';
-import { type Directory, hashPassword } from '../../src/sso/directory';
+import { type Directory, hashPassword } from '../../sso-provider/directory';
 import { WorkerProcess } from '../chaos/helpers';
 import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 

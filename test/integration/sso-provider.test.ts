@@ -1,5 +1,5 @@
 // test-lane: parallel
-// The sign-on provider as a process (src/sso-provider.ts): a service's client-credentials token, a
+// The sign-on provider as a process (sso-provider/main.ts): a service's client-credentials token, a
 // person's login through the form and the code exchange (driven with fetch, cookies kept by hand), the
 // tokens verified with jose against the provider's JWKS, and a user added to the file while it runs.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { stringify } from 'yaml';
 import { DEFAULT_TOKEN_AUDIENCE } from '../../src/shared/roles';
-import { hashPassword } from '../../src/sso/directory';
+import { hashPassword } from '../../sso-provider/directory';
 import { type SsoProviderProcess, startSsoProviderProcess, UI_REDIRECT_URI } from '../helpers/sso';
 
 let sso: SsoProviderProcess;

@@ -643,6 +643,23 @@ describe('Dockerfile', () => {
     assert.doesNotMatch(runtime, /^ENTRYPOINT /m);
   });
 
+  test("the stand-ins have targets of their own: the worker's build copies src/ only", () => {
+    const stage = (name: string) => {
+      const start = dockerfile.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));
+      assert.ok(start >= 0, `a stage ${name}`);
+      const next = dockerfile.indexOf('\nFROM ', start + 1);
+      return dockerfile.slice(start, next < 0 ? undefined : next);
+    };
+    assert.deepEqual(
+      [...stage('build').matchAll(/^COPY (?!--from)(.*) \S+$/gm)].map((m) => m[1]),
+      ['package.json package-lock.json', 'tsconfig.json', 'src'],
+      "the worker image's build stage copies no stand-in",
+    );
+    const cmd = /^CMD (\[.*\])$/m.exec(stage('sso-provider'));
+    assert.deepEqual(JSON.parse(cmd?.[1] ?? '[]'), ['node', compiled(scriptModule('sso-provider'))]);
+    assert.match(stage('sso-provider-build'), /^COPY sso-provider \.\/sso-provider$/m);
+  });
+
   test('the build context leaves out dependencies, local state and secrets', () => {
     for (const entry of ['node_modules', '.tools', '.data', '.env', '.git']) {
       assert.match(dockerignore, new RegExp(`^${entry.replace('.', '\\.')}$`, 'm'), `.dockerignore lists ${entry}`);
@@ -748,10 +765,13 @@ describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it'
     assert.equal((parse(ssoText) as { name?: string }).name, (parse(composeText) as { name?: string }).name);
     const added = Object.keys(ssoOverride.services).filter((name) => !services[name]);
     assert.deepEqual(added.sort(), ['sso-directory', 'sso-provider', 'temporal-setup-token']);
-    for (const name of added) {
-      assert.equal(ssoService(name).image, service('worker').image, `${name} runs the project's image`);
-      assert.deepEqual(ssoService(name).build, service('worker').build);
+    // The provider and its directory job run the stand-in's own image; the setup token job the project's.
+    for (const name of ['sso-directory', 'sso-provider']) {
+      assert.notEqual(ssoService(name).image, service('worker').image, `${name} is not the worker's image`);
+      assert.equal((ssoService(name).build as { target?: string } | undefined)?.target, 'sso-provider');
     }
+    assert.equal(ssoService('temporal-setup-token').image, service('worker').image);
+    assert.deepEqual(ssoService('temporal-setup-token').build, service('worker').build);
     for (const [name, svc] of Object.entries(sso)) {
       for (const [target, dep] of Object.entries((svc.depends_on ?? {}) as Record<string, Dependency>)) {
         assert.ok(sso[target], `${name} depends on unknown service ${target}`);
@@ -764,8 +784,8 @@ describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it'
 
   test('the provider: the module of npm run sso-provider on the issuer, on loopback, its key in a volume', () => {
     const provider = ssoService('sso-provider');
-    assert.deepEqual(provider.entrypoint, ['node', compiled('src/sso-provider.ts')]);
-    if (packageJson.scripts['sso-provider']) assert.equal(scriptModule('sso-provider'), 'src/sso-provider.ts');
+    assert.deepEqual(provider.entrypoint, ['node', compiled('sso-provider/main.ts')]);
+    assert.equal(scriptModule('sso-provider'), 'sso-provider/main.ts');
     const providerEnv = ssoEnv('sso-provider');
     for (const name of ['SSO_ISSUER', 'SSO_DIRECTORY_FILE', 'SSO_SIGNING_KEY_FILE', 'SSO_AUDIENCE'])
       assert.ok(providerEnv[name], `the provider gets ${name}`);
@@ -799,7 +819,7 @@ describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it'
   test('the directory job makes what the cluster makes, with the Web UI callback the UI is given', () => {
     const job = ssoService('sso-directory');
     const script = [job.entrypoint ?? []].flat().join(' ');
-    assert.match(script, /require\('\.\/dist\/src\/sso\/directory\.js'\)\.ensureDirectory\(/);
+    assert.match(script, /require\('\.\/dist\/sso-provider\/directory\.js'\)\.ensureDirectory\(/);
     assert.match(clusterSso, /ensureDirectory\(SSO_FILES\.directory, \{ namespace: .*, uiRedirectUri: /);
     assert.equal(ssoEnv('sso-directory').SSO_DIRECTORY_FILE, ssoEnv('sso-provider').SSO_DIRECTORY_FILE);
     assert.equal(ssoEnv('sso-directory').TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE);

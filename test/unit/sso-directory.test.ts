@@ -1,5 +1,5 @@
 // test-lane: parallel
-// The sign-on directory (src/sso/directory.ts): parsing with one-line errors, password hashes, the
+// The sign-on directory (sso-provider/directory.ts): parsing with one-line errors, password hashes, the
 // first-run file, and a change picked up on the next read.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import {
   parseDirectory,
   verifyPassword,
   watchDirectory,
-} from '../../src/sso/directory';
+} from '../../sso-provider/directory';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sso-directory-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 // test-lane: parallel
-// `npm run sso-provider`'s settings from the environment (src/sso-provider.ts): defaults and one-line errors.
+// `npm run sso-provider`'s settings from the environment (sso-provider/main.ts): defaults and one-line errors.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ssoProviderSettings } from '../../src/sso-provider';
+import { ssoProviderSettings } from '../../sso-provider/main';
 
 const env = {
   SSO_ISSUER: 'http://127.0.0.1:8636/',

@@ -2,7 +2,7 @@
 // (mode 0600) and kept across restarts, so tokens issued before a restart still verify after it.
 import { existsSync, readFileSync } from 'node:fs';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import { replaceSecretFile } from '../config/secret-file';
+import { replaceSecretFile } from '../src/config/secret-file';
 
 export class SigningKeyError extends Error {
   override readonly name = 'SigningKeyError';

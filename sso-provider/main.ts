@@ -1,4 +1,4 @@
-// `npm run sso-provider`: the sign-on provider (src/sso/provider.ts) on loopback, for the cluster's
+// `npm run sso-provider`: the sign-on provider (sso-provider/provider.ts) on loopback, for the cluster's
 // sign-on (`npm run cluster -- --sso`) and its tests.
 //   SSO_ISSUER                    the issuer URL, e.g. http://127.0.0.1:8636 (it listens there)
 //   SSO_DIRECTORY_FILE            people, apps and services with their roles (re-read on change)
@@ -7,10 +7,10 @@
 //   SSO_ACCESS_TOKEN_TTL_SECONDS  access token lifetime (default 900)
 //   SSO_SERVICE_TOKEN_TTL_SECONDS services' (client-credentials) token lifetime (default: the above)
 import { existsSync } from 'node:fs';
-import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
-import { startSsoProvider } from './sso/provider';
-import { ensureSigningKey } from './sso/signing-key';
-import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
+import { DEFAULT_TOKEN_AUDIENCE } from '../src/shared/roles';
+import { startSsoProvider } from './provider';
+import { ensureSigningKey } from './signing-key';
+import { runAsEntryPoint, stopOnSignal } from '../src/process/lifecycle';
 
 export interface SsoProviderSettings {
   issuer: string;

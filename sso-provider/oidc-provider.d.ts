@@ -1,5 +1,5 @@
 // oidc-provider 8 ships no types (and is ESM-only: loaded with import()). The part of its API that
-// src/sso/provider.ts uses, as its docs (docs/README.md, lib/provider.js) describe it.
+// sso-provider/provider.ts uses, as its docs (docs/README.md, lib/provider.js) describe it.
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 

@@ -10,7 +10,7 @@ import type { JWK } from 'jose';
 import type { errors as oidcErrors, InteractionDetails, Token } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
 import type MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
-import { permissionsFor, type Role } from '../shared/roles';
+import { permissionsFor, type Role } from '../src/shared/roles';
 import { clientSecret, type Directory, noUserHash, verifyPassword, watchDirectory } from './directory';
 import { loginPage } from './login-page';
 

@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { z } from 'zod';
-import { WatchedFile } from '../config/watched-file';
-import { replaceSecretFile } from '../config/secret-file';
-import { type Role, ROLES, SYSTEM_SCOPE } from '../shared/roles';
+import { WatchedFile } from '../src/config/watched-file';
+import { replaceSecretFile } from '../src/config/secret-file';
+import { type Role, ROLES, SYSTEM_SCOPE } from '../src/shared/roles';
 
 export class DirectoryError extends Error {
   override readonly name = 'DirectoryError';

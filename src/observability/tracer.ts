@@ -1,0 +1,43 @@
+// What the rest of the code sees of a running tracer: ./tracing.ts decides whether there is one, and
+// ./tracing-sdk.ts (loaded only then) implements it. Types and one constant: nothing here loads OpenTelemetry.
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { WorkflowSpan } from '../shared/workflow-spans';
+import type { ApiCallTracer } from './trace-hooks';
+
+export const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
+
+/** A log line's trace and span ids (the names the SDK's own interceptors use). */
+export interface TraceIds {
+  trace_id: string;
+  span_id: string;
+}
+
+/** What the rest of the code sees of a running tracer; implemented in ./tracing-sdk.ts. */
+export interface Tracing {
+  readonly protocol: TracingProtocol;
+  readonly endpoint: string;
+  /** The admin API client's spans (src/api/client.ts). */
+  readonly apiCalls: ApiCallTracer;
+  /** Runs fn in an INTERNAL span; fn may add attributes (never private values) to it. */
+  inSpan<T>(
+    name: string,
+    attributes: Record<string, string | number>,
+    fn: (set: (attributes: Record<string, string | number | boolean>) => void) => Promise<T>,
+  ): Promise<T>;
+  /** Runs fn with a W3C traceparent (validated by the caller) as the parent of the spans it makes. */
+  withTraceparent<T>(traceparent: string, fn: () => Promise<T>): Promise<T>;
+  /** The ids of the span active here, if any. */
+  traceIds(): TraceIds | undefined;
+  /** Temporal's workflow client interceptor: starts, updates and signals carry the trace context. */
+  clientInterceptor(): WorkflowClientInterceptor;
+  /** Exports the spans the workflow sandbox made (src/workflows/tracing.ts), through the workflow sink. */
+  exportWorkflowSpans(spans: readonly WorkflowSpan[]): void;
+  /** Temporal's activity interceptors: RunActivity spans, trace ids on the activity's log lines. */
+  readonly activityInterceptors: ActivityInterceptorsFactory;
+  /** Exports what is buffered (tests). */
+  flush(): Promise<void>;
+  /** Exports what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
