@@ -111,6 +111,7 @@ export function createExportActivities(deps: ActivityDeps) {
       try {
         return await downloadAndCheck(bundle.bundleUrl, {
           expectedBytes: bundle.sizeBytes,
+          hosts: deps.bundleHosts,
           signal: activitySignal(),
           onProgress: (bytes) => recordProgress({ bytes }),
         });
@@ -133,7 +134,11 @@ export function createExportActivities(deps: ActivityDeps) {
       }
       refuseExpiringLink(request, found.sink.type);
       try {
-        const result = await applyToSink(found.sink, request, { signal: activitySignal(), onProgress: recordProgress });
+        const result = await applyToSink(found.sink, request, {
+          signal: activitySignal(),
+          onProgress: recordProgress,
+          bundleHosts: deps.bundleHosts,
+        });
         deps.metrics.bundleApplied(found.sink.type);
         deps.metrics.linkApplied(request.domain, result.appliedExpiresAt);
         return result;
