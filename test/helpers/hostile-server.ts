@@ -17,8 +17,8 @@ export interface HostileServer {
   url: string;
   /** Paths (with query) of every request that reached it. */
   hits: string[];
-  /** Bytes of each finished answer that reached the socket before it closed, in the order they ended. */
-  written: number[];
+  /** Each finished answer: its request's path and the bytes that reached the socket before it closed. */
+  written: { url: string; bytes: number }[];
   close(): Promise<void>;
 }
 
@@ -42,13 +42,13 @@ function stream(res: ServerResponse, total: number, prefix: string, hold: boolea
 /** Starts the server; `answers` maps a path prefix to its answer (the longest prefix wins), others get 404. */
 export async function startHostileServer(answers: Record<string, HostileAnswer>): Promise<HostileServer> {
   const hits: string[] = [];
-  const written: number[] = [];
+  const written: HostileServer['written'] = [];
   const prefixes = Object.keys(answers).sort((a, b) => b.length - a.length);
   const server = createServer((req, res) => {
     hits.push(req.url ?? '');
     const socket = req.socket;
     const before = socket.bytesWritten;
-    res.on('close', () => written.push(socket.bytesWritten - before));
+    res.on('close', () => written.push({ url: req.url ?? '', bytes: socket.bytesWritten - before }));
     const prefix = prefixes.find((p) => (req.url ?? '').startsWith(p));
     const answer = prefix === undefined ? { status: 404, body: 'not found' } : answers[prefix]!;
     if ('location' in answer) return void res.writeHead(answer.status, { location: answer.location }).end();
