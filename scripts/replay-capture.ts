@@ -27,6 +27,7 @@ import { SinksFile } from '../src/activities/sinks-file';
 import { AdminApiClient } from '../src/api/client';
 import { type EmulatorHandle, startEmulator } from '../emulator';
 import { noopMetrics } from '../src/observability/metrics';
+import { bundleHostRules } from '../src/policies/bundle-hosts';
 import {
   type AgentJobInput,
   type AgentJobOptions,
@@ -597,6 +598,7 @@ async function fleet(
     agentRateLimit: RATE,
     limiterTaskQueue: limiterQueue,
     sinks: new SinksFile(sinksFile),
+    bundleHosts: bundleHostRules(emu.url, []),
   });
   const connection = env.nativeConnection;
   const namespace = env.namespace ?? 'default';

@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { AdminApi } from '../api/types';
 import type { RateLimit } from '../config';
+import type { HostRule } from '../policies/bundle-hosts';
 import type { MetricsRecorder } from '../observability/metrics';
 import type { SinkSource } from './sinks-file';
 
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   limiterAnswerTimeoutMs?: number;
   /** AGENT_RATE_LIMIT of this worker, handed to the limiter workflow when it starts. */
   agentRateLimit: RateLimit;
+  /** Where bundle links may be downloaded from (bundleHostRules: the admin API's host, then BUNDLE_ALLOWED_HOSTS). */
+  bundleHosts: readonly HostRule[];
   /** The worker's sinks file (KEEPER_SINKS_FILE); default none: every keeper's sink is refused. */
   sinks?: SinkSource;
   /** Largest prompt accepted (characters); the API publishes none, so it is ours to choose. */

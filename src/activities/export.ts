@@ -3,6 +3,7 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle, StaticExportJob } from '../api/types';
+import type { HostRule } from '../policies/bundle-hosts';
 import type { StaticExportInput } from '../shared/static-export';
 import { SINK_REFUSED, type SinkResolution, type SinkType } from '../shared/bundle-keeper';
 import { ActivityFailureType } from '../shared/failures';
@@ -53,6 +54,20 @@ function toFailure(err: unknown): unknown {
     });
   }
   return err;
+}
+
+/** verifyBundle: the whole download, from an allowed host only (`hosts`), heartbeating its progress. */
+async function verifyDownload(bundle: Bundle, hosts: readonly HostRule[]): Promise<BundleCheck> {
+  try {
+    return await downloadAndCheck(bundle.bundleUrl, {
+      expectedBytes: bundle.sizeBytes,
+      hosts,
+      signal: activitySignal(),
+      onProgress: (bytes) => recordProgress({ bytes }),
+    });
+  } catch (err) {
+    throw toFailure(err);
+  }
 }
 
 /** What resolveSink asks: the keeper's sink, and whether an inline sink of an earlier release may match. */
@@ -108,15 +123,7 @@ export function createExportActivities(deps: ActivityDeps) {
 
     /** Downloads the whole bundle and checks status, gzip magic and integrity, and sizeBytes. */
     async verifyBundle(bundle: Bundle): Promise<BundleCheck> {
-      try {
-        return await downloadAndCheck(bundle.bundleUrl, {
-          expectedBytes: bundle.sizeBytes,
-          signal: activitySignal(),
-          onProgress: (bytes) => recordProgress({ bytes }),
-        });
-      } catch (err) {
-        throw toFailure(err);
-      }
+      return verifyDownload(bundle, deps.bundleHosts);
     },
 
     /** Applies a verified bundle through the configured sink (file, webhook, command or mirror). */
@@ -133,7 +140,11 @@ export function createExportActivities(deps: ActivityDeps) {
       }
       refuseExpiringLink(request, found.sink.type);
       try {
-        const result = await applyToSink(found.sink, request, { signal: activitySignal(), onProgress: recordProgress });
+        const result = await applyToSink(found.sink, request, {
+          signal: activitySignal(),
+          onProgress: recordProgress,
+          bundleHosts: deps.bundleHosts,
+        });
         deps.metrics.bundleApplied(found.sink.type);
         deps.metrics.linkApplied(request.domain, result.appliedExpiresAt);
         return result;

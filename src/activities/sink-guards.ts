@@ -1,13 +1,15 @@
-// What a sink of the worker's file may reach and write, checked where it happens:
-//   - a webhook's host after DNS resolution (the lookup its connection uses, so a name that resolves
-//     differently between a check and the connect gains nothing): loopback, private, link-local,
-//     carrier-grade NAT, metadata and other special ranges are refused unless the sink lists the host;
+// What a sink of the worker's file, or a bundle download, may reach and write, checked where it happens:
+//   - a webhook's or a bundle link's host after DNS resolution (the lookup its connection uses, so a name
+//     that resolves differently between a check and the connect gains nothing): loopback, private,
+//     link-local, carrier-grade NAT, metadata and other special ranges are refused unless the sink lists
+//     the host (for bundle links: the admin API's host, or one BUNDLE_ALLOWED_HOSTS names exactly);
 //   - a file or mirror path: no symbolic link below the allowed directory it lies in, and none as the
 //     file itself (files are then created with O_NOFOLLOW | O_EXCL and renamed into place).
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
+import { Agent } from 'undici';
 import { type SinkDefinition, hostKey } from './sinks-file';
 
 const SPECIAL = new BlockList();
@@ -51,26 +53,30 @@ export class AddressRefused extends Error {
   readonly code = 'ESINKADDRESS';
 }
 
+/** How a webhook sink allows a private host (the default); a bundle download says its own. */
+const SINK_HINT = "list the host under the sink's allowPrivateHosts to allow it";
+
 /** Why `address` (which `host` resolved to) may not be reached, or undefined. */
 export function addressProblem(
   host: string,
   address: string,
   allowPrivateHosts: readonly string[],
+  hint = SINK_HINT,
 ): string | undefined {
   if (!isPrivateAddress(address)) return undefined;
   if (allowPrivateHosts.includes(hostKey(host)) || allowPrivateHosts.includes(hostKey(address))) return undefined;
-  return `${hostKey(host)} resolves to ${address}, a loopback, private, link-local or metadata address (list the host under the sink's allowPrivateHosts to allow it)`;
+  return `${hostKey(host)} resolves to ${address}, a loopback, private, link-local or metadata address (${hint})`;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A dns.lookup for net/tls.connect that refuses addresses the sink may not reach. */
-export function guardedLookup(allowPrivateHosts: readonly string[]) {
+export function guardedLookup(allowPrivateHosts: readonly string[], hint = SINK_HINT) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       for (const { address } of addresses) {
-        const problem = addressProblem(hostname, address, allowPrivateHosts);
+        const problem = addressProblem(hostname, address, allowPrivateHosts, hint);
         if (problem) return callback(new AddressRefused(problem), []);
       }
       if (options.all) return callback(null, addresses);
@@ -78,6 +84,29 @@ export function guardedLookup(allowPrivateHosts: readonly string[]) {
       callback(null, first!.address, first!.family);
     });
   };
+}
+
+/**
+ * An undici dispatcher for requests to `url` that connects only to addresses `allowPrivateHosts` permits
+ * (guardedLookup, in the connection itself). connect() does not look an address literal up, so a literal
+ * is checked here: throws AddressRefused. Close it when done. undici follows no redirect with it.
+ */
+export function guardedAgent(
+  url: string,
+  allowPrivateHosts: readonly string[],
+  { hint = SINK_HINT, connectTimeoutMs = 30_000 }: { hint?: string; connectTimeoutMs?: number } = {},
+): Agent {
+  const host = hostKey(new URL(url).hostname);
+  const literal = isIP(host) ? addressProblem(host, host, allowPrivateHosts, hint) : undefined;
+  if (literal) throw new AddressRefused(literal);
+  return new Agent({ connect: { lookup: guardedLookup(allowPrivateHosts, hint), timeout: connectTimeoutMs } });
+}
+
+/** The AddressRefused a request through guardedAgent failed with (undici wraps it as the cause), if any. */
+export function addressRefusal(err: unknown): AddressRefused | undefined {
+  for (let at = err, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++)
+    if (at instanceof AddressRefused) return at;
+  return undefined;
 }
 
 /** Every address `url`'s host stands for, checked (an address literal is not looked up by connect). */

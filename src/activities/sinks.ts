@@ -19,13 +19,13 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { type WriteStream, constants, createWriteStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { isIP } from 'node:net';
 import path from 'node:path';
-import { Agent, request } from 'undici';
+import { type Agent, request } from 'undici';
 import { parse } from 'yaml';
+import type { HostRule } from '../policies/bundle-hosts';
 import type { SinkType } from '../shared/bundle-keeper';
-import { addressProblem, guardedLookup, pathProblem } from './sink-guards';
-import { type SinkDefinition, hostKey } from './sinks-file';
+import { addressRefusal, guardedAgent, pathProblem } from './sink-guards';
+import type { SinkDefinition } from './sinks-file';
 import { BundleError, describeUrl, downloadAndCheck, redactText, sha256File } from './verify';
 
 /** The document every sink applies (the deployment's config, docs/contract.md). */
@@ -79,6 +79,8 @@ export interface SinkContext {
   onProgress?: (details: unknown) => void;
   /** Environment the command sink picks PATH, HOME and its listed names from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Where the mirror may download the bundle from (verify.ts); none given: every link is refused. */
+  bundleHosts?: readonly HostRule[];
 }
 
 /** Applies a (verified) bundle through a sink of the worker's file. */
@@ -205,12 +207,13 @@ export async function postWebhook(
   signal?: AbortSignal,
 ): Promise<void> {
   const where = describeUrl(sink.url);
-  const host = hostKey(new URL(sink.url).hostname);
-  // connect() does not look an address literal up: check it here; names are checked by the lookup.
-  const literal = isIP(host) ? addressProblem(host, host, sink.allowPrivateHosts) : undefined;
-  if (literal) throw new SinkError(`webhook refused: ${literal}`, false);
   const headers = await webhookHeaders(sink);
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(sink.allowPrivateHosts), timeout: 30_000 } });
+  let dispatcher: Agent;
+  try {
+    dispatcher = guardedAgent(sink.url, sink.allowPrivateHosts);
+  } catch (err) {
+    throw new SinkError(`webhook refused: ${(err as Error).message}`, false);
+  }
   let status: number;
   try {
     // undici's request follows no redirect: a 3xx is an answer like any other non-2xx.
@@ -227,9 +230,8 @@ export async function postWebhook(
     await response.body.dump().catch(() => undefined); // the answer's body is never kept
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
-    const cause = (err as { cause?: unknown }).cause ?? err;
-    if ((cause as { code?: unknown }).code === 'ESINKADDRESS')
-      throw new SinkError(`webhook refused: ${(cause as Error).message}`, false);
+    const refused = addressRefusal(err);
+    if (refused) throw new SinkError(`webhook refused: ${refused.message}`, false);
     const code = (err as { code?: unknown }).code;
     throw new SinkError(`webhook ${where} could not be reached${typeof code === 'string' ? `: ${code}` : ''}`, true, {
       cause: err,
@@ -360,17 +362,21 @@ export async function mirrorBundle(
   let sha256 = await existingCopy(file, sumFile, req.sizeBytes);
   if (sha256 === null) {
     const tmp = path.join(sink.dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.partial`);
+    let writeTo: WriteStream | undefined;
     try {
+      writeTo = await newFileStream(tmp, mode);
       const check = await downloadAndCheck(req.bundleUrl, {
         expectedBytes: req.sizeBytes,
+        hosts: ctx.bundleHosts ?? [],
         signal: ctx.signal,
-        writeTo: await newFileStream(tmp, mode),
+        writeTo,
         onProgress: (bytes) => ctx.onProgress?.({ bytes }),
       });
       sha256 = check.sha256;
       await writeFileAtomic(sumFile, `${sha256}  ${name}\n`, mode);
       await fsp.rename(tmp, file);
     } catch (err) {
+      writeTo?.destroy(); // a link refused before the download leaves it open
       await fsp.rm(tmp, { force: true });
       if (err instanceof BundleError || err instanceof SinkError) throw err;
       if (ctx.signal?.aborted) throw err;

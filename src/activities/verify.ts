@@ -2,22 +2,31 @@
 // gzip magic bytes, the byte count against the Bundle's sizeBytes and the gzip stream's own integrity
 // (CRC and length trailer), with a sha256 of what was read. Nothing is kept in memory. Used by the
 // verifyBundle activity and by the mirror sink (which also writes the bytes to a file).
+//
+// A link is only data: it is fetched only from the admin API's host or one the owner lists
+// (BUNDLE_ALLOWED_HOSTS), and only at an address those hosts may have (sink-guards.ts, in the
+// connection's DNS lookup); redirects are not followed. An error answer is read to a few KB and never
+// quoted: its status code and, at most, a storage error code of letters (S3's <Code>AccessDenied</Code>).
 import { createHash } from 'node:crypto';
 import { createReadStream, type WriteStream } from 'node:fs';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { request } from 'undici';
+import { type Agent, type Dispatcher, request } from 'undici';
+import { ERROR_BODY_BYTES, readCapped } from '../api/capped-body';
 import { redact } from '../api/redact';
+import { type HostRule, bundleLinkProblem, privateBundleHosts } from '../policies/bundle-hosts';
 import type { ActivityFailureType } from '../shared/failures';
+import { addressRefusal, guardedAgent } from './sink-guards';
 
 /** Error codes of bundle problems; they become ApplicationFailure types in src/activities/export.ts. */
-export type BundleErrorCode = (typeof ActivityFailureType)['bundleInvalid' | 'bundleUnavailable'];
+export type BundleErrorCode = (typeof ActivityFailureType)['bundleInvalid' | 'bundleUnavailable' | 'bundleRefused'];
 
 /**
  * BundleInvalid: the link answered but the content is wrong (size, not gzip, corrupt): fetching the
  * same link again will not help. BundleUnavailable: the link could not be read (network, 5xx, expired
- * or revoked link): worth retrying, or generating a fresh link.
+ * or revoked link): worth retrying, or generating a fresh link. BundleRefused: the link's host, or the
+ * address it resolves to, is not one the worker may fetch from: nothing was sent.
  */
 export class BundleError extends Error {
   override readonly name = 'BundleError';
@@ -39,6 +48,8 @@ export interface BundleCheck {
 export interface DownloadOptions {
   /** The Bundle's sizeBytes; the download must be exactly this long. */
   expectedBytes: number;
+  /** Where links may be fetched from (bundleHostRules: the admin API's host, then BUNDLE_ALLOWED_HOSTS). */
+  hosts: readonly HostRule[];
   signal?: AbortSignal;
   /** Called as bytes arrive (the activity heartbeats with it). */
   onProgress?: (bytes: number) => void;
@@ -114,14 +125,33 @@ function devNull(): Writable {
   return new Writable({ write: (_chunk, _encoding, callback) => callback() });
 }
 
+/** The hint of an address refusal: how the owner allows a private host for downloads. */
+const PRIVATE_HINT = 'list the host exactly in BUNDLE_ALLOWED_HOSTS to allow it';
+
+/** A dispatcher that reaches only what `hosts` allow, or BundleRefused naming the link's host (never its query). */
+function downloadAgent(url: string, hosts: readonly HostRule[]): Agent {
+  const problem = bundleLinkProblem(url, hosts);
+  if (problem) throw new BundleError('BundleRefused', `bundle link refused: ${problem}`, false);
+  try {
+    return guardedAgent(url, privateBundleHosts(hosts), { hint: PRIVATE_HINT });
+  } catch (err) {
+    throw refusedOr(err) ?? err;
+  }
+}
+
+/** BundleRefused for a connection the address check stopped, else undefined. */
+function refusedOr(err: unknown): BundleError | undefined {
+  const refused = addressRefusal(err);
+  return refused && new BundleError('BundleRefused', `bundle link refused: ${refused.message}`, false);
+}
+
 /**
  * Downloads `url` in full and checks it: HTTP 200, gzip magic, exactly `expectedBytes` bytes, a gzip
  * stream that decompresses to its end without error. Returns the byte count and sha256. Throws
  * BundleError (never with the link's signature in the message); an abort by `signal` rethrows the
- * signal's reason.
+ * signal's reason. Nothing is sent to a host or address `options.hosts` does not allow.
  */
 export async function downloadAndCheck(url: string, options: DownloadOptions): Promise<BundleCheck> {
-  const where = describeUrl(url);
   if (!Number.isInteger(options.expectedBytes) || options.expectedBytes <= 0) {
     throw new BundleError(
       'BundleInvalid',
@@ -129,27 +159,31 @@ export async function downloadAndCheck(url: string, options: DownloadOptions): P
       false,
     );
   }
-  let response: Awaited<ReturnType<typeof request>>;
+  const dispatcher = downloadAgent(url, options.hosts);
   try {
+    return await fetchAndCheck(url, options, dispatcher);
+  } finally {
+    await dispatcher.destroy().catch(() => undefined);
+  }
+}
+
+async function fetchAndCheck(url: string, options: DownloadOptions, dispatcher: Agent): Promise<BundleCheck> {
+  const where = describeUrl(url);
+  let response: Dispatcher.ResponseData;
+  try {
+    // undici's request follows no redirect: a 3xx is refused below like any other answer but 200.
     response = await request(url, {
       method: 'GET',
+      dispatcher,
       signal: options.signal,
       headersTimeout: options.headersTimeoutMs ?? 30_000,
       bodyTimeout: options.bodyTimeoutMs ?? 60_000,
     });
   } catch (err) {
     if (options.signal?.aborted) throw options.signal.reason;
-    throw unavailable(`could not download the bundle from ${where}`, err, url);
+    throw refusedOr(err) ?? unavailable(`could not download the bundle from ${where}`, err, url);
   }
-  if (response.statusCode !== 200) {
-    const body = await response.body.text().catch(() => '');
-    const gone = response.statusCode === 403 || response.statusCode === 404 || response.statusCode === 410;
-    throw new BundleError(
-      'BundleUnavailable',
-      `bundle link ${where} answered HTTP ${response.statusCode}${gone ? ' (expired or revoked link)' : ''}: ${redactText(body.slice(0, 200), [url])}`,
-      !gone,
-    );
-  }
+  if (response.statusCode !== 200) throw await answerError(response, where);
   const inspector = new Inspector(options.expectedBytes, options.onProgress);
   try {
     if (options.writeTo) {
@@ -178,6 +212,30 @@ export async function downloadAndCheck(url: string, options: DownloadOptions): P
   }
   if (options.writeTo) await checkGzipFile(options.writeTo.path.toString(), where);
   return { bytes: inspector.bytes, sha256: inspector.digest() };
+}
+
+/** A storage service's error code (S3, GCS, Azure: `<Code>AccessDenied</Code>`) when it is a plain word, else undefined. */
+export function storageErrorCode(body: string): string | undefined {
+  return /<Code>([A-Za-z]{1,64})<\/Code>/.exec(body)?.[1];
+}
+
+/**
+ * BundleUnavailable for an answer other than 200: its status code, what that means for the link, and at
+ * most a storage error code; the body is read to ERROR_BODY_BYTES and never quoted. 403/404/410 (an
+ * expired or revoked link) and redirects (followed nowhere) will not change on retry.
+ */
+async function answerError(response: Dispatcher.ResponseData, where: string): Promise<BundleError> {
+  const status = response.statusCode;
+  const code = storageErrorCode(await readCapped(response.body, ERROR_BODY_BYTES).catch(() => ''));
+  const gone = status === 403 || status === 404 || status === 410;
+  const redirect = status >= 300 && status < 400;
+  const meaning = gone ? 'expired or revoked link' : redirect ? 'a redirect: not followed' : undefined;
+  const reason = [meaning, code].filter(Boolean).join(', ');
+  return new BundleError(
+    'BundleUnavailable',
+    `bundle link ${where} answered HTTP ${status}${reason ? ` (${reason})` : ''}`,
+    !gone && !redirect,
+  );
 }
 
 /** Decompresses a local file to its end (CRC and length checked by zlib); throws BundleInvalid if corrupt. */

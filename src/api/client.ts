@@ -23,6 +23,7 @@ import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { apiCallTracer } from '../observability/tracing';
 import type { ApiCallEnd, ApiCallTracer } from '../observability/trace-hooks';
+import { ERROR_BODY_BYTES, readCapped } from './capped-body';
 import { checkAdminApiKey, checkHttpUrl } from './credentials';
 import {
   type AdminApiError,
@@ -429,7 +430,7 @@ export class AdminApiClient implements AdminApi {
     }
   }
 
-  /** One HTTP request with `key`; the whole body read (capped). */
+  /** One HTTP request with `key`; its body read (capped). */
   async #send(route: Route, key: string, signal: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${key}`,
@@ -449,7 +450,9 @@ export class AdminApiClient implements AdminApi {
       body,
       signal,
     });
-    return { code: response.statusCode, headers: response.headers, text: await readText(response.body) };
+    // An error answer is read only as far as its `{"error": ...}` needs: its body is not the API's to size.
+    const cap = response.statusCode >= 200 && response.statusCode < 300 ? MAX_BODY_BYTES : ERROR_BODY_BYTES;
+    return { code: response.statusCode, headers: response.headers, text: await readCapped(response.body, cap) };
   }
 
   #parse<S extends z.ZodType>(
@@ -515,7 +518,7 @@ export class AdminApiClient implements AdminApi {
     let apiText: string;
     try {
       const parsed = errorBodySchema.safeParse(JSON.parse(text));
-      apiText = parsed.success ? this.redact(parsed.data.error) : this.#snippet(text);
+      apiText = this.#snippet(parsed.success ? parsed.data.error : text);
     } catch {
       apiText = this.#snippet(text);
     }
@@ -567,23 +570,9 @@ export class AdminApiClient implements AdminApi {
     });
   }
 
+  /** At most 200 characters of the API's text, redacted before it is cut (a cut key would escape redaction). */
   #snippet(text: string): string {
-    const flat = text.replace(/\s+/g, ' ').trim();
-    return this.redact(flat.length > 200 ? `${flat.slice(0, 200)}...` : flat || '(empty body)');
+    const flat = this.redact(text).replace(/\s+/g, ' ').trim();
+    return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat || '(empty body)';
   }
-}
-
-async function readText(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY_BYTES) {
-      body.destroy();
-      return Buffer.concat(chunks).toString('utf8');
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,10 +1,11 @@
 // Removes credentials from any text before it becomes an error message, a log line or a failure stored
-// in workflow history: the configured key(s), `Bearer <token>` values and anything shaped like an
-// admin key (`mint_...`).
+// in workflow history: the configured key(s), `Bearer <token>` values, anything shaped like an admin
+// key (`mint_...`) and the user:password of a URL (`postgres://app:secret@db`).
 
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const ADMIN_KEY = /\bmint_[A-Za-z0-9._~+/=-]*/g;
 const AUTH_HEADER = /(authorization["']?\s*[:=]\s*["']?)[^"',\r\n}]+/gi;
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 
 export const REDACTED = '[redacted]';
 
@@ -15,5 +16,9 @@ export function redact(text: string, secrets: readonly (string | undefined)[] = 
     // Short strings would shred ordinary text; real keys are long.
     if (secret && secret.length >= 6) out = out.split(secret).join(REDACTED);
   }
-  return out.replace(AUTH_HEADER, `$1${REDACTED}`).replace(BEARER, `$1 ${REDACTED}`).replace(ADMIN_KEY, REDACTED);
+  return out
+    .replace(AUTH_HEADER, `$1${REDACTED}`)
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(ADMIN_KEY, REDACTED)
+    .replace(URL_CREDENTIALS, `$1${REDACTED}@`);
 }

@@ -4,6 +4,7 @@
 import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 import { readKeyFile } from '../api/key-source';
 import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
+import { type HostRule, parseHostRules } from '../policies/bundle-hosts';
 import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
@@ -40,6 +41,8 @@ export interface WorkerConfig extends TemporalConfig {
   payloadKeysFile?: string;
   /** KEEPER_SINKS_FILE: the named sinks keepers may apply bundles through; unset: none (every keeper is refused). */
   sinksFile?: string;
+  /** BUNDLE_ALLOWED_HOSTS: hosts bundle links may be downloaded from besides the admin API's own. */
+  bundleAllowedHosts?: HostRule[];
 }
 
 /** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's usual port). */
@@ -146,6 +149,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     }
   }
 
+  let bundleAllowedHosts: HostRule[] = [];
+  try {
+    bundleAllowedHosts = parseHostRules(env.BUNDLE_ALLOWED_HOSTS ?? '');
+  } catch (err) {
+    problems.push(`BUNDLE_ALLOWED_HOSTS: ${(err as Error).message}`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...loadTemporalConfig(env),
@@ -160,5 +170,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     shutdownGraceTimeMs,
     ...(env.PAYLOAD_ENCRYPTION_KEYS_FILE ? { payloadKeysFile: env.PAYLOAD_ENCRYPTION_KEYS_FILE } : {}),
     ...(env.KEEPER_SINKS_FILE ? { sinksFile: env.KEEPER_SINKS_FILE } : {}),
+    bundleAllowedHosts,
   };
 }

@@ -28,6 +28,8 @@ export const ActivityFailureType = {
   bundleInvalid: 'BundleInvalid',
   /** The bundle link could not be read (network, 5xx; 403/404/410 = expired or revoked, not retried). */
   bundleUnavailable: 'BundleUnavailable',
+  /** The bundle link's host, or the address it resolves to, is not one the worker fetches from. Not retried. */
+  bundleRefused: 'BundleRefused',
   /** A sink could not apply the bundle. */
   sinkFailed: 'SinkFailed',
 } as const;

@@ -25,6 +25,7 @@ import { NO_SINKS, SinksFile, describeSinks, type SinkSource } from '../activiti
 import { AdminApiClient } from '../api/client';
 import type { AdminApi } from '../api/types';
 import type { WorkerConfig } from '../config';
+import { bundleHostRules } from '../policies/bundle-hosts';
 import type { MetricsRecorder } from '../observability/metrics';
 import {
   createPrometheusMetrics,
@@ -500,6 +501,7 @@ export async function createDocsAdminWorker(
       agentRateLimit: config.agentRateLimit,
       limiterTaskQueue: limiterQueue,
       sinks: keeperSinks,
+      bundleHosts: bundleHostRules(config.adminApiUrl, config.bundleAllowedHosts ?? []),
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({

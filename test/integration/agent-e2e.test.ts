@@ -96,6 +96,7 @@ describe('agentJob against the emulator', () => {
       metrics: noopMetrics,
       temporal: env.client,
       agentRateLimit: { limit: 100, windowMs: 10_000 },
+      bundleHosts: [],
     });
     worker = await startWorker(env, {
       taskQueue,

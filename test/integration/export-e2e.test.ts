@@ -21,6 +21,7 @@ import { AdminApiClient } from '../../src/api/client';
 import type { AdminApi } from '../../src/api/types';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/observability/metrics';
+import { bundleHostRules } from '../../src/policies/bundle-hosts';
 import {
   type BundleKeeperInput,
   type KeeperStatus,
@@ -143,6 +144,7 @@ describe('static export against the emulator', () => {
         temporal: env.client,
         agentRateLimit: { limit: 100, windowMs: 10_000 },
         sinks: new SinksFile(sinksFile),
+        bundleHosts: bundleHostRules(emu.url, []),
       }),
     });
   });

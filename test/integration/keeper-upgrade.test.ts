@@ -15,6 +15,7 @@ import { SinksFile } from '../../src/activities/sinks-file';
 import { AdminApiClient } from '../../src/api/client';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { noopMetrics } from '../../src/observability/metrics';
+import { bundleHostRules } from '../../src/policies/bundle-hosts';
 import { type KeeperStatus, keeperStatusQuery, publishSignal } from '../../src/shared/bundle-keeper';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { appliedBundleUrl, writeSinksFile } from '../helpers/sinks';
@@ -52,6 +53,7 @@ test('an inline sink of the previous release goes on only as an equal sink of th
     temporal: env.client,
     agentRateLimit: { limit: 100, windowMs: 10_000 },
     sinks: new SinksFile(sinksFile),
+    bundleHosts: bundleHostRules(emu.url, []),
   });
   const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
   const until = (what: string, ok: (s: KeeperStatus) => boolean) =>

@@ -167,4 +167,10 @@ describe('redact', () => {
     assert.equal(redact('the key mint_abcDEF_123-x was revoked'), 'the key [redacted] was revoked');
     assert.equal(redact('nothing secret here'), 'nothing secret here');
   });
+
+  test("removes a URL's user:password, and leaves URLs without one alone", () => {
+    assert.equal(redact('cannot reach postgres://app:hunter2@db/x'), 'cannot reach postgres://[redacted]@db/x');
+    assert.equal(redact('see https://user@example.com/a'), 'see https://[redacted]@example.com/a');
+    assert.equal(redact('see https://example.com/a?b=c@d'), 'see https://example.com/a?b=c@d');
+  });
 });

@@ -34,6 +34,7 @@ import {
 } from '../../scripts/cluster/layout';
 import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
 import { parseSinksFile } from '../../src/activities/sinks-file';
+import { bundleHostRules, bundleLinkProblem, parseHostRules } from '../../src/policies/bundle-hosts';
 import { clusterSinksText } from '../../scripts/cluster/sinks';
 import { RULES_FILE, WORKER_JOB } from '../../scripts/cluster/monitoring';
 
@@ -421,6 +422,12 @@ describe('docker-compose.yml', () => {
     assert.equal(emulatorEnv.EMULATOR_HOST, '0.0.0.0');
     const url = `http://emulator:${emulatorEnv.EMULATOR_PORT}`;
     assert.equal(emulatorEnv.EMULATOR_PUBLIC_URL, url, 'bundle links name a host the workers resolve');
+    const workerHosts = parseHostRules(defaultOf(env('worker').BUNDLE_ALLOWED_HOSTS as string));
+    assert.equal(
+      bundleLinkProblem(`${emulatorEnv.EMULATOR_PUBLIC_URL}/bundles/j.tar.gz?sig=x`, bundleHostRules(url, workerHosts)),
+      undefined,
+      "the emulator's bundle links are on the admin API's host: the workers fetch them with nothing listed",
+    );
     assert.ok(composeText.includes(`ADMIN_API_URL=${url}\n`), `the header tells users to set ADMIN_API_URL=${url}`);
     assert.match(
       JSON.stringify(service('emulator').healthcheck?.test),

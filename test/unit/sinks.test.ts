@@ -20,7 +20,10 @@ import {
 } from '../../src/activities/sinks';
 import { type SinkDefinition, checkSink } from '../../src/activities/sinks-file';
 import { isPrivateAddress, sinkProblem } from '../../src/activities/sink-guards';
-import { BundleError, downloadAndCheck } from '../../src/activities/verify';
+import { BundleError, downloadAndCheck, storageErrorCode } from '../../src/activities/verify';
+import { bundleHostRules, parseHostRule } from '../../src/policies/bundle-hosts';
+import { type HostileServer, startHostileServer } from '../helpers/hostile-server';
+import { waitFor } from '../../scripts/wait';
 
 const ARCHIVE = gzipSync(Buffer.from('index.html\n'.repeat(5_000)));
 const SHA = createHash('sha256').update(ARCHIVE).digest('hex');
@@ -106,6 +109,9 @@ function def(raw: Record<string, unknown>): SinkDefinition {
 
 const signed = (name: string) => `${fx.base}/bundle/${name}?X-Amz-Signature=SECRETSIG123&X-Amz-Expires=3600`;
 
+/** The fixture plays the admin API: its host and port are the ones links may be fetched from. */
+const hosts = () => bundleHostRules(fx.base, []);
+
 function bundleRequest(overrides: Partial<ApplyBundleRequest> = {}): ApplyBundleRequest {
   return {
     domain: 'docs.example.com',
@@ -134,6 +140,7 @@ describe('downloadAndCheck', () => {
     const progress: number[] = [];
     const check = await downloadAndCheck(signed('good.tar.gz'), {
       expectedBytes: ARCHIVE.length,
+      hosts: hosts(),
       onProgress: (b) => progress.push(b),
     });
     assert.deepEqual(check, { bytes: ARCHIVE.length, sha256: SHA });
@@ -142,13 +149,13 @@ describe('downloadAndCheck', () => {
 
   test('a size that differs from sizeBytes is invalid (larger and smaller)', async () => {
     const smaller = await rejectsWith(
-      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length - 1 }),
+      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length - 1, hosts: hosts() }),
       BundleError,
     );
     assert.equal(smaller.code, 'BundleInvalid');
     assert.match(smaller.message, /larger than its sizeBytes/);
     const larger = await rejectsWith(
-      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length + 1 }),
+      downloadAndCheck(signed('good.tar.gz'), { expectedBytes: ARCHIVE.length + 1, hosts: hosts() }),
       BundleError,
     );
     assert.match(larger.message, new RegExp(`is ${ARCHIVE.length} bytes, but sizeBytes says ${ARCHIVE.length + 1}`));
@@ -156,10 +163,13 @@ describe('downloadAndCheck', () => {
   });
 
   test('not gzip, or a corrupt gzip stream, is invalid', async () => {
-    const plain = await rejectsWith(downloadAndCheck(signed('plain.txt'), { expectedBytes: 25 }), BundleError);
+    const plain = await rejectsWith(
+      downloadAndCheck(signed('plain.txt'), { expectedBytes: 25, hosts: hosts() }),
+      BundleError,
+    );
     assert.match(plain.message, /not a gzip archive/);
     const truncated = await rejectsWith(
-      downloadAndCheck(signed('truncated.tar.gz'), { expectedBytes: ARCHIVE.length - 20 }),
+      downloadAndCheck(signed('truncated.tar.gz'), { expectedBytes: ARCHIVE.length - 20, hosts: hosts() }),
       BundleError,
     );
     assert.equal(truncated.code, 'BundleInvalid');
@@ -167,16 +177,112 @@ describe('downloadAndCheck', () => {
   });
 
   test('an expired link is unavailable, and no message carries the signature', async () => {
-    const err = await rejectsWith(downloadAndCheck(signed('expired.tar.gz'), { expectedBytes: 10 }), BundleError);
+    const err = await rejectsWith(
+      downloadAndCheck(signed('expired.tar.gz'), { expectedBytes: 10, hosts: hosts() }),
+      BundleError,
+    );
     assert.equal(err.code, 'BundleUnavailable');
     assert.match(err.message, /HTTP 403 \(expired or revoked link\)/);
     assert.doesNotMatch(err.message, /SECRETSIG123/);
     const refused = await rejectsWith(
-      downloadAndCheck('http://127.0.0.1:1/x.tar.gz?sig=SECRETSIG123', { expectedBytes: 10 }),
+      downloadAndCheck('http://127.0.0.1:1/x.tar.gz?sig=SECRETSIG123', {
+        expectedBytes: 10,
+        hosts: [parseHostRule('127.0.0.1:1')],
+      }),
       BundleError,
     );
     assert.equal(refused.retryable, true);
     assert.doesNotMatch(refused.message, /SECRETSIG123/);
+  });
+});
+
+describe('bundle downloads: only allowed hosts, and error answers never quoted', () => {
+  let attacker: HostileServer;
+  let storage: HostileServer;
+  const SECRET_BODY = 'postgres://app:hunter2@db/x';
+  const MB = 1024 * 1024;
+
+  before(async () => {
+    attacker = await startHostileServer({ '/': { status: 200, body: 'the attacker was reached' } });
+    storage = await startHostileServer({
+      '/redirect': { status: 302, location: `${attacker.url}/stolen` },
+      '/leaky': { status: 401, body: SECRET_BODY },
+      '/denied': { status: 403, body: `<Error><Code>AccessDenied</Code><Message>${SECRET_BODY}</Message></Error>` },
+      '/huge': { status: 500, streamBytes: 40 * MB, prefix: SECRET_BODY },
+    });
+  });
+  after(async () => {
+    await attacker?.close();
+    await storage?.close();
+  });
+  const link = (server: HostileServer, name: string) => `${server.url}${name}?X-Amz-Signature=SECRETSIG123`;
+  const fromStorage = (name: string) =>
+    rejectsWith(
+      downloadAndCheck(link(storage, name), { expectedBytes: 10, hosts: bundleHostRules(storage.url, []) }),
+      BundleError,
+    );
+
+  test('a host or port the rules do not allow is refused before any connection, named by host only', async () => {
+    const port = new URL(fx.base).port;
+    const cases: [string, string][] = [
+      [link(attacker, '/bundle/j.tar.gz'), new URL(attacker.url).host],
+      ['http://169.254.169.254/latest/meta-data/?X-Amz-Signature=SECRETSIG123', '169.254.169.254'],
+      [`http://localhost:${port}/bundle/good.tar.gz?X-Amz-Signature=SECRETSIG123`, `localhost:${port}`],
+    ];
+    for (const [url, host] of cases) {
+      const err = await rejectsWith(downloadAndCheck(url, { expectedBytes: 10, hosts: hosts() }), BundleError);
+      assert.equal(err.code, 'BundleRefused', url);
+      assert.equal(err.retryable, false);
+      assert.equal(
+        err.message,
+        `bundle link refused: host ${host} is neither the admin API's nor listed in BUNDLE_ALLOWED_HOSTS`,
+      );
+    }
+    const mirrored = await rejectsWith(
+      applyToSink(
+        def({ type: 'mirror', dir: path.join(dir, 'mirror-refused'), urlPrefix: 'https://m.internal/' }),
+        bundleRequest({ bundleUrl: link(attacker, '/bundle/j.tar.gz') }),
+        { bundleHosts: hosts() },
+      ),
+      BundleError,
+    );
+    assert.equal(mirrored.code, 'BundleRefused');
+    assert.deepEqual(await fsp.readdir(path.join(dir, 'mirror-refused')), [], 'no partial file');
+    assert.deepEqual(attacker.hits, [], 'the attacker saw no request');
+    assert.equal(fx.hits.length, 0);
+  });
+
+  test('a redirect is not followed: where it points sees nothing, and the same link is not tried again', async () => {
+    const err = await fromStorage('/redirect');
+    assert.equal(err.code, 'BundleUnavailable');
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /answered HTTP 302 \(a redirect: not followed\)$/);
+    assert.deepEqual(attacker.hits, []);
+  });
+
+  test('an error body is never quoted: a credential in it stays out, a storage error code comes through', async () => {
+    const leaky = await fromStorage('/leaky');
+    assert.equal(leaky.message, `bundle link ${storage.url}/leaky answered HTTP 401`);
+    const denied = await fromStorage('/denied');
+    assert.equal(
+      denied.message,
+      `bundle link ${storage.url}/denied answered HTTP 403 (expired or revoked link, AccessDenied)`,
+    );
+    for (const { message } of [leaky, denied]) assert.doesNotMatch(message, /hunter2|postgres|SECRETSIG123/);
+    assert.equal(storageErrorCode('<Error><Code>ExpiredToken</Code></Error>'), 'ExpiredToken');
+    assert.equal(storageErrorCode('<Code>postgres://app:hunter2@db</Code>'), undefined);
+    assert.equal(storageErrorCode('<Code>Access Denied</Code>'), undefined);
+  });
+
+  test('a 40 MB error body is read only to a few KB: the server gets a fraction of it written', async () => {
+    const before = storage.written.length;
+    const err = await fromStorage('/huge');
+    await waitFor(() => storage.written.length > before, { what: 'the huge answer to end' });
+    // Kernel buffers on loopback take a few MB before the client closes; reading it all is 40.
+    const { bytes } = storage.written.at(-1)!;
+    assert.ok(bytes < 16 * MB, `${bytes} bytes written`);
+    assert.equal(err.message, `bundle link ${storage.url}/huge answered HTTP 500`);
+    assert.equal(err.retryable, true);
   });
 });
 
@@ -390,17 +496,19 @@ describe('command sink', () => {
 describe('mirror sink', () => {
   const mirror = (sub: string, urlPrefix = 'https://mirror.internal/docs/') =>
     def({ type: 'mirror', dir: path.join(dir, sub), urlPrefix });
+  const applyMirror = (sink: SinkDefinition, req: ApplyBundleRequest) =>
+    applyToSink(sink, req, { bundleHosts: hosts() });
 
   test('retention keeps the newest applies even when an older archive carries a later mtime', async () => {
     const sink = mirror('mirror-clock');
-    await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
+    await applyMirror(sink, bundleRequest({ jobId: 'job_1' }));
     // An mtime ahead of the kernel's clock (a reuse stamped from Date.now(), or a clock step back).
     const ahead = new Date(Date.now() + 60_000);
     await fsp.utimes(path.join(dir, 'mirror-clock', mirrorFileName('docs.example.com', 'job_1')), ahead, ahead);
     // Several in a row: each stamp must read back strictly newer than the last (a Date-set mtime can
     // read back a fraction of a microsecond below what was set).
     const later = ['job_2', 'job_3', 'job_4', 'job_5', 'job_6', 'job_7', 'job_8'];
-    for (const jobId of later) await applyToSink(sink, bundleRequest({ jobId }));
+    for (const jobId of later) await applyMirror(sink, bundleRequest({ jobId }));
     const archives = (await fsp.readdir(path.join(dir, 'mirror-clock'))).filter((n) => n.endsWith('.tar.gz')).sort();
     assert.deepEqual(
       archives,
@@ -411,7 +519,7 @@ describe('mirror sink', () => {
   test('copies a checksummed archive 0600, serves a stable URL, keeps the last 3 and skips re-downloads', async () => {
     const mirrorDir = path.join(dir, 'mirror');
     const sink = mirror('mirror');
-    const first = await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
+    const first = await applyMirror(sink, bundleRequest({ jobId: 'job_1' }));
     const name1 = mirrorFileName('docs.example.com', 'job_1');
     assert.deepEqual(first, {
       sink: 'mirror',
@@ -429,11 +537,11 @@ describe('mirror sink', () => {
     assert.equal(fx.bundleHits(), 1);
 
     // A refresh of the same job: the intact copy is reused, nothing is downloaded.
-    const again = await applyToSink(sink, bundleRequest({ jobId: 'job_1' }));
+    const again = await applyMirror(sink, bundleRequest({ jobId: 'job_1' }));
     assert.equal(again.appliedUrl, first.appliedUrl);
     assert.equal(fx.bundleHits(), 1);
 
-    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyToSink(sink, bundleRequest({ jobId, version: 'v9' }));
+    for (const jobId of ['job_2', 'job_3', 'job_4']) await applyMirror(sink, bundleRequest({ jobId, version: 'v9' }));
     const archives = (await fsp.readdir(mirrorDir)).filter((n) => n.endsWith('.tar.gz')).sort();
     assert.deepEqual(
       archives,
@@ -453,17 +561,17 @@ describe('mirror sink', () => {
   test('a bad bundle never replaces the mirrored document, and leaves no partial file', async () => {
     const mirrorDir = path.join(dir, 'mirror-bad');
     const sink = mirror('mirror-bad', 'https://mirror.internal/docs');
-    const good = await applyToSink(sink, bundleRequest({ jobId: 'job_ok' }));
+    const good = await applyMirror(sink, bundleRequest({ jobId: 'job_ok' }));
     const before = await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8');
     await rejectsWith(
-      applyToSink(
+      applyMirror(
         sink,
         bundleRequest({ jobId: 'job_bad', bundleUrl: signed('truncated.tar.gz'), sizeBytes: ARCHIVE.length - 20 }),
       ),
       BundleError,
     );
     await rejectsWith(
-      applyToSink(sink, bundleRequest({ jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })),
+      applyMirror(sink, bundleRequest({ jobId: 'job_bad', sizeBytes: ARCHIVE.length + 5 })),
       BundleError,
     );
     assert.equal(await fsp.readFile(path.join(mirrorDir, MIRROR_DOCUMENT), 'utf8'), before);
