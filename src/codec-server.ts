@@ -12,7 +12,6 @@
 // A token file, a token or an issuer is required unless --no-auth.
 //   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';
 import { type CodecServerOptions, DEFAULT_CODEC_SERVER_PORT, isNamespaceName, startCodecServer } from './codec/server';
@@ -21,6 +20,7 @@ import { OIDC_AUDIENCE_VAR, OIDC_ISSUER_VAR, type OidcSettings, oidcVerifier } f
 import { DEFAULT_TOKEN_AUDIENCE } from './shared/roles';
 import { DEFAULT_NAMESPACE } from './shared/defaults';
 import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
+import { Settings } from './process/small-server';
 
 const USAGE = 'usage: npm run codec-server [-- --port N] [--host H] [--no-auth]';
 
@@ -43,9 +43,9 @@ const NAMESPACES_VAR = 'CODEC_SERVER_NAMESPACES';
 const TLS_CERT_VAR = 'CODEC_SERVER_TLS_CERT_FILE';
 const TLS_KEY_VAR = 'CODEC_SERVER_TLS_KEY_FILE';
 
-function tlsFilesOf(env: NodeJS.ProcessEnv): CodecServerSettings['tlsFiles'] {
-  const cert = env[TLS_CERT_VAR];
-  const key = env[TLS_KEY_VAR];
+function tlsFilesOf(read: Settings): CodecServerSettings['tlsFiles'] {
+  const cert = read.text(TLS_CERT_VAR);
+  const key = read.text(TLS_KEY_VAR);
   if (!cert && !key) return undefined;
   if (!cert || !key) throw new Error(`set both ${TLS_CERT_VAR} and ${TLS_KEY_VAR}, or neither`);
   return { cert, key };
@@ -69,17 +69,14 @@ function readTls(files: NonNullable<CodecServerSettings['tlsFiles']>): CodecServ
  * The namespaces served (CODEC_SERVER_NAMESPACES, else the one of TEMPORAL_NAMESPACE) and the one a
  * request without X-Namespace means (TEMPORAL_NAMESPACE, else the first served), which must be served.
  */
-function namespacesOf(env: NodeJS.ProcessEnv): Pick<CodecServerSettings, 'namespaces' | 'defaultNamespace'> {
-  const listed = (env[NAMESPACES_VAR] ?? '')
-    .split(',')
-    .map((n) => n.trim())
-    .filter(Boolean);
+function namespacesOf(read: Settings): Pick<CodecServerSettings, 'namespaces' | 'defaultNamespace'> {
+  const listed = read.list(NAMESPACES_VAR);
   const [source, namespaces] = listed.length
     ? [NAMESPACES_VAR, [...new Set(listed)]]
-    : ['TEMPORAL_NAMESPACE', [env.TEMPORAL_NAMESPACE || DEFAULT_NAMESPACE]];
+    : ['TEMPORAL_NAMESPACE', [read.text('TEMPORAL_NAMESPACE') ?? DEFAULT_NAMESPACE]];
   const bad = namespaces.find((n) => !isNamespaceName(n));
   if (bad !== undefined) throw new Error(`${source}: ${JSON.stringify(bad)} is not a namespace name`);
-  const defaultNamespace = env.TEMPORAL_NAMESPACE || (namespaces[0] as string);
+  const defaultNamespace = read.text('TEMPORAL_NAMESPACE') ?? (namespaces[0] as string);
   if (!namespaces.includes(defaultNamespace))
     throw new Error(
       `TEMPORAL_NAMESPACE (${defaultNamespace}) is not one of ${NAMESPACES_VAR} (${namespaces.join(', ')}): ` +
@@ -88,9 +85,9 @@ function namespacesOf(env: NodeJS.ProcessEnv): Pick<CodecServerSettings, 'namesp
   return { namespaces, defaultNamespace };
 }
 
-function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
-  const file = env[TOKEN_FILE_VAR];
-  const token = env.CODEC_SERVER_TOKEN;
+function tokenSourceOf(noAuth: boolean, read: Settings): TokenSource {
+  const file = read.text(TOKEN_FILE_VAR);
+  const token = read.text('CODEC_SERVER_TOKEN');
   if (file && token) throw new Error(`set CODEC_SERVER_TOKEN or ${TOKEN_FILE_VAR}, not both`);
   if (noAuth && (file || token))
     throw new Error(`--no-auth and a token (${file ? TOKEN_FILE_VAR : 'CODEC_SERVER_TOKEN'}) are both given`);
@@ -103,8 +100,8 @@ function tokenSourceOf(noAuth: boolean, env: NodeJS.ProcessEnv): TokenSource {
   return 'none';
 }
 
-function oidcOf(noAuth: boolean, env: NodeJS.ProcessEnv): OidcSettings | undefined {
-  const issuer = env[OIDC_ISSUER_VAR];
+function oidcOf(noAuth: boolean, read: Settings): OidcSettings | undefined {
+  const issuer = read.text(OIDC_ISSUER_VAR);
   if (!issuer) return undefined;
   if (noAuth) throw new Error(`--no-auth and ${OIDC_ISSUER_VAR} are both given`);
   let url: URL;
@@ -115,49 +112,25 @@ function oidcOf(noAuth: boolean, env: NodeJS.ProcessEnv): OidcSettings | undefin
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new Error(`${OIDC_ISSUER_VAR} is not an http(s) URL`);
-  return { issuer, audience: env[OIDC_AUDIENCE_VAR] || DEFAULT_TOKEN_AUDIENCE };
+  return { issuer, audience: read.text(OIDC_AUDIENCE_VAR) ?? DEFAULT_TOKEN_AUDIENCE };
 }
 
 /** The server's settings from argv and the environment; throws one line on a bad setting. */
 export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): CodecServerSettings {
-  let values: { port?: string; host?: string; 'no-auth'?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { port: { type: 'string' }, host: { type: 'string' }, 'no-auth': { type: 'boolean' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch {
-    throw new Error(USAGE);
-  }
-  const port = values.port === undefined ? DEFAULT_CODEC_SERVER_PORT : Number(values.port);
-  if (!/^\d+$/.test(values.port ?? '0') || port >= 65536 || values.host === '') throw new Error(USAGE);
-  const keysFile = env[KEYS_FILE_VAR];
-  if (!keysFile) throw new Error(`${KEYS_FILE_VAR} is not set: the codec server needs the payload keys`);
-  const corsOrigins = (env.CODEC_SERVER_CORS_ORIGINS ?? '')
-    .split(',')
-    .map((o) => o.trim().replace(/\/$/, ''))
-    .filter(Boolean);
-  const noAuth = values['no-auth'] ?? false;
-  const tokenSource = tokenSourceOf(noAuth, env);
-  const oidc = oidcOf(noAuth, env);
+  const read = new Settings(argv, env, { port: 'string', host: 'string', 'no-auth': 'boolean' }, USAGE);
+  const port = read.int('--port', DEFAULT_CODEC_SERVER_PORT, { max: 65_535 });
+  const host = read.text('--host') ?? '127.0.0.1';
+  const keysFile = read.required(KEYS_FILE_VAR, 'the codec server needs the payload keys');
+  const corsOrigins = read.list('CODEC_SERVER_CORS_ORIGINS').map((o) => o.replace(/\/$/, ''));
+  const noAuth = read.has('--no-auth');
+  const tokenSource = tokenSourceOf(noAuth, read);
+  const oidc = oidcOf(noAuth, read);
   if (!noAuth && tokenSource === 'none' && oidc === undefined)
     throw new Error(
       `no token: set ${TOKEN_FILE_VAR} (bearer tokens, one a line) or ${OIDC_ISSUER_VAR} (the sign-on provider), ` +
         'or pass --no-auth to let anyone who reaches the server decode',
     );
-  const tlsFiles = tlsFilesOf(env);
-  return {
-    port,
-    host: values.host ?? '127.0.0.1',
-    keysFile,
-    corsOrigins,
-    tokenSource,
-    oidc,
-    ...namespacesOf(env),
-    tlsFiles,
-  };
+  return { port, host, keysFile, corsOrigins, tokenSource, oidc, ...namespacesOf(read), tlsFiles: tlsFilesOf(read) };
 }
 
 function tokensOf(source: TokenSource, log: (line: string) => void): (() => readonly string[]) | undefined {

@@ -4,6 +4,7 @@
 // (shared/roles.ts) gives a role on the request's namespace. The Web UI sends the signed-in person's
 // access token; the provider may start after the codec server, so discovery is retried until it works.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { StatusError } from '../process/small-server';
 import { PERMISSIONS_CLAIM, type Role, roleOn } from '../shared/roles';
 
 export const OIDC_ISSUER_VAR = 'CODEC_SERVER_OIDC_ISSUER';
@@ -26,16 +27,17 @@ export type RefusalClass =
   | 'no role'
   | 'provider unreachable';
 
-export class TokenRefused extends Error {
+export class TokenRefused extends StatusError {
+  /** 401 for a token that proves nothing, 403 for a good token without a role, 503 no provider. */
+  declare readonly status: 401 | 403 | 503;
   constructor(
     readonly refusal: RefusalClass,
-    /** 401 for a token that proves nothing, 403 for a good token without a role, 503 no provider. */
-    readonly status: 401 | 403 | 503,
+    status: 401 | 403 | 503,
     message: string,
     /** For the log only (the caller gets `message`): what went wrong with the provider. */
     readonly detail?: string,
   ) {
-    super(message);
+    super(status, message);
   }
 }
 

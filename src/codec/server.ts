@@ -9,10 +9,10 @@
 // whose workers hold its keys): a request naming another is refused whatever its token, and a role counts
 // only on the namespace the request names. The body is read only for a caller let in, to a cap, and
 // checked whole (payloads-json.ts) before anything is decoded.
-import { type IncomingMessage, type RequestListener, type Server, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { inSpan } from '../observability/tracing';
-import type { AddressInfo } from 'node:net';
+import { type Listening, listen, readBody, sendError, sendJson, StatusError } from '../process/small-server';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { isEncrypted } from './encryption-codec';
 import { bearerToken, tokenMatches } from './token-file';
@@ -66,55 +66,20 @@ export interface CodecServerAuth {
   accessTokens?: (token: string) => Promise<VerifiedToken>;
 }
 
-export interface CodecServer {
-  url: string;
-  server: Server;
-  close(): Promise<void>;
-}
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The body, up to MAX_BODY_BYTES: past it (announced or streamed) a 413, and the rest is not read. */
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  const tooLarge = () => new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`);
-  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
-      // Not destroyed: the 413 still goes out, then the connection closes (send's Connection: close).
-      req.off('data', onData).pause();
-      reject(tooLarge());
-    };
-    req
-      .on('data', onData)
-      .once('end', () => resolve(Buffer.concat(chunks)))
-      .once('error', reject)
-      // A caller gone before the end (after it, this is a no-op): nothing is left waiting.
-      .once('close', () => reject(new HttpError(400, 'request body ended early')));
-  });
-}
+export type CodecServer = Listening;
 
 async function readPayloads(req: IncomingMessage): Promise<Payload[]> {
+  const text = (await readBody(req, MAX_BODY_BYTES)).toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse((await readBody(req)).toString('utf8'));
-  } catch (err) {
-    throw err instanceof HttpError ? err : new HttpError(400, 'request body is not JSON');
+    body = JSON.parse(text);
+  } catch {
+    throw new StatusError(400, 'request body is not JSON');
   }
   try {
     return payloadsOfRequest(body);
   } catch (err) {
-    throw err instanceof BadPayloads ? new HttpError(400, err.message) : err;
+    throw err instanceof BadPayloads ? new StatusError(400, err.message) : err;
   }
 }
 
@@ -139,7 +104,7 @@ function namespaceOf(req: IncomingMessage, defaultNamespace: string): string {
   const header = req.headers['x-namespace'];
   if (header === undefined || header === '') return defaultNamespace;
   if (typeof header !== 'string' || !isNamespaceName(header))
-    throw new HttpError(400, 'X-Namespace is not a namespace name');
+    throw new StatusError(400, 'X-Namespace is not a namespace name');
   return header;
 }
 
@@ -170,7 +135,7 @@ function namespaceGate(
     const namespace = namespaceOf(req, defaultNamespace);
     if (!served.has(namespace)) {
       logRefusal('namespace not served', `${namespace}; from ${req.socket.remoteAddress ?? 'unknown'}`);
-      throw new HttpError(403, `this codec server serves ${servedList}, not ${namespace}`);
+      throw new StatusError(403, `this codec server serves ${servedList}, not ${namespace}`);
     }
     if (caller?.kind === 'sign-on') requireRoleOn(caller.token, namespace);
   };
@@ -185,7 +150,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     const origin = req.headers.origin;
     if (origin !== undefined) {
       // A browser on another origin gets no CORS headers and a refusal.
-      if (!origins.has(origin)) throw new HttpError(403, `origin ${origin} is not allowed`);
+      if (!origins.has(origin)) throw new StatusError(403, `origin ${origin} is not allowed`);
       res.setHeader('Access-Control-Allow-Origin', origin);
       res.setHeader('Access-Control-Allow-Credentials', 'true');
       res.setHeader('Vary', 'Origin');
@@ -200,15 +165,15 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       res.end();
       return;
     }
-    if (req.method === 'GET' && path === '/health') return send(res, 200, { ok: true });
+    if (req.method === 'GET' && path === '/health') return sendJson(res, 200, { ok: true });
     const caller = options.auth && (await authenticate(req, options.auth));
     if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))
-      throw new HttpError(404, 'POST /encode or /decode');
+      throw new StatusError(404, 'POST /encode or /decode');
     admit(req, caller);
     const payloads = await readPayloads(req);
     const result =
       path === '/encode' ? await options.codec.encode(payloads) : await decodeEach(options.codec, payloads, log);
-    send(res, 200, { payloads: result.map(payloadToJson) });
+    sendJson(res, 200, { payloads: result.map(payloadToJson) });
   };
   const listener: RequestListener = (req, res) => {
     // One span per request when tracing is on: the route (never the query), the method, the status.
@@ -217,40 +182,17 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     const attributes = { 'http.request.method': req.method ?? 'GET', 'http.route': route };
     void inSpan(`${req.method ?? 'GET'} ${route}`, attributes, async (set) => {
       await handle(req, res).catch((err: unknown) => {
-        const known = err instanceof HttpError || err instanceof TokenRefused;
-        const status = known ? err.status : 500;
-        if (status === 500) log(`codec server error: ${(err as Error).message}`);
+        if (!(err instanceof StatusError)) log(`codec server error: ${(err as Error).message}`);
         if (err instanceof TokenRefused) {
           const detail = err.detail ? ` (${err.detail})` : '';
           logRefusal(err.refusal, `${err.message}${detail}; from ${req.socket.remoteAddress ?? 'unknown'}`);
-          if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+          if (err.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
         }
-        // A refusal before the body was read (or past its cap) closes the connection: its rest is not read.
-        if (!req.complete) res.setHeader('Connection', 'close');
-        send(res, status, { error: known ? err.message : 'internal error' });
+        sendError(req, res, err);
       });
       set({ 'http.response.status_code': res.statusCode });
     });
   };
   const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host ?? '127.0.0.1', resolve);
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return {
-    url: `${options.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) return void res.end();
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(body));
+  return listen(server, options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host);
 }
