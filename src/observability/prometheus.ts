@@ -6,8 +6,8 @@
 // private loopback port. GET /metrics on the public endpoint returns both, concatenated; if Core's
 // exporter is unreachable the project's metrics are still served and docs_admin_sdk_metrics_up is 0.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { listen, sendError, StatusError } from '../process/small-server';
 import type { MetricsRecorder } from './metrics';
 
 export const METRIC_PREFIX = 'docs_admin_';
@@ -235,7 +235,6 @@ export async function renderMetrics(
 
 /** Serves GET /metrics (Prometheus text format); any other path is 404. Resolves once listening. */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
-  const host = options.host ?? '127.0.0.1';
   let sdkUp: Gauge | undefined;
   if (options.sdkMetricsUrl) {
     const name = `${METRIC_PREFIX}sdk_metrics_up`;
@@ -249,32 +248,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   }
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' || (path !== '/metrics' && path !== '/')) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try GET /metrics\n');
-      return;
-    }
+    if (req.method !== 'GET' || (path !== '/metrics' && path !== '/'))
+      return void sendError(req, res, new StatusError(404, 'not found: try GET /metrics'), 'text');
     renderMetrics(options.registry, options.sdkMetricsUrl, options.sdkTimeoutMs, sdkUp).then(
       (body) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(body),
-      (err: unknown) =>
-        res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(err as Error).message}\n`),
+      (err: unknown) => sendError(req, res, new StatusError(500, `metrics failed: ${(err as Error).message}`), 'text'),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shownHost}:${port}/metrics`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, port, close } = await listen(server, options.port, options.host);
+  return { url: `${url}/metrics`, port, close };
 }
