@@ -53,7 +53,7 @@ COPY tsconfig.json tsconfig.sso-provider.json ./
 COPY sso-provider ./sso-provider
 COPY src/shared/roles.ts ./src/shared/roles.ts
 COPY src/config/watched-file.ts src/config/secret-file.ts ./src/config/
-COPY src/process/lifecycle.ts ./src/process/lifecycle.ts
+COPY src/process/lifecycle.ts src/process/small-server.ts ./src/process/
 RUN npx tsc -p tsconfig.sso-provider.json
 
 # ---- sso-provider: `npm run sso-provider` compiled, and its directory job (docker-compose.sso.yml) -------

@@ -267,6 +267,7 @@ export default tseslint.config(
                 '!../src/config/secret-file',
                 '!../src/process',
                 '!../src/process/lifecycle',
+                '!../src/process/small-server',
               ],
               message: 'The provider uses only src/shared/roles, src/config/{watched,secret}-file and src/process.',
             },

@@ -117,7 +117,8 @@ function oidcOf(noAuth: boolean, read: Settings): OidcSettings | undefined {
 
 /** The server's settings from argv and the environment; throws one line on a bad setting. */
 export function codecServerSettings(argv: string[], env: NodeJS.ProcessEnv): CodecServerSettings {
-  const read = new Settings(argv, env, { port: 'string', host: 'string', 'no-auth': 'boolean' }, USAGE);
+  const flags = { port: 'string', host: 'string', 'no-auth': 'boolean' } as const;
+  const read = new Settings(env, { args: argv, flags, usage: USAGE });
   const port = read.int('--port', DEFAULT_CODEC_SERVER_PORT, { max: 65_535 });
   const host = read.text('--host') ?? '127.0.0.1';
   const keysFile = read.required(KEYS_FILE_VAR, 'the codec server needs the payload keys');

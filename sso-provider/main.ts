@@ -11,6 +11,7 @@ import { DEFAULT_TOKEN_AUDIENCE } from '../src/shared/roles';
 import { startSsoProvider } from './provider';
 import { ensureSigningKey } from './signing-key';
 import { runAsEntryPoint, stopOnSignal } from '../src/process/lifecycle';
+import { Settings } from '../src/process/small-server';
 
 export interface SsoProviderSettings {
   issuer: string;
@@ -22,25 +23,13 @@ export interface SsoProviderSettings {
 }
 
 const DEFAULT_TTL_SECONDS = 900;
-
-function ttlSeconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name] ?? String(fallback);
-  const seconds = Number(text);
-  if (!/^\d+$/.test(text) || seconds < 1 || seconds > 86_400)
-    throw new Error(`${name} must be a whole number of seconds from 1 to 86400 (got ${text})`);
-  return seconds;
-}
+const TTL_RANGE = { min: 1, max: 86_400, unit: 'seconds' };
 
 /** The provider's settings from the environment; throws one line naming the variable at fault. */
 export function ssoProviderSettings(env: NodeJS.ProcessEnv): SsoProviderSettings {
-  const required = (name: string): string => {
-    const value = env[name];
-    if (!value)
-      throw new Error(
-        `${name} is not set (npm run sso-provider needs SSO_ISSUER, SSO_DIRECTORY_FILE and SSO_SIGNING_KEY_FILE)`,
-      );
-    return value;
-  };
+  const read = new Settings(env);
+  const required = (name: string) =>
+    read.required(name, 'npm run sso-provider needs SSO_ISSUER, SSO_DIRECTORY_FILE and SSO_SIGNING_KEY_FILE');
   const issuer = required('SSO_ISSUER');
   let url: URL;
   try {
@@ -50,15 +39,14 @@ export function ssoProviderSettings(env: NodeJS.ProcessEnv): SsoProviderSettings
   }
   if (!/^https?:$/.test(url.protocol) || url.origin !== issuer.replace(/\/$/, ''))
     throw new Error(`SSO_ISSUER must be an http(s) origin with no path, e.g. http://127.0.0.1:8636 (got ${issuer})`);
-  const accessTokenTtlSeconds = ttlSeconds(env, 'SSO_ACCESS_TOKEN_TTL_SECONDS', DEFAULT_TTL_SECONDS);
-  const serviceTokenTtlSeconds = ttlSeconds(env, 'SSO_SERVICE_TOKEN_TTL_SECONDS', accessTokenTtlSeconds);
+  const accessTokenTtlSeconds = read.int('SSO_ACCESS_TOKEN_TTL_SECONDS', DEFAULT_TTL_SECONDS, TTL_RANGE);
   return {
     issuer: url.origin,
     directoryFile: required('SSO_DIRECTORY_FILE'),
     signingKeyFile: required('SSO_SIGNING_KEY_FILE'),
-    audience: env.SSO_AUDIENCE || DEFAULT_TOKEN_AUDIENCE,
+    audience: read.text('SSO_AUDIENCE') ?? DEFAULT_TOKEN_AUDIENCE,
     accessTokenTtlSeconds,
-    serviceTokenTtlSeconds,
+    serviceTokenTtlSeconds: read.int('SSO_SERVICE_TOKEN_TTL_SECONDS', accessTokenTtlSeconds, TTL_RANGE),
   };
 }
 

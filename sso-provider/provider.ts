@@ -5,11 +5,11 @@
 // for the directory's apps (the company that lists an app in the file has consented for its people).
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { JWK } from 'jose';
 import type { errors as oidcErrors, InteractionDetails, Token } from 'oidc-provider';
 import type OidcProvider from 'oidc-provider';
 import type MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import { listen, readBody, sendError, StatusError } from '../src/process/small-server';
 import { permissionsFor, type Role } from '../src/shared/roles';
 import { clientSecret, type Directory, noUserHash, verifyPassword, watchDirectory } from './directory';
 import { loginPage } from './login-page';
@@ -67,17 +67,9 @@ function rolesOf(directory: Directory, token: Token): Record<string, Role> {
   return directory.services.find((s) => s.clientId === token.clientId)?.roles ?? {};
 }
 
-function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      body += chunk;
-      if (body.length > MAX_FORM_BYTES) reject(new Error('form too large'));
-    });
-    req.on('end', () => resolve(new URLSearchParams(body)));
-    req.on('error', reject);
-  });
+/** The form posted, read to its cap: a longer one is a 413. */
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  return new URLSearchParams((await readBody(req, MAX_FORM_BYTES)).toString('utf8'));
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
@@ -171,16 +163,16 @@ function interactionHandler(provider: OidcProvider, directory: () => Directory, 
     try {
       details = await provider.interactionDetails(req, res);
     } catch {
-      return send(res, 400, 'text/plain', 'This sign-in has expired or was never started: start again from the app.\n');
+      throw new StatusError(400, 'This sign-in has expired or was never started: start again from the app.');
     }
-    if (details.uid !== uid) return send(res, 400, 'text/plain', 'This sign-in does not match this browser.\n');
+    if (details.uid !== uid) throw new StatusError(400, 'This sign-in does not match this browser.');
     const signedIn = details.session?.accountId;
     if (details.prompt.name === 'consent' && signedIn) {
       const grantId = await grantFor(details, signedIn);
       return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     }
     if (req.method === 'GET') return send(res, 200, 'text/html; charset=utf-8', loginPage(uid));
-    if (req.method !== 'POST') return send(res, 405, 'text/plain', 'GET or POST\n');
+    if (req.method !== 'POST') throw new StatusError(405, 'GET or POST');
     const form = await readForm(req);
     const username = form.get('username') ?? '';
     const user = directory().users.find((u) => u.username === username);
@@ -208,22 +200,11 @@ export async function startSsoProvider(options: SsoProviderOptions): Promise<Sso
     const uid = /^\/interaction\/([A-Za-z0-9_-]+)$/.exec(pathname)?.[1];
     if (uid === undefined) return callback(req, res);
     interaction(req, res, uid).catch((err: unknown) => {
-      log(`sso-provider: sign-in failed: ${(err as Error).message}`);
-      if (!res.headersSent) send(res, 500, 'text/plain', 'The sign-in failed: start again from the app.\n');
+      if (!(err instanceof StatusError)) log(`sso-provider: sign-in failed: ${(err as Error).message}`);
+      const failed = new StatusError(500, 'The sign-in failed: start again from the app.');
+      sendError(req, res, err instanceof StatusError ? err : failed, 'text');
     });
   });
   const { hostname, port } = new URL(issuer);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(Number(port || 80), hostname.replace(/^\[|\]$/g, ''), () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    url: `http://${hostname}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, Number(port || 80), hostname.replace(/^\[|\]$/g, ''));
 }

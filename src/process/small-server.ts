@@ -98,17 +98,16 @@ export type Source = string | readonly [flag: string, variable: string];
 export class Settings {
   readonly #flags: Record<string, string | boolean | undefined>;
 
+  /** Flags, if the process takes any: their names and types, and the usage line an unknown one gets. */
   constructor(
-    argv: readonly string[],
     private readonly env: NodeJS.ProcessEnv,
-    flags: Record<string, 'string' | 'boolean'>,
-    usage: string,
+    argv?: { args: readonly string[]; flags: Record<string, 'string' | 'boolean'>; usage: string },
   ) {
-    const options = Object.fromEntries(Object.entries(flags).map(([name, type]) => [name, { type }]));
+    const options = Object.fromEntries(Object.entries(argv?.flags ?? {}).map(([name, type]) => [name, { type }]));
     try {
-      this.#flags = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
+      this.#flags = parseArgs({ args: [...(argv?.args ?? [])], options, strict: true, allowPositionals: false }).values;
     } catch {
-      throw new Error(usage);
+      throw new Error(argv?.usage);
     }
   }
 

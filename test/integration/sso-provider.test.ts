@@ -209,6 +209,17 @@ describe('authorization code', () => {
     assert.ok(back instanceof URL, 'the right password after wrong ones still logs in');
   });
 
+  test('a login form over its cap (8 KB) is a 413, and the form still works after it', async () => {
+    const { browser, formUrl } = await openLogin();
+    const res = await browser.post(formUrl, { username: 'reader', password: 'x'.repeat(9 * 1024) });
+    assert.equal(res.status, 413, await res.clone().text());
+    assert.match(await res.text(), /^request body over 8192 bytes\n$/);
+    const back = await browser.follow(
+      await browser.post(formUrl, { username: 'reader', password: sso.passwords.reader! }),
+    );
+    assert.ok(back instanceof URL);
+  });
+
   test('a user added to the file while the provider runs logs in; with no role, permissions: []', async () => {
     const late = { username: 'late', name: 'Late', email: 'late@x.test', password: hashPassword('late-password-1') };
     const text = readFileSync(sso.directoryFile, 'utf8');

@@ -196,7 +196,8 @@ function fetchWith(agent: Agent, url: string): Promise<{ status: number; text: s
 describe('Settings', () => {
   const USAGE = 'usage: npm run thing [-- --port N] [--host H] [--quiet]';
   const flags = { port: 'string', host: 'string', quiet: 'boolean' } as const;
-  const settings = (argv: string[], env: Record<string, string> = {}) => new Settings(argv, env, flags, USAGE);
+  const settings = (args: string[], env: Record<string, string> = {}) =>
+    new Settings(env, { args, flags, usage: USAGE });
   const refused = (read: () => unknown, message: string) =>
     assert.throws(read, (err: Error) => err.message === message && !message.includes('\n'));
 
@@ -209,6 +210,7 @@ describe('Settings', () => {
     assert.deepEqual(settings([], { LIST: ' a, b,,c ' }).list('LIST'), ['a', 'b', 'c']);
     assert.equal(settings([], { SHAPE: 'slow' }).oneOf('SHAPE', ['fast', 'slow']), 'slow');
     assert.equal(settings([]).oneOf('SHAPE', ['fast', 'slow']), undefined);
+    assert.equal(new Settings({ TTL: '30' }).int('TTL', 900, { min: 1 }), 30, 'the environment alone, no argv');
   });
 
   test('every problem is one line naming the flag or the variable it came from', () => {
