@@ -23,7 +23,7 @@ import { repositoryKey } from '../src/policies/validation/publish';
 import { keepersOf } from '../src/webhooks/targets';
 import { WorkerProcess } from '../test/chaos/helpers';
 import { githubSender, mergedPayload, pushPayload, randomSha } from '../test/helpers/github';
-import { createClusterEnv, uniqueTaskQueue } from '../test/helpers/temporal';
+import { createE2eEnv, uniqueTaskQueue } from '../test/helpers/temporal';
 import { writeSinksFile } from '../test/helpers/sinks';
 
 export interface PublishLatencyOptions {
@@ -129,7 +129,8 @@ async function measure(
 
 export async function runPublishLatency(options: PublishLatencyOptions = {}): Promise<PublishLatencyReport> {
   const { runs = 3, buildMs = 20_000, exportMs = 30_000 } = options;
-  const env = await createClusterEnv();
+  // The cluster, or a dev server with E2E_SERVER=dev-server or DOCS_ADMIN_SKIP_CLUSTER=1 (as the e2e files).
+  const env = await createE2eEnv();
   const emu = await startEmulator({
     updateQueuedMs: 0,
     updateBuildMs: buildMs,
