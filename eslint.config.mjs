@@ -1,5 +1,5 @@
 // Lint rules that catch real bugs in Temporal code (floating promises, cycles, Node I/O in workflows)
-// and encode the layout (README "Architecture"): each layer imports only the layers below it.
+// and encode the layout (README "Layout"): each layer imports only the layers below it.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';

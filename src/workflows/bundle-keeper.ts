@@ -22,12 +22,9 @@
 //   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
 //            expire while paused); publishes are remembered; `resume` catches up at once.
 //
-// History: a refresh cycle costs about 23 events (timer 2, four workflow tasks 12, generateBundle,
-// verifyBundle and applyBundle 3 each, and a search-attribute upsert when the job changes). With 1-hour
-// links that is ~186 refreshes and ~4.3 K events a week (23 per cycle measured on the dev server by
-// test/integration/export-e2e.test.ts). The keeper continues as new when the server
-// suggests it (workflowInfo().continueAsNewSuggested), never while an export child runs, carrying
-// BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+// History (what a refresh cycle costs: docs/design.md, "Polling and history"): the keeper continues as
+// new when the server suggests it (workflowInfo().continueAsNewSuggested), never while an export child
+// runs, carrying BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
 import {
   ApplicationFailure,
   allHandlersFinished,
