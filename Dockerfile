@@ -43,6 +43,20 @@ USER node
 EXPOSE 4010
 CMD ["node", "dist/emulator/main.js"]
 
+# ---- secrets: the one-shot `secrets-init` of docker-compose.yml (src/deploy/compose-secrets.ts) -------------
+# The runtime's files and openssl, which makes the deployment's CA and certificates as `npm run cluster --
+# --tls` does. It runs as root to give each service's folder to the services' user (uid 1000); nothing else
+# runs on this image, and the runtime below stays without openssl.
+FROM ${NODE_IMAGE} AS secrets
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+CMD ["node", "dist/src/deploy/compose-secrets.js", "/run/docs-admin/all-secrets"]
+
 # ---- runtime -----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
