@@ -15,12 +15,14 @@ import { after, before, describe, test } from 'node:test';
 import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { ensureKeeper } from '../../src/client';
 import { type KeeperStatus, keeperStatusQuery, publishSignal } from '../../src/shared/bundle-keeper';
 import { repositoryKey } from '../../src/policies/validation/publish';
 import { WebhookSecrets } from '../../src/webhooks/secrets';
 import { type WebhookServer, startWebhookServer } from '../../src/webhooks/server';
 import { keepersOf } from '../../src/webhooks/targets';
+import { workflowTracingSinks } from '../../src/worker';
 import { writeSinksFile } from '../helpers/sinks';
 import {
   type DocsAdminStack,
@@ -29,6 +31,7 @@ import {
   terminateAll,
   uniqueTaskQueue,
   waitFor,
+  workflowBundle,
 } from '../helpers/temporal';
 import { githubSender, pushPayload, randomSha } from '../helpers/github';
 
@@ -222,6 +225,24 @@ describe('attacker: replayed GitHub deliveries and unsigned requests', () => {
       assert.equal(now.publishing?.publishWanted, false);
       assert.equal(now.publishing?.commit?.sha, b, 'B stays applied');
       assert.equal(k.updates().length, 2, 'A and B, each built once');
+
+      // Runs that accepted such a replay before keep doing so on replay (patched); this run took the check,
+      // recorded it, and replays on this code.
+      const history = await k.handle.fetchHistory();
+      const patches = (history.events ?? []).flatMap((e) =>
+        Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((p) =>
+          (p.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString()),
+        ),
+      );
+      assert.ok(
+        patches.some((data) => data.includes('publish-built-commit-once')),
+        `the patch marker is recorded (markers: ${patches.join(', ')})`,
+      );
+      await Worker.runReplayHistory(
+        { workflowBundle: await workflowBundle(), sinks: workflowTracingSinks(undefined) },
+        history,
+        k.handle.workflowId,
+      );
     },
   );
 

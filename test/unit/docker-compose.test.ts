@@ -20,7 +20,6 @@ import {
   CONFIG_DIR,
   DEPLOY_DIR,
   PRODUCTION_DYNAMIC_CONFIG,
-  SERVER_ARGS,
   SERVER_CONFIG_ENV,
   SERVER_CONFIG_FILE,
   SETUP_SCRIPT,
@@ -744,7 +743,8 @@ const CLUSTER_SERVICES = Object.fromEntries(
 );
 const CLUSTER_UI_CLIENT_ID = /UI_CLIENT_ID = '([^']+)'/.exec(clusterSso)?.[1];
 
-const ssoIssuer = defaultOf(env('sso-provider').SSO_ISSUER ?? '');
+/** The issuer every component of the compose file uses (read when a test asks: a parse failure fails that test). */
+const ssoIssuer = (): string => defaultOf(env('sso-provider').SSO_ISSUER ?? '');
 const SSO_MOUNT = '/run/docs-admin/sso';
 
 /** A file below the service's own secrets folder, by the name the secrets job gives it there. */
@@ -767,7 +767,7 @@ describe('docker-compose.yml is closed by default', () => {
     assert.match(block, /^ {2}authorization:\n[\s\S]*?authorizer: default\n\s+claimMapper: default\n/m);
     for (const name of clusterSsoKeys('ssoServerEnv'))
       assert.ok(server[name], `compose sets ${name} as the cluster does`);
-    assert.equal(defaultOf(server.TEMPORAL_JWT_KEY_SOURCE1 as string), `${ssoIssuer}/jwks`);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_KEY_SOURCE1 as string), `${ssoIssuer()}/jwks`);
     assert.equal(defaultOf(server.TEMPORAL_JWT_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
     assert.equal(defaultOf(server.TEMPORAL_JWT_PERMISSIONS_CLAIM as string), PERMISSIONS_CLAIM);
     assert.match(template, /env "TEMPORAL_JWT_PERMISSIONS_CLAIM" \| default "permissions"/);
@@ -861,7 +861,7 @@ describe('docker-compose.yml is closed by default', () => {
       if (!oidcClient || name === 'temporal-ui' || name === 'temporal-setup') continue;
       const vars = env(name);
       for (const variable of clusterSsoKeys('serviceEnv')) assert.ok(vars[variable], `${name} gets ${variable}`);
-      assert.equal(defaultOf(vars.TEMPORAL_OIDC_ISSUER as string), ssoIssuer);
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_ISSUER as string), ssoIssuer());
       assert.equal(defaultOf(vars.TEMPORAL_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
       assert.equal(vars.TEMPORAL_OIDC_CLIENT_SECRET_FILE, ownFile(SERVICE_FILES.oidcSecret));
       clients[name] = defaultOf(vars.TEMPORAL_OIDC_CLIENT_ID as string);
@@ -943,7 +943,7 @@ describe('docker-compose.yml: sign-on as `npm run cluster -- --sso` runs it', ()
     assert.equal(defaultOf(providerEnv.SSO_ACCESS_TOKEN_TTL_SECONDS as string), '900');
 
     // One issuer for the browser (the published port on 127.0.0.1) and the containers (the network alias).
-    const issuer = new URL(ssoIssuer);
+    const issuer = new URL(ssoIssuer());
     assert.equal(Number(issuer.port), CLUSTER_PORTS.sso, "the cluster's provider port");
     assert.match(issuer.hostname, /\.localhost$/, 'a name browsers resolve to 127.0.0.1 by themselves');
     const networks = provider.networks as { default?: { aliases?: string[] } } | undefined;
@@ -986,7 +986,7 @@ describe('docker-compose.yml: sign-on as `npm run cluster -- --sso` runs it', ()
       if (name !== 'TEMPORAL_AUTH_CLIENT_SECRET') assert.ok(ui[name], `compose sets ${name} as the cluster does`);
     assert.equal(ui.TEMPORAL_AUTH_ENABLED, 'true');
     assert.equal(ui.TEMPORAL_CODEC_PASS_ACCESS_TOKEN, 'true');
-    assert.equal(defaultOf(ui.TEMPORAL_AUTH_PROVIDER_URL as string), ssoIssuer);
+    assert.equal(defaultOf(ui.TEMPORAL_AUTH_PROVIDER_URL as string), ssoIssuer());
     assert.equal(defaultOf(ui.TEMPORAL_AUTH_CLIENT_ID as string), CLUSTER_UI_CLIENT_ID);
     assert.equal(SERVICE_SECRETS['temporal-ui']?.oidcClient, CLUSTER_UI_CLIENT_ID);
     assert.deepEqual(ui.TEMPORAL_AUTH_SCOPES?.split(','), ['openid', 'profile', 'email']);
@@ -1013,7 +1013,7 @@ describe('docker-compose.yml: sign-on as `npm run cluster -- --sso` runs it', ()
       [],
       'every variable the cluster sets',
     );
-    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_ISSUER as string), ssoIssuer);
+    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_ISSUER as string), ssoIssuer());
     assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
     assert.equal(codec.CODEC_SERVER_TLS_CERT_FILE, ownFile(SERVICE_FILES.serverCert));
     assert.equal(codec.CODEC_SERVER_TLS_KEY_FILE, ownFile(SERVICE_FILES.serverKey));
