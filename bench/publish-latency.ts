@@ -143,6 +143,8 @@ export async function runPublishLatency(options: PublishLatencyOptions = {}): Pr
   let worker: WorkerProcess | undefined;
   let receiver: ChildProcess | undefined;
   let keeperId: string | undefined;
+  const projectId = `bench-publish-${Date.now().toString(36)}`;
+  const domain = `${projectId}.docs.example.com`;
   try {
     await fsp.writeFile(path.join(dir, 'secret'), `${SECRET}\n`, { mode: 0o600 });
     const port = await freeLoopbackPort();
@@ -153,15 +155,15 @@ export async function runPublishLatency(options: PublishLatencyOptions = {}): Pr
           TEMPORAL_TASK_QUEUE: taskQueue,
           ADMIN_API_URL: emu.url,
           ADMIN_API_KEY: KEY,
-          KEEPER_SINKS_FILE: await writeSinksFile(dir, { docs: { type: 'file', path: path.join(dir, 'docs.json') } }),
+          KEEPER_SINKS_FILE: await writeSinksFile(dir, {
+            docs: { type: 'file', path: path.join(dir, 'docs.json'), domains: [domain] },
+          }),
         },
       }),
       startReceiver({ ...temporalEnv, GITHUB_WEBHOOK_SECRET_FILE: path.join(dir, 'secret') }, port),
     ]);
     const send = await githubSender(`http://127.0.0.1:${port}`, SECRET);
 
-    const projectId = `bench-publish-${Date.now().toString(36)}`;
-    const domain = `${projectId}.docs.example.com`;
     const repositoryUrl = `https://github.com/docs-emulator/${projectId}`;
     const file = path.join(dir, 'docs.json');
     emu.push({ projectId, domain });

@@ -131,11 +131,19 @@ const REPLAY_SINK = 'replay-config';
 /** A sink the sinks file holds only once a scenario adds it. */
 const LATER_SINK = 'replay-later';
 
+/** The domains of the captured keepers, which their sinks serve. */
+const REPLAY_DOMAINS = ['first', 'named', 'later', 'refresh', 'publish', 'pin', 'pause', 'verify', 'source', 'can'].map(
+  (name) => `${name}.example.com`,
+);
+
 /** The fleets' sinks file in `dir` (KEEPER_SINKS_FILE), holding REPLAY_SINK and `more`. */
 function writeReplaySinks(dir: string, more: string[] = []): string {
   const file = path.join(dir, 'sinks.json');
   const sinks = Object.fromEntries(
-    [REPLAY_SINK, ...more].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+    [REPLAY_SINK, ...more].map((name) => [
+      name,
+      { type: 'file', path: path.join(dir, `${name}.json`), domains: REPLAY_DOMAINS },
+    ]),
   );
   writeFileSync(file, JSON.stringify({ allowedDirs: [dir], sinks }));
   return file;

@@ -41,8 +41,8 @@ interface Applied {
 const SINKS = `
 allowedDirs: [/srv/keeper]
 sinks:
-  fake-file: {type: file, path: /srv/keeper/docs.json}
-  fake-mirror: {type: mirror, dir: /srv/keeper/mirror, urlPrefix: "http://m.internal"}
+  fake-file: {type: file, path: /srv/keeper/docs.json, domains: [docs.example.com, fail-docs.example.com]}
+  fake-mirror: {type: mirror, dir: /srv/keeper/mirror, urlPrefix: "http://m.internal", domains: [docs.example.com]}
 `;
 
 /** An in-memory admin API + sink whose clock is the (skipped) time of the activity being run. */
@@ -91,12 +91,12 @@ class FakeExport {
   }
 
   activities(): ExportActivities {
-    const lookup = (sink: unknown, allowInline: boolean) =>
-      lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline);
+    const lookup = (sink: unknown, allowInline: boolean, domain: string) =>
+      lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline, domain);
     return {
       resolveSink: async (req) => {
         this.resolves++;
-        const found = lookup(req.sink, req.allowInline);
+        const found = lookup(req.sink, req.allowInline, req.domain);
         return 'refused' in found ? { refused: found.refused } : { name: found.name, type: found.sink.type };
       },
       startExport: async (input: StaticExportInput): Promise<StaticExportJob> => {
@@ -138,7 +138,7 @@ class FakeExport {
         return { bytes: bundle.sizeBytes, sha256: 'f'.repeat(64) };
       },
       applyBundle: async (req: ApplyBundleRequest): Promise<ApplyBundleResult> => {
-        const found = lookup(req.sink, true);
+        const found = lookup(req.sink, true, req.domain);
         if ('refused' in found)
           throw ApplicationFailure.create({ type: SINK_REFUSED, message: found.refused, nonRetryable: true });
         this.applied.push({
@@ -326,7 +326,7 @@ describe('bundleKeeper over simulated days', () => {
       assert.match(currentDetails!, /waiting: sink refused/);
       assert.match(currentDetails!, /holds no sink "later-config"/);
 
-      fake.sinksYaml += '  later-config: {type: file, path: /srv/keeper/later.json}\n';
+      fake.sinksYaml += '  later-config: {type: file, path: /srv/keeper/later.json, domains: [docs.example.com]}\n';
       await env.sleep(30 * MIN);
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
@@ -365,7 +365,7 @@ describe('bundleKeeper over simulated days', () => {
       assert.match(s.sinkRefused!, /inline file sink of an earlier release .* same path/);
       assert.doesNotMatch(s.sinkRefused!, /old\.json/, 'never echoes what the input carried');
       assert.equal(fake.applied.length, 0);
-      fake.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+      fake.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json, domains: [docs.example.com]}\n';
       await env.sleep(30 * MIN);
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
@@ -373,7 +373,7 @@ describe('bundleKeeper over simulated days', () => {
     });
     // A new start with an inline sink is refused, whatever the file holds.
     const fresh = new FakeExport();
-    fresh.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+    fresh.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json, domains: [docs.example.com]}\n';
     await withKeeper(fresh, { domain: 'docs.example.com', sink: inline }, async (handle) => {
       await env.sleep(HOUR);
       assert.match((await status(handle)).sinkRefused!, /inline file sink is refused: add it to .* under a name/);

@@ -65,7 +65,10 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
     env = await createE2eEnv();
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'publish-e2e-'));
     const sinks = Object.fromEntries(
-      ['merge', 'burst', 'failing'].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+      ['merge', 'burst', 'failing'].map((name) => [
+        name,
+        { type: 'file', path: path.join(dir, `${name}.json`), domains: [`pub-${name}-${run}.docs.example.com`] },
+      ]),
     );
     stack = await startDocsAdminStack(
       env,
@@ -321,7 +324,9 @@ describe('publishing: a worker killed between the update and the export', () => 
       updateBuildMs: 4_000,
     });
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'publish-kill-'));
-    sinksFile = await writeSinksFile(dir, { docs: { type: 'file', path: path.join(dir, 'docs.json') } });
+    sinksFile = await writeSinksFile(dir, {
+      docs: { type: 'file', path: path.join(dir, 'docs.json'), domains: [`pub-kill-${run}.docs.example.com`] },
+    });
     worker = await WorkerProcess.start({ env: workerEnv() });
     await fsp.writeFile(path.join(dir, 'secrets'), `${SECRET}\n`, { mode: 0o600 });
     receiver = await startWebhookServer({

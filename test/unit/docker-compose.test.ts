@@ -357,6 +357,10 @@ describe('docker-compose.yml', () => {
     const cluster = parseSinksFile(clusterSinksText('/data/cluster/deployments'), 'sinks.yaml');
     assert.deepEqual([...cluster.invalid], []);
     assert.deepEqual([...cluster.sinks.keys()], [...table.sinks.keys()]);
+    // Each serves the same domains (the README's examples), and only those.
+    const domainsOf = (t: typeof table) => [...t.sinks.values()].map((s) => s.domains);
+    assert.deepEqual(domainsOf(table), [['docs.example.com'], ['docs.internal']]);
+    assert.deepEqual(domainsOf(cluster), domainsOf(table));
   });
 
   test('ADMIN_API_KEY comes from a secret fed by the environment, never from the file', () => {
