@@ -168,6 +168,7 @@ test("the keeper's activities refuse a sink for another domain: resolveSink answ
       api: {} as AdminApi,
       temporal: {} as Client,
       agentRateLimit: { limit: 100, windowMs: 3_600_000 },
+      bundleHosts: [],
       metrics: { ...noopMetrics, sinkRefused: (reason) => refusals.push(reason) },
       sinks: new SinksFile(file),
     });
