@@ -6,6 +6,7 @@
 // side of a permit: src/workflows/permits.ts. Running limiters replay on this code: keep its command
 // sequence (test/integration/replay-corpus.test.ts).
 import {
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -45,6 +46,8 @@ import {
   permitsUsedSignal,
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
+import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
+import { WorkflowFailure } from '../shared/failures';
 import { markdownTable } from './details';
 import { deliverAll } from './deliver';
 
@@ -394,6 +397,15 @@ function handle(limiter: Limiter): void {
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
+  // Grants and queue only from this limiter's own past: forged ones would fill a project's window or
+  // signal grants to any workflow.
+  const problems = carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems);
+  if (problems.length > 0)
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
   const limiter = new Limiter(input);
   handle(limiter);
   const plainFromStart = patched(PLAIN_PAYLOADS_PATCH);
