@@ -27,7 +27,8 @@
 // links that is ~186 refreshes and ~4.3 K events a week (23 per cycle measured on the dev server by
 // test/integration/export-e2e.test.ts). The keeper continues as new when the server
 // suggests it (workflowInfo().continueAsNewSuggested), never while an export child runs, carrying
-// BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+// BundleKeeperCarry (plain JSON), which only a continued run may hold (src/policies/validation/carry.ts).
+// `continueAsNewAfterCycles` forces it sooner (tests).
 import {
   ApplicationFailure,
   allHandlersFinished,
