@@ -103,9 +103,13 @@ describe('forged carry on each workflow type', () => {
       0,
     );
 
-  /** The run fails InvalidInput, non-retryable, naming the carry field and never its contents. */
+  /** The run fails InvalidInput, non-retryable, naming the carry field and never its contents (within a minute). */
   async function refused(result: Promise<unknown>, field: 'carry' | 'carried', reason: RegExp): Promise<void> {
-    const err = await failureOf(result);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the workflow neither failed nor ended within 60 s')), 60_000);
+    });
+    const err = await failureOf(Promise.race([result, deadline])).finally(() => clearTimeout(timer));
     assert.equal(err.type, 'InvalidInput', err.message);
     assert.equal(err.nonRetryable, true);
     assert.match(err.message, new RegExp(`${field} is set only by the workflow itself when it continues as new`));
@@ -156,9 +160,12 @@ describe('forged carry on each workflow type', () => {
         workflowId,
         args: [{ domain: 'victim.example.com', sink: 'prod-config', [field]: forgedKeeperCarry() }],
       });
-      await refused(handle.result(), field, /this run did not continue from an earlier one/);
+      try {
+        await refused(handle.result(), field, /this run did not continue from an earlier one/);
+      } finally {
+        await assertNothingApplied(calls);
+      }
     }
-    await assertNothingApplied(calls);
   });
 
   test('bundleKeeper: the same carry in a retried run (it continues from attempt 1, as attempt 2) is refused', async () => {
@@ -189,10 +196,10 @@ describe('forged carry on each workflow type', () => {
       await refused(handle.result(), 'carry', /this run is retry attempt 2, which repeats its starter's input/);
     } finally {
       await worker.close();
+      await assertNothingApplied(calls);
     }
     const retried = await env.client.workflow.getHandle(workflowId).describe();
     assert.notEqual(retried.runId, handle.firstExecutionRunId, 'the refusal came from the retried run');
-    await assertNothingApplied(calls);
   });
 
   test("staticExport: a carry naming another domain's job neither polls nor bundles it", async () => {
@@ -208,9 +215,12 @@ describe('forged carry on each workflow type', () => {
         { carry: { jobId: victim.jobId, observations: [], polls: 0, startedAtMs: Date.now() } },
       ],
     });
-    await refused(handle.result(), 'carry', /did not continue from an earlier one/);
-    assert.equal(apiCalls(), calls, 'the emulator saw no call');
-    assert.equal(emu.counters().bundlesGenerated, 0, "no link to the victim's bundle");
+    try {
+      await refused(handle.result(), 'carry', /did not continue from an earlier one/);
+    } finally {
+      assert.equal(apiCalls(), calls, 'the emulator saw no call');
+      assert.equal(emu.counters().bundlesGenerated, 0, "no link to the victim's bundle");
+    }
   });
 
   test('agentJob: a carry holding a job polls nothing and creates nothing', async () => {
@@ -227,8 +237,11 @@ describe('forged carry on each workflow type', () => {
         { carry: { job: victim, observations: [], polls: 0, messagesSent: 0, startedAtMs: Date.now() } },
       ],
     });
-    await refused(handle.result(), 'carry', /did not continue from an earlier one/);
-    assert.equal(apiCalls(), calls, 'the emulator saw no call');
+    try {
+      await refused(handle.result(), 'carry', /did not continue from an earlier one/);
+    } finally {
+      assert.equal(apiCalls(), calls, 'the emulator saw no call');
+    }
     assert.deepEqual(
       emu
         .jobs()
