@@ -31,8 +31,8 @@ export interface AgentRateLimiterInput {
    */
   maxHistoryEvents?: number;
   /**
-   * Set by the limiter itself when it continues as new (and by an older release's worker that started
-   * it with its first asks answered). Named `carried`, not `carry` as the other workflows' carries: every release that serves
+   * Set by the limiter itself when it continues as new; a start that holds it is refused (InvalidInput).
+   * Named `carried`, not `carry` as the other workflows' carries: every release that serves
    * the shared limiter queue reads this field, so it keeps its name.
    */
   carried?: RateLimiterCarry;

@@ -24,7 +24,8 @@
 //
 // History (what a refresh cycle costs: docs/design.md, "Polling and history"): the keeper continues as
 // new when the server suggests it (workflowInfo().continueAsNewSuggested), never while an export child
-// runs, carrying BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+// runs, carrying BundleKeeperCarry (plain JSON), which only a continued run may hold
+// (src/policies/validation/carry.ts). `continueAsNewAfterCycles` forces it sooner (tests).
 import {
   ApplicationFailure,
   allHandlersFinished,
@@ -61,6 +62,7 @@ import { KEEPER_SOURCE_MEMO, type KeeperSourceMemo, type PublishedCommit } from 
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
+import { carriedStateProblems, keeperCarryProblems } from '../policies/validation/carry';
 import { deploymentProblems } from '../policies/validation/deployment';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
@@ -121,6 +123,11 @@ function initialState(input: BundleKeeperInput): BundleKeeperCarry {
 function validate(input: BundleKeeperInput): void {
   const { problems, conflicts } = checkKeeperInput(input, { sink: 'worker' });
   problems.push(...reservedWorkflowIdProblems());
+  // Only the keeper's own past: a carry says which sink is resolved and which bundle to apply next.
+  if (typeof input === 'object' && input !== null)
+    problems.push(
+      ...carriedStateProblems(workflowInfo(), { carry: input.carry, carried: input.carried }, keeperCarryProblems),
+    );
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -200,7 +207,8 @@ class Keeper {
   /** Asks the worker for the sink; refused, waits (with back-off) and asks again. */
   async resolveSink(): Promise<void> {
     const { st, input } = this;
-    // Only a keeper that continued from an earlier run may go on with an inline sink equal to one of the file.
+    // Only a keeper that continued from an earlier run (its carry passed validate()) may go on with an
+    // inline sink equal to one of the file.
     const allowInline = input.carry !== undefined || input.carried !== undefined;
     const answer = await api.resolveSink.executeWithOptions({ summary: `Resolve sink ${sinkLabel(this.sinkRef)}` }, [
       { domain: this.domain, sink: this.sinkRef, allowInline },

@@ -48,6 +48,7 @@ import {
   permitsUsedSignal,
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
+import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
 import { WorkflowFailure } from '../shared/failures';
 import { markdownTable } from './details';
 import { deliverAll } from './deliver';
@@ -434,6 +435,15 @@ function refuseInvalidStart(input: AgentRateLimiterInput): void {
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
+  // Grants and queue only from this limiter's own past: forged ones would fill a project's window or
+  // signal grants to any workflow.
+  const problems = carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems);
+  if (problems.length > 0)
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
   if (patched(FIXED_WINDOW_PATCH)) refuseInvalidStart(input);
   const limiter = new Limiter(input);
   handle(limiter);

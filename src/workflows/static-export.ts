@@ -38,7 +38,7 @@ import {
   exportStatusQuery,
 } from '../shared/static-export';
 import { SearchAttr } from '../shared/search-attributes';
-import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
+import { exportInputProblems, exportOptionsProblems, normalizeExportInput } from '../policies/validation/export';
 import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
 import { iso, markdownTable } from './details';
 import { reservedWorkflowIdProblems } from './reserved-ids';
@@ -216,7 +216,11 @@ export async function staticExport(
   input: StaticExportInput,
   options: StaticExportOptions = {},
 ): Promise<StaticExportResult> {
-  const problems = [...exportInputProblems(input), ...reservedWorkflowIdProblems()];
+  const problems = [
+    ...exportInputProblems(input),
+    ...exportOptionsProblems(options, workflowInfo()),
+    ...reservedWorkflowIdProblems(),
+  ];
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,

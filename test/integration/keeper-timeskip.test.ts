@@ -3,6 +3,7 @@
 // cannot follow skipped time, so the activities are fakes with the real activities' names; they read the
 // (skipped) time from the activity context to compute job progress and link expiry.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
@@ -24,6 +25,10 @@ import {
 import type { StaticExportInput } from '../../src/shared/static-export';
 import { bundleKeeper, staticExport } from '../../src/workflows';
 import { createTimeSkippingEnv, runWorker, uniqueTaskQueue } from '../helpers/temporal';
+import { WorkflowType } from '../../src/shared/workflow-types';
+
+/** Today's workflows and `continueInto`, which continues as new into a keeper as an earlier release's run does. */
+const EARLIER_RELEASE = path.resolve(__dirname, '../replay/fixtures/earlier-release-continuation');
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -359,7 +364,15 @@ describe('bundleKeeper over simulated days', () => {
       generation: 1,
     };
     const inline = { type: 'file', path: '/srv/keeper/old.json' } as unknown as string;
-    await withKeeper(fake, { domain: 'docs.example.com', sink: inline, carry }, async (handle) => {
+    // A run of that release continues as new into today's code (a start holding the carry is refused).
+    const taskQueue = uniqueTaskQueue('keeper-ts-earlier');
+    const keeperInput: BundleKeeperInput = { domain: 'docs.example.com', sink: inline, carry };
+    await runWorker(env, { taskQueue, activities: fake.activities(), workflowsPath: EARLIER_RELEASE }, async () => {
+      const handle = await env.client.workflow.start('continueInto', {
+        taskQueue,
+        workflowId: `${keeperWorkflowId(keeperInput.domain)}-${taskQueue}`,
+        args: [WorkflowType.bundleKeeper, [keeperInput]],
+      });
       await env.sleep(HOUR);
       let s = await status(handle);
       assert.match(s.sinkRefused!, /inline file sink of an earlier release .* same path/);
@@ -370,6 +383,7 @@ describe('bundleKeeper over simulated days', () => {
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
       assert.equal(fake.applied.length, 1);
+      await handle.terminate('test over');
     });
     // A new start with an inline sink is refused, whatever the file holds.
     const fresh = new FakeExport();

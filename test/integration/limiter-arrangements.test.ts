@@ -1,8 +1,8 @@
 // test-lane: cluster
 // The rate limiter on the arrangements users have, on the production-shaped cluster (default server
 // settings): a fleet that moves to another task queue, a limiter an older fleet left on a queue nobody
-// serves (retired by hand), two fleets on different task queues sharing projects, a limiter an older worker started with
-// its first asks answered, and a changed AGENT_RATE_LIMIT (applied by the next limiter, not the running one). Jobs
+// serves (retired by hand), two fleets on different task queues sharing projects, and a changed
+// AGENT_RATE_LIMIT (applied by the next limiter, not the running one). Jobs
 // start by workflow type name with plain JSON, as another service starts them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -139,35 +139,6 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     assert.equal(emu.counters().calls.createAgentJob?.['429'] ?? 0, 0);
     assert.ok(maxInAnyWindow(creates, 4_000) <= 5, `${maxInAnyWindow(creates, 4_000)} creates inside one 4 s window`);
     await Promise.all([a.close(), b.close()]);
-  });
-
-  test('a limiter an older worker started with its first asks answered (carried) counts them and queues the rest', async () => {
-    const projectId = `carried-${run}`;
-    const f = await fleet(uniqueTaskQueue('carried'), '2/10s');
-    const now = Date.now();
-    const grant = (i: number) => ({
-      requesterWorkflowId: `older-${i}`,
-      requestKey: 'create',
-      atMs: now,
-      freeAtMs: now + 60_000,
-    });
-    const carried = { grants: [grant(1), grant(2)], queue: [{ requesterWorkflowId: 'older-3', requestKey: 'create' }] };
-    const input: AgentRateLimiterInput = { projectId, limit: 2, windowMs: 10_000, carried };
-    const limiter = await env.client.workflow.start(WorkflowType.agentRateLimiter, {
-      taskQueue: LIMITER_TASK_QUEUE,
-      workflowId: rateLimiterWorkflowId(projectId),
-      args: [input],
-    });
-    const status = await waitFor(
-      async () => {
-        const s = await limiter.query(rateLimiterStatusQuery);
-        return s.inWindow === 2 && s.queued === 1 ? s : undefined;
-      },
-      { timeoutMs: 30_000, what: 'the limiter to count the carried grants and queue' },
-    );
-    assert.equal(status.granted, 0, 'nothing granted beyond the carried state');
-    await limiter.terminate('test done');
-    await f.close();
   });
 
   test('a limiter whose workflow task a worker took and holds: the job says so, and completes once it is freed', async () => {
