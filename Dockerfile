@@ -44,31 +44,44 @@ USER node
 EXPOSE 4010
 CMD ["node", "dist/emulator/main.js"]
 
-# ---- sso-provider-build: the stand-in OpenID provider alone (sso-provider/ and the src/ modules it imports) --
-FROM ${NODE_IMAGE} AS sso-provider-build
+# ---- tools-build: what runs beside the worker, compiled alone: the stand-in OpenID provider (sso-provider/)
+# and the one-shot secrets job of docker-compose.yml (deploy/secrets/), with the src/ modules they import.
+FROM ${NODE_IMAGE} AS tools-build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.sso-provider.json ./
+COPY tsconfig.json tsconfig.tools.json ./
+COPY src ./src
 COPY sso-provider ./sso-provider
-COPY src/shared/roles.ts ./src/shared/roles.ts
-COPY src/config/watched-file.ts src/config/secret-file.ts ./src/config/
-COPY src/process/lifecycle.ts src/process/small-server.ts ./src/process/
-RUN npx tsc -p tsconfig.sso-provider.json
+COPY deploy/secrets ./deploy/secrets
+RUN npx tsc -p tsconfig.tools.json
 
-# ---- sso-provider: `npm run sso-provider` compiled, and its directory job (docker-compose.sso.yml) -------
+# ---- sso-provider: `npm run sso-provider` compiled (docker-compose.yml's sso-provider) -----------------------
 FROM ${NODE_IMAGE} AS sso-provider
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
-COPY --from=sso-provider-build /app/dist ./dist
+COPY --from=tools-build /app/dist ./dist
 COPY package.json ./
-# The signing key's folder (a volume in docker-compose.sso.yml), owned by the runtime user.
+# The signing key's folder (a volume in docker-compose.yml), owned by the runtime user.
 RUN mkdir -p /var/lib/docs-admin && chown node:node /var/lib/docs-admin
 USER node
 EXPOSE 8636
 CMD ["node", "dist/sso-provider/main.js"]
+
+# ---- secrets: the one-shot `secrets-init` of docker-compose.yml (deploy/secrets/compose-secrets.ts) -------
+# openssl makes the deployment's CA and certificates as `npm run cluster -- --tls` does. It runs as root to
+# give each service's folder to the services' user (uid 1000); nothing else runs on this image.
+FROM ${NODE_IMAGE} AS secrets
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=tools-build /app/dist ./dist
+COPY package.json ./
+CMD ["node", "dist/deploy/secrets/compose-secrets.js", "/run/docs-admin/all-secrets"]
 
 # ---- runtime -----------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

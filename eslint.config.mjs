@@ -1,5 +1,5 @@
 // Lint rules that catch real bugs in Temporal code (floating promises, cycles, Node I/O in workflows)
-// and encode the layout (README "Architecture"): each layer imports only the layers below it.
+// and encode the layout (README "Layout"): each layer imports only the layers below it.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
@@ -20,9 +20,9 @@ const rootFolder = (folder) =>
 // src/ is the product (the worker image): it never loads the stand-ins (the emulator, the OpenID provider),
 // the benchmarks, the scripts or the tests.
 const TOOLING = {
-  group: ['emulator', 'sso-provider', 'bench', 'scripts', 'test'].flatMap(rootFolder),
+  group: ['emulator', 'sso-provider', 'deploy', 'bench', 'scripts', 'test'].flatMap(rootFolder),
   message:
-    'src/ never uses the emulator, sso-provider/, bench/, scripts/ or test/: they are tooling around the product and not in the worker image.',
+    'src/ never uses the emulator, sso-provider/, deploy/, bench/, scripts/ or test/: they are tooling around the product and not in the worker image.',
 };
 
 /** Nothing imports a test file: what two files share goes to a helper module. */
@@ -246,6 +246,25 @@ export default tseslint.config(
     // The entry points (worker, CLI, codec server, webhook receiver) wire the layers together.
     files: ['src/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [TOOLING] }] },
+  },
+  {
+    // The deployment's one-shot secrets job (and the certificates the cluster's --tls shares): it makes keys,
+    // tokens, certificates and the provider's directory; it never talks to Temporal.
+    files: ['deploy/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['emulator', 'bench', 'scripts', 'test'].flatMap(rootFolder),
+              message: 'deploy/ stands alone: the scripts and tests use it, never the reverse.',
+            },
+            { group: ['@temporalio/*'], message: 'The secrets job does not talk to Temporal.' },
+          ],
+        },
+      ],
+    },
   },
   {
     // The OpenID provider stands in for a company's identity provider, as the emulator for the platform: it

@@ -23,7 +23,7 @@ import { repositoryKey } from '../src/policies/validation/publish';
 import { keepersOf } from '../src/webhooks/targets';
 import { WorkerProcess } from '../test/chaos/helpers';
 import { githubSender, mergedPayload, pushPayload, randomSha } from '../test/helpers/github';
-import { createClusterEnv, uniqueTaskQueue } from '../test/helpers/temporal';
+import { createE2eEnv, uniqueTaskQueue } from '../test/helpers/temporal';
 import { writeSinksFile } from '../test/helpers/sinks';
 
 export interface PublishLatencyOptions {
@@ -129,7 +129,8 @@ async function measure(
 
 export async function runPublishLatency(options: PublishLatencyOptions = {}): Promise<PublishLatencyReport> {
   const { runs = 3, buildMs = 20_000, exportMs = 30_000 } = options;
-  const env = await createClusterEnv();
+  // The cluster, or a dev server with E2E_SERVER=dev-server or DOCS_ADMIN_SKIP_CLUSTER=1 (as the e2e files).
+  const env = await createE2eEnv();
   const emu = await startEmulator({
     updateQueuedMs: 0,
     updateBuildMs: buildMs,
@@ -142,6 +143,8 @@ export async function runPublishLatency(options: PublishLatencyOptions = {}): Pr
   let worker: WorkerProcess | undefined;
   let receiver: ChildProcess | undefined;
   let keeperId: string | undefined;
+  const projectId = `bench-publish-${Date.now().toString(36)}`;
+  const domain = `${projectId}.docs.example.com`;
   try {
     await fsp.writeFile(path.join(dir, 'secret'), `${SECRET}\n`, { mode: 0o600 });
     const port = await freeLoopbackPort();
@@ -152,15 +155,15 @@ export async function runPublishLatency(options: PublishLatencyOptions = {}): Pr
           TEMPORAL_TASK_QUEUE: taskQueue,
           ADMIN_API_URL: emu.url,
           ADMIN_API_KEY: KEY,
-          KEEPER_SINKS_FILE: await writeSinksFile(dir, { docs: { type: 'file', path: path.join(dir, 'docs.json') } }),
+          KEEPER_SINKS_FILE: await writeSinksFile(dir, {
+            docs: { type: 'file', path: path.join(dir, 'docs.json'), domains: [domain] },
+          }),
         },
       }),
       startReceiver({ ...temporalEnv, GITHUB_WEBHOOK_SECRET_FILE: path.join(dir, 'secret') }, port),
     ]);
     const send = await githubSender(`http://127.0.0.1:${port}`, SECRET);
 
-    const projectId = `bench-publish-${Date.now().toString(36)}`;
-    const domain = `${projectId}.docs.example.com`;
     const repositoryUrl = `https://github.com/docs-emulator/${projectId}`;
     const file = path.join(dir, 'docs.json');
     emu.push({ projectId, domain });

@@ -11,7 +11,7 @@ import type { PushRequest } from './publishing';
 import type { FaultRule } from './faults';
 import type { EmulatorOptions } from './options';
 
-export type { EmulatorOptions, AgentOutcome, ProgressShape, RetryAfterForm } from './options';
+export type { EmulatorOptions, EmulatorAnswer, AgentOutcome, ProgressShape, RetryAfterForm } from './options';
 export { DEFAULT_OPTIONS, defaultAgentOutcome, defaultExportFailure } from './options';
 export type { FaultRule, FaultKind, EmulatorRoute } from './faults';
 export type { EmulatorCounters, EmulatedAgentJob, EmulatedExport, EmulatedUpdate } from './server';

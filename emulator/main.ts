@@ -7,7 +7,8 @@
 // (comma-separated), EMULATOR_SEED, EMULATOR_LOG_REQUESTS=1.
 // Faults and counters at runtime: POST /_emulator/faults, GET /_emulator/counters, POST /_emulator/reset;
 // a key rotation: POST /_emulator/keys {"add": [...], "revoke": [...]}; a push to a project's deployment
-// branch: POST /_emulator/push {"projectId", "domain"?, "sha"?, "message"?, "filesChanged"?}.
+// branch: POST /_emulator/push {"projectId", "domain"?, "sha"?, "message"?, "author"?, "filesChanged"?:
+// {"added"?, "modified"?, "removed"?}} (lists of paths, as update-status documents them).
 import type { EmulatorOptions, ProgressShape, RetryAfterForm } from './options';
 import { Emulator } from './server';
 

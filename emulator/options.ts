@@ -1,5 +1,6 @@
 // Emulator options. Every duration is configurable so tests run in seconds; the defaults give a
 // demo-friendly pace (agent jobs ~8 s, exports ~2 s queued + ~10 s running).
+import type { AdminApiOperation } from '../src/api/types';
 
 export type AgentOutcome = 'pr' | 'no-change' | 'archived' | 'failed';
 export type ProgressShape = 'linear' | 'slow-start' | 'stall-at-99' | 'jumps';
@@ -41,6 +42,8 @@ export interface EmulatorOptions {
   updateBuildMs: number;
   /** Projects whose updates fail (the build breaks) until the list changes. */
   failingUpdateProjects: string[];
+  /** Projects the organization does not have: a trigger of their update answers 404. */
+  missingProjects: string[];
   /** Update triggers share one budget per organization (per API key here). */
   updateRateLimit: { limit: number; windowMs: number };
 
@@ -74,6 +77,14 @@ export interface EmulatorOptions {
   seed: number;
   /** Log one line per request to stderr. */
   logRequests: boolean;
+  /** Sees every answer of an API route that has a JSON body, as sent (tests check them against the document). */
+  onAnswer?: (answer: EmulatorAnswer) => void;
+}
+
+export interface EmulatorAnswer {
+  route: AdminApiOperation;
+  status: number;
+  body: unknown;
 }
 
 export interface ResponseQuirks {
@@ -117,6 +128,7 @@ export const DEFAULT_OPTIONS: EmulatorOptions = {
   updateQueuedMs: 500,
   updateBuildMs: 5_000,
   failingUpdateProjects: [],
+  missingProjects: [],
   updateRateLimit: { limit: 10, windowMs: 10_000 },
   rateLimit: { limit: 100, windowMs: 60 * 60 * 1000 },
   retryAfterForm: 'seconds',

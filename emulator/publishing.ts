@@ -3,13 +3,24 @@
 // an export sees: the commit of the project's last update that succeeded before the export started.
 // As for exports, an update's status is a function of the clock (no timers).
 import { randomBytes } from 'node:crypto';
-import type { DeploymentCommit } from '../src/api/types';
+import type { DocumentedDeploymentUpdate } from '../src/api/types';
+
+/** The documented filesChanged: the paths a commit added, modified and removed. */
+export interface FilesChanged {
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
+export type CommitAuthor = NonNullable<DocumentedDeploymentUpdate['author']>;
 
 export interface Commit {
   sha: string;
   ref: string;
   message: string;
-  filesChanged: number;
+  filesChanged: FilesChanged;
+  /** Who pushed it; null for a project's initial commit, which nobody pushed here. */
+  author: CommitAuthor | null;
 }
 
 export interface UpdateRecord {
@@ -41,7 +52,10 @@ export interface PushRequest {
   ref?: string;
   sha?: string;
   message?: string;
-  filesChanged?: number;
+  /** Default: one modified page. */
+  filesChanged?: Partial<FilesChanged>;
+  /** The author's name (default "docs-emulator"). */
+  author?: string;
 }
 
 export class Publishing {
@@ -55,7 +69,8 @@ export class Publishing {
       sha: request.sha ?? randomSha(),
       ref: request.ref ?? 'main',
       message: request.message ?? 'Update docs',
-      filesChanged: request.filesChanged ?? 1,
+      filesChanged: filesChangedOf(request.filesChanged),
+      author: { name: request.author ?? 'docs-emulator' },
     };
     this.#heads.set(request.projectId, commit);
     if (request.domain) this.#projectOfDomain.set(request.domain, request.projectId);
@@ -66,7 +81,8 @@ export class Publishing {
   head(projectId: string): Commit {
     let head = this.#heads.get(projectId);
     if (!head) {
-      head = { sha: randomSha(), ref: 'main', message: 'Initial commit', filesChanged: 0 };
+      const filesChanged = { added: [], modified: [], removed: [] };
+      head = { sha: randomSha(), ref: 'main', message: 'Initial commit', filesChanged, author: null };
       this.#heads.set(projectId, head);
     }
     return head;
@@ -103,25 +119,62 @@ export class Publishing {
   }
 }
 
+/** What a push changed: the lists given (a missing one empty), or one modified page. */
+function filesChangedOf(given: Partial<FilesChanged> | undefined): FilesChanged {
+  if (!given) return { added: [], modified: ['index.mdx'], removed: [] };
+  return {
+    added: [...(given.added ?? [])],
+    modified: [...(given.modified ?? [])],
+    removed: [...(given.removed ?? [])],
+  };
+}
+
 const endMs = (u: UpdateRecord): number => u.createdAtMs + u.queuedMs + u.buildMs;
 
-export interface UpdateView {
-  status: 'queued' | 'in_progress' | 'success' | 'failure';
-  commit: DeploymentCommit;
-  source: string;
-  logs: string[];
-  createdAt: string;
-  endedAt: string | null;
-}
+/** An update as GET /v1/project/update-status/{statusId} documents it, with every field the emulator knows. */
+export type UpdateView = DocumentedDeploymentUpdate & { status: NonNullable<DocumentedDeploymentUpdate['status']> };
 
-export function updateView(u: UpdateRecord, nowMs: number): UpdateView {
+/** The update's status at `nowMs`; `baseUrl` is where the emulator is reached (screenshot links it never serves). */
+export function updateView(u: UpdateRecord, nowMs: number, baseUrl: string): UpdateView {
   const started = u.createdAtMs + u.queuedMs;
   const ended = endMs(u);
-  const base = { commit: { ...u.commit }, source: 'api', createdAt: iso(u.createdAtMs) };
-  const logs = [`${iso(u.createdAtMs)} queued: build of ${u.commit.ref} at ${u.commit.sha.slice(0, 7)}`];
-  if (nowMs < started) return { ...base, status: 'queued', logs, endedAt: null };
-  logs.push(`${iso(started)} building ${u.commit.filesChanged} changed file(s)`);
-  if (nowMs < ended) return { ...base, status: 'in_progress', logs, endedAt: null };
-  if (u.failure !== null) return { ...base, status: 'failure', logs: [...logs, u.failure], endedAt: iso(ended) };
-  return { ...base, status: 'success', logs: [...logs, `${iso(ended)} published`], endedAt: iso(ended) };
+  const { sha, ref, message, filesChanged, author } = u.commit;
+  const short = sha.slice(0, 7);
+  const base = {
+    _id: u.statusId,
+    projectId: u.projectId,
+    createdAt: iso(u.createdAtMs),
+    subdomain: subdomainOf(u.projectId),
+    author: author && { ...author },
+    commit: { sha, ref, message, filesChanged: structuredClone(filesChanged) },
+    source: 'api' as const,
+  };
+  const logs = [`${iso(u.createdAtMs)} queued: build of ${ref} at ${short}`];
+  // endedAt is a string in the document, not nullable: it is left out until the update ends.
+  if (nowMs < started) return { ...base, status: 'queued', summary: 'Update queued', logs };
+  const count = filesChanged.added.length + filesChanged.modified.length + filesChanged.removed.length;
+  logs.push(`${iso(started)} building ${count} changed file(s)`);
+  if (nowMs < ended) return { ...base, status: 'in_progress', summary: `Building ${short}`, logs };
+  const endedAt = iso(ended);
+  if (u.failure !== null)
+    return { ...base, status: 'failure', summary: `Build of ${short} failed`, logs: [...logs, u.failure], endedAt };
+  const shot = `${baseUrl}/screenshots/${encodeURIComponent(u.statusId)}`;
+  return {
+    ...base,
+    status: 'success',
+    summary: `Deployed ${short}`,
+    logs: [...logs, `${endedAt} published`],
+    endedAt,
+    screenshot: `${shot}.png`,
+    screenshotLight: `${shot}-light.png`,
+    screenshotDark: `${shot}-dark.png`,
+  };
 }
+
+/** A project's docs subdomain (<subdomain>.mintlify.app on the platform). */
+const subdomainOf = (projectId: string): string =>
+  projectId
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63) || 'docs';

@@ -3,10 +3,10 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { StartExportRequest } from '../src/api/types';
+import type { AdminApiOperation, StartExportRequest } from '../src/api/types';
 import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
 import { DEFAULT_OPTIONS, type EmulatorOptions, type ResponseQuirks } from './options';
-import { type PushRequest, Publishing, type UpdateView, updateView } from './publishing';
+import { type FilesChanged, type PushRequest, Publishing, type UpdateView, updateView } from './publishing';
 import { SlidingWindowLimiter } from './rate-limit';
 import {
   type AgentJobRecord,
@@ -124,6 +124,11 @@ export class Emulator {
     return this.#url;
   }
 
+  /** Where clients reach the emulator: the base of the links it hands out. */
+  #publicUrl(): string {
+    return this.options.publicUrl ?? this.#url;
+  }
+
   async listen(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
@@ -205,7 +210,7 @@ export class Emulator {
     const now = this.options.now();
     return this.#publishing
       .updates()
-      .map((u) => ({ statusId: u.statusId, projectId: u.projectId, ...updateView(u, now) }));
+      .map((u) => ({ statusId: u.statusId, projectId: u.projectId, ...updateView(u, now, this.#publicUrl()) }));
   }
 
   /** Forgets every job, window, counter and fault. */
@@ -243,16 +248,16 @@ export class Emulator {
       this.#counters.faultsInjected[fault.kind] = (this.#counters.faultsInjected[fault.kind] ?? 0) + 1;
       switch (fault.kind) {
         case '500-before-commit':
-          return this.#json(res, 500, { error: 'internal server error (injected before commit)' });
+          return this.#answer(res, route, 500, { error: 'internal server error (injected before commit)' });
         case '503':
           res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 1));
-          return this.#json(res, 503, { error: 'service unavailable (injected)' });
+          return this.#answer(res, route, 503, { error: 'service unavailable (injected)' });
         case 'reset-before-commit':
           req.socket.destroy();
           return;
         case '429':
           this.#setRetryAfter(res, this.options.now() + (fault.retryAfterSeconds ?? 1) * 1000);
-          return this.#json(res, 429, { error: 'rate limit exceeded (injected)' });
+          return this.#answer(res, route, 429, { error: 'rate limit exceeded (injected)' });
         case 'slow':
           await delay(fault.delayMs ?? 10_000);
           break;
@@ -271,7 +276,7 @@ export class Emulator {
           : this.#dispatch(route, params, rawBody, res);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
-      return this.#json(res, err.status, { error: err.message });
+      return this.#answer(res, route, err.status, { error: err.message });
     }
 
     if (status < 300) body = applyQuirks(body, this.options.quirks);
@@ -279,7 +284,7 @@ export class Emulator {
     // Post-commit faults: the change above took effect, the client does not learn it.
     if (fault && status < 300) {
       if (fault.kind === '500-after-commit')
-        return this.#json(res, 500, { error: 'internal server error (injected after commit)' });
+        return this.#answer(res, route, 500, { error: 'internal server error (injected after commit)' });
       if (fault.kind === 'reset-after-commit') {
         req.socket.destroy();
         return;
@@ -290,7 +295,7 @@ export class Emulator {
         return;
       }
     }
-    this.#json(res, status, body);
+    this.#answer(res, route, status, body);
   }
 
   /** As the real API: 401 for the key, then 403 for the caller's address, the key's scope, the plan. */
@@ -393,7 +398,7 @@ export class Emulator {
         }
         const archive = exportArchive(job);
         const expires = now + this.options.bundleTtlMs;
-        const base = this.options.publicUrl ?? this.#url;
+        const base = this.#publicUrl();
         this.#counters.bundlesGenerated++;
         return [
           200,
@@ -424,6 +429,8 @@ export class Emulator {
     switch (route) {
       case 'triggerUpdate': {
         const projectId = id;
+        if (this.options.missingProjects.includes(projectId))
+          throw new HttpError(404, `project ${projectId} not found`);
         // One budget per organization; the emulator has one organization per API key.
         const decision = this.#updateLimiter.take(key, now);
         if (!decision.ok) {
@@ -452,7 +459,7 @@ export class Emulator {
       case 'getUpdateStatus': {
         const update = this.#publishing.get(id);
         if (!update) throw new HttpError(404, `update status ${id} not found`);
-        return [200, updateView(update, now)];
+        return [200, updateView(update, now, this.#publicUrl())];
       }
     }
   }
@@ -621,6 +628,13 @@ export class Emulator {
     });
   }
 
+  /** An API route's JSON answer, shown to `onAnswer` first. */
+  #answer(res: ServerResponse, route: AdminApiOperation, status: number, body: unknown): void {
+    if (res.destroyed) return;
+    this.options.onAnswer?.({ route, status, body });
+    this.#json(res, status, body);
+  }
+
   #json(res: ServerResponse, status: number, body: unknown): void {
     if (res.destroyed) return;
     const text = JSON.stringify(body);
@@ -629,7 +643,7 @@ export class Emulator {
   }
 }
 
-function matchRoute(method: string, path: string): { route: EmulatorRoute; params: string[] } | undefined {
+function matchRoute(method: string, path: string): { route: AdminApiOperation; params: string[] } | undefined {
   const parts = path.split('/').slice(1).map(safeDecode);
   if (parts.some((p) => p === undefined || p === '')) return undefined;
   const p = parts as string[];
@@ -712,22 +726,36 @@ function exportRequestOf(raw: string): StartExportRequest {
 }
 
 function pushRequestOf(raw: string): PushRequest {
-  const { projectId, domain, ref, sha, message, filesChanged } = parseJsonObject(raw || '{}');
+  const { projectId, domain, ref, sha, message, filesChanged, author } = parseJsonObject(raw || '{}');
   const optionalString = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
   if (typeof projectId !== 'string' || projectId === '') throw new HttpError(400, '"projectId" is required');
-  if (!optionalString(domain) || !optionalString(ref) || !optionalString(message))
-    throw new HttpError(400, '"domain", "ref" and "message" must be strings');
+  if (!optionalString(domain) || !optionalString(ref) || !optionalString(message) || !optionalString(author))
+    throw new HttpError(400, '"domain", "ref", "message" and "author" must be strings');
   if (sha !== undefined && (typeof sha !== 'string' || !/^[0-9a-f]{7,64}$/.test(sha)))
     throw new HttpError(400, '"sha" must be hex');
-  if (filesChanged !== undefined && !(Number.isInteger(filesChanged) && (filesChanged as number) >= 0))
-    throw new HttpError(400, '"filesChanged" must be an integer >= 0');
   return {
     projectId,
     ...(domain !== undefined ? { domain } : {}),
     ...(ref !== undefined ? { ref } : {}),
     ...(sha !== undefined ? { sha } : {}),
     ...(message !== undefined ? { message } : {}),
-    ...(filesChanged !== undefined ? { filesChanged: filesChanged as number } : {}),
+    ...(filesChanged !== undefined ? { filesChanged: filesChangedOf(filesChanged) } : {}),
+    ...(author !== undefined ? { author } : {}),
+  };
+}
+
+/** The documented filesChanged: {added?, modified?, removed?}, each a list of paths. */
+function filesChangedOf(value: unknown): Partial<FilesChanged> {
+  const isPaths = (v: unknown): v is string[] | undefined =>
+    v === undefined || (Array.isArray(v) && v.every((p) => typeof p === 'string'));
+  const lists = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  if (!lists || !isPaths(lists.added) || !isPaths(lists.modified) || !isPaths(lists.removed))
+    throw new HttpError(400, '"filesChanged" must be {"added"?, "modified"?, "removed"?}, each a list of paths');
+  const { added, modified, removed } = lists;
+  return {
+    ...(added ? { added } : {}),
+    ...(modified ? { modified } : {}),
+    ...(removed ? { removed } : {}),
   };
 }
 
@@ -781,6 +809,7 @@ const SERIALIZABLE_KEYS = [
   'updateQueuedMs',
   'updateBuildMs',
   'failingUpdateProjects',
+  'missingProjects',
   'updateRateLimit',
   'retryAfterForm',
   'bundleTtlMs',

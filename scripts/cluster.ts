@@ -23,7 +23,7 @@
 // the GitHub webhook receiver's secret (.data/cluster/github-webhook-secret) are made on first run; the
 // codec server decodes with the keys for callers that carry the token (`temporal --codec-auth`), and the
 // webhook receiver (npm run webhooks) runs beside it.
-import { type ClusterCommand, parseClusterArgs, USAGE, UsageError } from './cluster/args';
+import { type ClusterCommand, openNotice, parseClusterArgs, USAGE, UsageError } from './cluster/args';
 import { type EnsureResult, ensureCluster, stopCluster } from './cluster/control';
 import { CLUSTER_DATA_DIR, CLUSTER_NAMESPACE, CLUSTER_PORTS, nodeAddress } from './cluster/layout';
 import { ensureMonitoring, stopMonitoring } from './cluster/monitoring';
@@ -48,6 +48,8 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const what = [...result.started, ...result.startedNodes.map((n) => `node ${n}`)];
   say(what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.');
+  const open = openNotice(command);
+  if (open) say(open);
   say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
   for (let node = 2; node <= command.nodes; node++) say(`  node ${node}         ${nodeAddress(node)}`);
   if (result.sso)

@@ -91,7 +91,9 @@ async function startEverything(
   running.worker = await createDocsAdminWorker(config, { metricsListen: { port: 0 } });
   const workerDone = running.worker.run();
   say(`Worker: task queue ${config.taskQueue}; metrics ${running.worker.metricsUrl ?? 'disabled'}`);
-  say(`Keeper sinks: ${config.sinksFile}   (a keeper names one: npm run cli -- keep --domain D --sink demo-config)`);
+  say(
+    `Keeper sinks: ${config.sinksFile}   (a keeper names one: npm run cli -- keep --domain ${DOMAIN} --sink demo-config)`,
+  );
 
   running.connection = await Connection.connect({ address: ADDRESS });
   // Encrypting like the worker when PAYLOAD_ENCRYPTION_KEYS_FILE is set (docs/security.md).
@@ -100,12 +102,13 @@ async function startEverything(
   return { client, taskQueue: config.taskQueue, workerDone };
 }
 
-/** A sinks file with one file sink (`demo-config`) in a temporary directory, removed at shutdown. */
+/** A sinks file with one file sink (`demo-config`, for the demo's domain) in a temporary directory, removed at shutdown. */
 function demoSinksFile(running: Running): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docs-admin-demo-'));
   running.sinksDir = dir;
   const file = path.join(dir, 'sinks.yaml');
-  const sinks = { 'demo-config': { type: 'file', path: path.join(dir, 'deployment', 'staticExport.json') } };
+  const target = path.join(dir, 'deployment', 'staticExport.json');
+  const sinks = { 'demo-config': { type: 'file', path: target, domains: [DOMAIN] } };
   writeFileSync(file, JSON.stringify({ allowedDirs: [dir], sinks }, null, 2));
   return file;
 }

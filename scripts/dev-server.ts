@@ -15,8 +15,8 @@ export const UI_URL = `http://${HOST}:${UI_PORT}`;
 export const LOG_FILE = path.join(DATA_DIR, 'temporal.log');
 
 /**
- * Server settings the worker's latency under bursts relies on (the README's operator notes give the
- * production equivalents). Eager activity execution: a workflow task that schedules an activity gets
+ * Server settings the worker's latency under bursts relies on (docs/operations.md, "Server settings",
+ * gives the production equivalents). Eager activity execution: a workflow task that schedules an activity gets
  * the activity task back in its completion response, without a trip through matching. Fairness (which
  * implies the priority-aware matcher): backlogged tasks are dispatched by priority key, then in
  * proportion across fairness keys, so one project's burst of agent jobs (fairness key = project id)

@@ -131,11 +131,19 @@ const REPLAY_SINK = 'replay-config';
 /** A sink the sinks file holds only once a scenario adds it. */
 const LATER_SINK = 'replay-later';
 
+/** The domains of the captured keepers, which their sinks serve. */
+const REPLAY_DOMAINS = ['first', 'named', 'later', 'refresh', 'publish', 'pin', 'pause', 'verify', 'source', 'can'].map(
+  (name) => `${name}.example.com`,
+);
+
 /** The fleets' sinks file in `dir` (KEEPER_SINKS_FILE), holding REPLAY_SINK and `more`. */
 function writeReplaySinks(dir: string, more: string[] = []): string {
   const file = path.join(dir, 'sinks.json');
   const sinks = Object.fromEntries(
-    [REPLAY_SINK, ...more].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+    [REPLAY_SINK, ...more].map((name) => [
+      name,
+      { type: 'file', path: path.join(dir, `${name}.json`), domains: REPLAY_DOMAINS },
+    ]),
   );
   writeFileSync(file, JSON.stringify({ allowedDirs: [dir], sinks }));
   return file;
@@ -165,6 +173,29 @@ const settled = (promise: Promise<unknown>) =>
     () => undefined,
   );
 const eventsOf = async (handle: WorkflowHandle) => (await handle.fetchHistory()).events ?? [];
+
+/**
+ * A keeper with a source has handled every signal sent so far and is idle: no activity or export running,
+ * no publish waiting, and every update the emulator got for its project has ended in the keeper's status.
+ */
+async function settledAfterSignals(ctx: Ctx, handle: WorkflowHandle, projectId: string): Promise<void> {
+  await waitFor(async () => {
+    const events = await eventsOf(handle);
+    const lastSignal = events.findLastIndex((e) => e.workflowExecutionSignaledEventAttributes);
+    if (!events.slice(lastSignal).some((e) => e.workflowTaskCompletedEventAttributes)) return false;
+    if (((await handle.describe()).raw.pendingActivities ?? []).length > 0) return false;
+    const s = await keeperStatus(handle);
+    const p = s.publishing;
+    const updates = ctx.emu.updates().filter((u) => u.projectId === projectId).length;
+    return (
+      !s.exporting &&
+      !s.exportWanted &&
+      !p?.publishWanted &&
+      p?.update?.status === 'success' &&
+      p.updatesDone === updates
+    );
+  }, waiting('the keeper idle after the last signal'));
+}
 
 /** Both ends of a chain that continued as new: the first run (ends in the command) and the latest. */
 async function chain(handle: WorkflowHandle): Promise<Recorded[]> {
@@ -556,6 +587,31 @@ export const SCENARIOS: Scenario[] = [
         pullRequest: { number: 1, url: `${source.repository}/pull/1` },
       });
       await until(handle, 'the built commit applied', (s) => s.publishing?.commit?.sha === request.sha);
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'publish-replay-of-built-commit',
+    covers:
+      "a keeper with a source: commits A then B built and applied, then A's publish again under a new delivery id " +
+      "(a replayed push): the release before patched 'publish-built-commit-once' built the branch again, today's " +
+      'code starts nothing',
+    async run(ctx) {
+      const source = { projectId: 'replay-again', repository: 'https://github.com/acme/again', ref: 'main' };
+      const [a, b] = ['a', 'b'].map((c) => c.repeat(40)) as [string, string];
+      ctx.emu.push({ projectId: source.projectId, domain: 'again.example.com', sha: a });
+      const handle = await keeper(ctx, { domain: 'again.example.com', source });
+      await until(handle, 'first apply', (s) => s.jobId !== null);
+      const publish = (sha: string, deliveryId: string) =>
+        handle.signal(publishSignal, { repository: source.repository, ref: 'main', sha, deliveryId });
+      await publish(a, 'd-1');
+      await until(handle, 'A applied', (s) => s.publishing?.commit?.sha === a);
+      ctx.emu.push({ projectId: source.projectId, sha: b });
+      await publish(b, 'd-2');
+      await until(handle, 'B applied', (s) => s.publishing?.commit?.sha === b);
+      await publish(a, 'd-3');
+      await settledAfterSignals(ctx, handle, source.projectId);
       return [{ handle }];
     },
   },

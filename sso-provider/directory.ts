@@ -199,3 +199,18 @@ export function ensureDirectory(file: string, options: EnsureDirectoryOptions): 
   replaceSecretFile(file, text);
   return { created: true, passwords };
 }
+
+/**
+ * Adds the service `clientId` with `roles` and a new secret file beside the directory, unless the directory
+ * lists that client already (a directory made before the service existed). Returns whether it added it.
+ */
+export function ensureService(file: string, clientId: string, roles: Record<string, Role>): boolean {
+  const directory = parseDirectory(readFileSync(file, 'utf8'), file);
+  if ([...directory.apps, ...directory.services].some((c) => c.clientId === clientId)) return false;
+  const service: DirectoryService = { clientId, secretFile: `${clientId}.secret`, roles };
+  replaceSecretFile(path.resolve(path.dirname(file), service.secretFile), `${newSecret()}\n`);
+  const text = stringify({ ...directory, services: [...directory.services, service] });
+  parseDirectory(text, file);
+  replaceSecretFile(file, text);
+  return true;
+}

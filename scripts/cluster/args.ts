@@ -80,3 +80,13 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommand {
     ...(historyShards !== undefined ? { historyShards } : {}),
   };
 }
+
+/**
+ * The one line `npm run cluster` prints about what it leaves open (null when `--tls --sso` closes it): the
+ * cluster is for development on this machine; docker-compose.yml is the closed deployment.
+ */
+export function openNotice({ tls, sso }: { tls: boolean; sso: boolean }): string | null {
+  if (tls && sso) return null;
+  const open = [tls ? '' : 'no TLS', sso ? '' : 'no sign-on'].filter(Boolean).join(', ');
+  return `open: ${open}, on loopback only; \`--tls --sso\` closes it`;
+}

@@ -1,12 +1,12 @@
 // Mutual TLS of `npm run cluster -- --tls`: a private CA, the frontend's certificate (127.0.0.1 and
-// localhost) and one client certificate, made with openssl under .data/cluster/tls/ (git-ignored, never
-// committed) on the first --tls run and reused after. The frontend requires a client certificate signed
-// by that CA; the internode traffic stays plain (every service is on 127.0.0.1). The server reads the
-// names of Temporal's server image (TEMPORAL_TLS_FRONTEND_CERT, ...: deploy/temporal/config.yaml);
-// clients, the temporal CLI and the UI server read @temporalio/envconfig's TEMPORAL_TLS_* names.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// localhost) and one client certificate, made with openssl (deploy/secrets/certificates.ts, as compose's
+// secrets job makes its own) under .data/cluster/tls/ (git-ignored, never committed) on the first --tls
+// run and reused after. The frontend requires a client certificate signed by that CA; the internode
+// traffic stays plain (every service is on 127.0.0.1). The server reads the names of Temporal's server
+// image (TEMPORAL_TLS_FRONTEND_CERT, ...: deploy/temporal/config.yaml); clients, the temporal CLI and the
+// UI server read @temporalio/envconfig's TEMPORAL_TLS_* names.
 import path from 'node:path';
+import { type CertificateAuthority, type CertificateRequest, ensureCertificates } from '../../deploy/secrets/certificates';
 import { CLUSTER_DATA_DIR } from './layout';
 
 export const TLS_DIR = path.join(CLUSTER_DATA_DIR, 'tls');
@@ -22,84 +22,15 @@ export const TLS_FILES = {
   clientKey: path.join(TLS_DIR, 'client-key.pem'),
 };
 
-const DAYS = '825';
+const CA: CertificateAuthority = { dir: TLS_DIR, commonName: 'docs-admin cluster CA' };
+const CERTIFICATES: CertificateRequest[] = [
+  { dir: TLS_DIR, name: 'server', commonName: TLS_SERVER_NAME, serverNames: ['127.0.0.1', 'localhost'] },
+  { dir: TLS_DIR, name: 'client', commonName: 'docs-admin client' },
+];
 
-function openssl(args: string[]): void {
-  const result = spawnSync('openssl', args, { encoding: 'utf8' });
-  if (result.error) throw new Error(`--tls needs openssl on PATH (${result.error.message})`);
-  if (result.status !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr.trim().split('\n')[0]}`);
-}
-
-/** A key and a certificate for `subject`, signed by the CA, with the given extensions. */
-function issue(name: 'server' | 'client', subject: string, extensions: string): void {
-  const key = name === 'server' ? TLS_FILES.serverKey : TLS_FILES.clientKey;
-  const cert = name === 'server' ? TLS_FILES.serverCert : TLS_FILES.clientCert;
-  const csr = path.join(TLS_DIR, `${name}.csr`);
-  const ext = path.join(TLS_DIR, `${name}.ext`);
-  openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subject]);
-  writeFileSync(ext, extensions);
-  openssl([
-    'x509',
-    '-req',
-    '-in',
-    csr,
-    '-CA',
-    TLS_FILES.caCert,
-    '-CAkey',
-    TLS_FILES.caKey,
-    '-CAcreateserial',
-    '-out',
-    cert,
-    '-days',
-    DAYS,
-    '-sha256',
-    '-extfile',
-    ext,
-  ]);
-  chmodSync(key, 0o600);
-  rmSync(csr);
-  rmSync(ext);
-}
-
-/** Creates the CA and both certificates unless they exist. Returns whether it made them now. */
+/** Creates the CA and both certificates unless they exist. Returns whether it made any now. */
 export function ensureTlsMaterial(): boolean {
-  if (Object.values(TLS_FILES).every((file) => existsSync(file))) return false;
-  rmSync(TLS_DIR, { recursive: true, force: true });
-  mkdirSync(TLS_DIR, { recursive: true, mode: 0o700 });
-  openssl([
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    TLS_FILES.caKey,
-    '-out',
-    TLS_FILES.caCert,
-    '-days',
-    DAYS,
-    '-sha256',
-    '-subj',
-    '/CN=docs-admin cluster CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  ]);
-  chmodSync(TLS_FILES.caKey, 0o600);
-  // The server's certificate also serves its own system worker as a client (config.yaml's systemWorker).
-  issue(
-    'server',
-    `/CN=${TLS_SERVER_NAME}`,
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' +
-      'extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
-  );
-  issue(
-    'client',
-    '/CN=docs-admin client',
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n',
-  );
-  return true;
+  return ensureCertificates(CA, CERTIFICATES).length > 0;
 }
 
 /** What a client needs, in @temporalio/envconfig's names (the temporal CLI reads the same). */

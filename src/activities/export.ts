@@ -82,7 +82,7 @@ export function createExportActivities(deps: ActivityDeps) {
   const sinks = deps.sinks ?? NO_SINKS;
   /** The sink in the worker's file and usable now, or why not (counted: the alerts watch it). */
   const findSink = async (ref: unknown, allowInline: boolean, domain: string): Promise<SinkLookup> => {
-    let found = lookupSink(sinks.current(), ref, allowInline);
+    let found = lookupSink(sinks.current(), ref, allowInline, domain);
     if ('sink' in found) {
       const blocked = await sinkProblem(found.sink);
       if (blocked) found = { refused: `sink "${found.name}": ${blocked.problem}`, code: blocked.code };

@@ -20,6 +20,7 @@ import {
   permitsUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
+import { WorkflowFailure, firstApplicationFailure } from '../shared/failures';
 import { SearchAttr } from '../shared/search-attributes';
 import { WorkflowType } from '../shared/workflow-types';
 import { projectFairnessKey } from '../shared/fairness';
@@ -57,11 +58,22 @@ export function answerOf(admission: PermitAdmission | undefined): LimiterAnswer 
   return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
 }
 
+/**
+ * The limiter refused the ask: it enforces another window than this worker's AGENT_RATE_LIMIT (it
+ * started with it, docs/operations.md). Told as it is: no diagnosis or replacement would change that.
+ */
+function refusal(projectId: string, err: unknown): LimiterAnswer | undefined {
+  const failure = firstApplicationFailure(err);
+  if (failure?.type !== WorkflowFailure.rateWindowMismatch) return undefined;
+  log.warn('the agent rate limiter refused the ask', { projectId, reason: failure.message });
+  return { kind: 'unanswered', reason: failure.message };
+}
+
 export interface LimiterClientOptions {
   temporal: Client;
   /** The limiter task queue this worker serves (LIMITER_TASK_QUEUE); default: the asking activity's own. */
   taskQueue?: string;
-  /** This worker's AGENT_RATE_LIMIT: starts a limiter, and applies at a running one from this ask on. */
+  /** This worker's AGENT_RATE_LIMIT: starts a limiter, and goes with every ask (a limiter enforcing another refuses it). */
   rateLimit: RateLimit;
   answerTimeoutMs?: number;
 }
@@ -106,6 +118,8 @@ export class LimiterClient {
         admission = await Promise.race([asked, Context.current().cancelled]);
       } catch (err) {
         if (Context.current().cancellationSignal.aborted) throw err;
+        const refused = refusal(projectId, err);
+        if (refused) return refused;
         const { answer, replacedNow } = await this.unanswered(projectId, taskQueue, err, !replaced);
         // A fresh limiter took the undecodable one's place: ask it at once, once.
         if (!replacedNow) return answer;

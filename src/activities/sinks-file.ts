@@ -3,18 +3,21 @@
 //
 //   allowedDirs: [/srv/docs]                 # file and mirror sinks write only below these
 //   sinks:
-//     prod-config: {type: file, path: /srv/docs/prod/staticExport.json, mode: "0640"}
-//     prod-hook:   {type: webhook, url: https://deploy.example.com/docs, headersFile: /run/secrets/hook}
-//     prod-helm:   {type: command, argv: [helm, upgrade, docs, ./chart, --reuse-values, -f, "-"], env: [KUBECONFIG]}
-//     airgap:      {type: mirror, dir: /srv/docs/mirror, urlPrefix: http://mirror.internal/docs, keep: 3}
+//     prod-config: {type: file, path: /srv/docs/prod/staticExport.json, mode: "0640", domains: [docs.example.com]}
+//     prod-hook:   {type: webhook, url: https://deploy.example.com/docs, headersFile: /run/secrets/hook, domains: [...]}
+//     prod-helm:   {type: command, argv: [helm, upgrade, docs, ./chart, --reuse-values, -f, "-"], env: [KUBECONFIG], domains: [...]}
+//     airgap:      {type: mirror, dir: /srv/docs/mirror, urlPrefix: http://mirror.internal/docs, keep: 3, domains: [...]}
 //
-// A sink that breaks a rule is not held (its name and why are kept, for the keeper's status); a file
-// that is not a sinks file at all stops the worker at start. The file is read again when its identity,
-// size or mtime changes (one stat per use, as the key files); a change that cannot be read keeps the
-// sinks read before.
+// Every sink lists the domains it serves (exact hostnames): a keeper for another domain naming it is
+// refused as a name the file lacks is, so a writer cannot point one domain's keeper at another's
+// deployment. A sink that breaks a rule is not held (its name and why are kept, for the keeper's
+// status); a file that is not a sinks file at all stops the worker at start. The file is read again when
+// its identity, size or mtime changes (one stat per use, as the key files); a change that cannot be read
+// keeps the sinks read before.
 import path from 'node:path';
 import { parse } from 'yaml';
 import { type InlineSink, SINK_NAME_FORM, type SinkType } from '../shared/bundle-keeper';
+import { hostnameProblem } from '../policies/validation/export';
 import { WatchedFile } from '../config/watched-file';
 
 export type SinkDefinition =
@@ -23,10 +26,13 @@ export type SinkDefinition =
   | { type: 'command'; argv: string[]; env: string[] }
   | { type: 'mirror'; dir: string; urlPrefix: string; keep: number; mode: number; root: string };
 
+/** A sink the file holds: its definition and the domains whose keepers may apply through it (lower case). */
+export type HeldSink = SinkDefinition & { domains: readonly string[] };
+
 export interface SinkTable {
   /** The file they came from (for messages); undefined when the worker has no sinks file. */
   file: string | undefined;
-  sinks: ReadonlyMap<string, SinkDefinition>;
+  sinks: ReadonlyMap<string, HeldSink>;
   /** Sinks the file lists that the worker refuses, with why. */
   invalid: ReadonlyMap<string, string>;
 }
@@ -137,6 +143,31 @@ export function checkSink(raw: unknown, allowedDirs: readonly string[]): SinkDef
   }
 }
 
+/**
+ * The domains a sink serves (`domains:`, exact hostnames, lower case), or why the list is refused. A
+ * file from before domains has none: refused, saying what to add (docs/operations.md).
+ */
+export function checkDomains(value: unknown): string[] | string {
+  if (value === undefined)
+    return 'it lists no domains: add "domains: [<hostname>, ...]" with the domains whose keepers may apply through it';
+  if (!isStringList(value) || value.length === 0) return 'domains must be a non-empty list of hostnames';
+  if (value.some((d) => d.includes('*')))
+    return 'domains lists exact hostnames (no wildcard such as *.example.com): name each domain';
+  const problem = value.map(hostnameProblem).find((p) => p !== null);
+  if (problem) return `domains: ${problem}`;
+  return [...new Set(value.map((d) => d.toLowerCase()))];
+}
+
+/** One sink of the file with the domains it serves, or why it is refused (its kind's rules first). */
+function checkHeldSink(raw: unknown, allowedDirs: readonly string[]): HeldSink | string {
+  const isMap = typeof raw === 'object' && raw !== null && !Array.isArray(raw);
+  const { domains, ...definition } = isMap ? (raw as Record<string, unknown>) : {};
+  const sink = checkSink(isMap ? definition : raw, allowedDirs);
+  if (typeof sink === 'string') return sink;
+  const served = checkDomains(domains);
+  return typeof served === 'string' ? served : { ...sink, domains: served };
+}
+
 /** A host as allowPrivateHosts and the address check compare it: lower case, IPv6 without brackets. */
 export function hostKey(host: string): string {
   return host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
@@ -158,11 +189,11 @@ export function parseSinksFile(text: string, file: string): SinkTable {
     throw new SinksFileError(`${file}: allowedDirs must be a list of absolute, normalized directories`);
   if (typeof sinks !== 'object' || sinks === null || Array.isArray(sinks))
     throw new SinksFileError(`${file}: sinks must be a map of name to sink`);
-  const held = new Map<string, SinkDefinition>();
+  const held = new Map<string, HeldSink>();
   const invalid = new Map<string, string>();
   for (const [name, raw] of Object.entries(sinks)) {
     const checked = SINK_NAME_FORM.test(name)
-      ? checkSink(raw, allowedDirs)
+      ? checkHeldSink(raw, allowedDirs)
       : 'the name must be 1-64 of A-Z a-z 0-9 . _ -';
     if (typeof checked === 'string') invalid.set(name, checked);
     else held.set(name, checked);
@@ -193,22 +224,33 @@ export function equalSink(table: SinkTable, inline: InlineSink): string | undefi
 }
 
 /** Why a sink was refused, as the refusals metric labels it. */
-export type RefusalCode = 'unknown' | 'inline' | 'invalid' | 'address' | 'path' | 'changed';
+export type RefusalCode = 'unknown' | 'inline' | 'invalid' | 'domain' | 'address' | 'path' | 'changed';
 
-export type SinkLookup = { name: string; sink: SinkDefinition } | { refused: string; code: RefusalCode };
+export type SinkLookup = { name: string; sink: HeldSink } | { refused: string; code: RefusalCode };
+
+/** The sink `name` of the table for a keeper of `domain`: only if it lists that domain. */
+function serving(table: SinkTable, name: string, domain: string, where: string): SinkLookup {
+  const sink = table.sinks.get(name)!;
+  if (typeof domain === 'string' && sink.domains.includes(domain.toLowerCase())) return { name, sink };
+  const shown = String(domain).slice(0, 253);
+  return {
+    refused: `sink "${name}" does not serve ${shown}: add ${shown} to its "domains:" in ${where} only if that deployment serves it`,
+    code: 'domain',
+  };
+}
 
 /**
  * A keeper's sink against the table: a name the file holds, or (`allowInline`, for keepers that ran
- * before named sinks) an inline sink equal to one it holds. Everything else is refused, saying what to
- * add to the file. Never echoes a URL (webhook addresses are private).
+ * before named sinks) an inline sink equal to one it holds; either only when it lists the keeper's
+ * `domain`. Everything else is refused, saying what to add to the file. Never echoes a URL (webhook
+ * addresses are private).
  */
-export function lookupSink(table: SinkTable, ref: unknown, allowInline: boolean): SinkLookup {
+export function lookupSink(table: SinkTable, ref: unknown, allowInline: boolean, domain: string): SinkLookup {
   const where = table.file ? `${table.file} (KEEPER_SINKS_FILE)` : 'a sinks file (set KEEPER_SINKS_FILE)';
   if (typeof ref === 'string') {
     if (!SINK_NAME_FORM.test(ref))
       return { refused: `sink ${JSON.stringify(ref.slice(0, 70))} is not a sink name`, code: 'unknown' };
-    const sink = table.sinks.get(ref);
-    if (sink) return { name: ref, sink };
+    if (table.sinks.has(ref)) return serving(table, ref, domain, where);
     const problem = table.invalid.get(ref);
     if (problem) return { refused: `sink "${ref}" of ${table.file} is refused: ${problem}`, code: 'invalid' };
     return { refused: `the worker holds no sink "${ref}": add it under "sinks:" in ${where}`, code: 'unknown' };
@@ -223,7 +265,7 @@ export function lookupSink(table: SinkTable, ref: unknown, allowInline: boolean)
       code: 'inline',
     };
   const name = equalSink(table, ref as InlineSink);
-  if (name) return { name, sink: table.sinks.get(name)! };
+  if (name) return serving(table, name, domain, where);
   const same = { file: 'path', webhook: 'url', command: 'argv [sh, -c, <its command>]', mirror: 'dir and urlPrefix' };
   return {
     refused: `${shape} of an earlier release is not in the worker's sinks file: add a ${type} sink with the same ${same[type as SinkType]} to ${where} (the keeper waits and resumes then)`,

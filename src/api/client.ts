@@ -1,6 +1,6 @@
 // AdminApiClient: the admin API (docs/contract.md) over undici, used only by activities.
 //
-// Non-idempotent policy (quoted by the README):
+// Non-idempotent policy (docs/design.md, "No duplicate agent jobs"):
 //   createAgentJob and sendAgentMessage are NOT idempotent, and a duplicate is user-visible (a second
 //   agent run, a second pull request). Once such a request may have reached the server (the socket
 //   reset or timed out after the request was sent, any 5xx, or a 2xx whose body we cannot read) the

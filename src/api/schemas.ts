@@ -1,6 +1,8 @@
 // Boundary validation of admin API responses (docs/contract.md: "be liberal in what you accept"): unknown fields
 // are ignored, numbers may arrive as strings, unknown status values pass through (the client logs each
-// once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse.
+// once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse; a field
+// nothing uses never fails a call (`.catch`): the documented shapes (./documented.ts) are what the platform
+// promises, not what it will always send.
 import { z } from 'zod';
 import type { AgentJob, Bundle, DeploymentUpdate, StaticExportJob, UpdateTrigger } from './types';
 
@@ -18,13 +20,15 @@ export const agentJobSchema = z
     id,
     status: z.string().min(1),
     source: z
-      .object({ repository: nullableString, ref: nullableString })
+      .object({ repository: nullableString.catch(null), ref: nullableString.catch(null) })
       .nullish()
-      .transform((s) => s ?? { repository: null, ref: null }),
-    model: nullableString,
+      .transform((s) => s ?? { repository: null, ref: null })
+      .catch({ repository: null, ref: null }),
+    model: nullableString.catch(null),
     prLink: nullableString,
+    // Not required by the document, but agentJob's result carries it as a string (src/shared/agent-job.ts).
     createdAt: z.string(),
-    archivedAt: nullableString,
+    archivedAt: nullableString.catch(null),
   })
   .transform((j): AgentJob => j);
 
@@ -35,8 +39,8 @@ export const staticExportJobSchema = z
     progress: numeric.pipe(z.number().min(0).max(100)).optional(),
     pageCount: numeric.pipe(z.number().int().min(0)).optional(),
     createdAt: z.string(),
-    updatedAt: z.string().optional(),
-    error: z.string().nullish(),
+    updatedAt: z.string().optional().catch(undefined),
+    error: z.string().nullish().catch(undefined),
   })
   .transform((j): StaticExportJob => ({
     jobId: j.jobId,
@@ -59,20 +63,42 @@ export const bundleSchema = z
 
 export const updateTriggerSchema = z.object({ statusId: id }).transform((t): UpdateTrigger => t);
 
-/** filesChanged: a count, a numeric string, or a list of paths (counted). */
+const pathList = z.array(z.unknown()).catch([]);
+
+/**
+ * filesChanged as a count: the documented `{added, modified, removed}` lists (openapi.json), or an earlier
+ * shape (a count, a numeric string, one list). A count, not the paths: the answer is an activity result
+ * kept in workflow history, and nothing reads the paths. Anything else is null, never a failed call.
+ */
 const fileCount = z
-  .union([numeric.pipe(z.number().int().min(0)), z.array(z.unknown()).transform((a) => a.length)])
+  .union([
+    z
+      .object({ added: pathList.optional(), modified: pathList.optional(), removed: pathList.optional() })
+      .transform((f) => (f.added?.length ?? 0) + (f.modified?.length ?? 0) + (f.removed?.length ?? 0)),
+    numeric.pipe(z.number().int().min(0)),
+    z.array(z.unknown()).transform((a) => a.length),
+  ])
   .nullish()
-  .transform((v) => v ?? null);
+  .transform((v) => v ?? null)
+  .catch(null);
+
+/** An update's commit; without a usable sha it is null (the keeper then says the update named no commit). */
+const deploymentCommit = z
+  .object({
+    sha: z.string().min(1),
+    ref: nullableString.catch(null),
+    message: nullableString.catch(null),
+    filesChanged: fileCount,
+  })
+  .nullish()
+  .transform((c) => c ?? null)
+  .catch(null);
 
 export const deploymentUpdateSchema = z
   .object({
     status: z.string().min(1),
-    commit: z
-      .object({ sha: z.string().min(1), ref: nullableString, message: nullableString, filesChanged: fileCount })
-      .nullish()
-      .transform((c) => c ?? null),
-    // Liberal: a label, or an object the client has no use for.
+    commit: deploymentCommit,
+    // Documented as a label; anything else is of no use to the client.
     source: z
       .unknown()
       .optional()
@@ -80,9 +106,10 @@ export const deploymentUpdateSchema = z
     logs: z
       .union([z.array(z.unknown()).transform((l) => l.map(String)), z.string().transform((l) => l.split('\n'))])
       .nullish()
-      .transform((l) => l ?? []),
-    createdAt: nullableString,
-    endedAt: nullableString,
+      .transform((l) => l ?? [])
+      .catch([]),
+    createdAt: nullableString.catch(null),
+    endedAt: nullableString.catch(null),
   })
   .transform((u): DeploymentUpdate => u);
 

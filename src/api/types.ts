@@ -51,7 +51,7 @@ export interface DeploymentCommit {
   sha: string;
   ref: string | null;
   message: string | null;
-  /** Files the commit changed (a count; an array arrives as its length). */
+  /** How many files the commit changed (the documented added, modified and removed lists, counted). */
   filesChanged: number | null;
 }
 
@@ -85,3 +85,13 @@ export interface AdminApi {
 }
 
 export type AdminApiOperation = keyof AdminApi;
+
+/** The answers as the platform documents them (./documented.ts): the emulator answers in these. */
+export type {
+  DocumentedAgentJob,
+  DocumentedBundle,
+  DocumentedDeploymentUpdate,
+  DocumentedError,
+  DocumentedStaticExportJob,
+  DocumentedUpdateTrigger,
+} from './documented';

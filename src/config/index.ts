@@ -5,6 +5,7 @@ import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 import { readKeyFile } from '../api/key-source';
 import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 import { type HostRule, parseHostRules } from '../policies/bundle-hosts';
+import { rateWindowProblems } from '../policies/validation/rate-limiter';
 import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
@@ -72,9 +73,10 @@ export function parseRateLimit(text: string): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*(ms|s|m|h|d)\s*$/.exec(text);
   if (!match) throw new Error(`expected <count>/<window> such as 100/1h or 100/10s, got "${text}"`);
   const limit = Number(match[1]);
-  const windowMs = Number(match[2] ?? '1') * UNIT_MS[match[3] as string]!;
-  if (limit < 1) throw new Error('the count must be at least 1');
-  if (windowMs < 1) throw new Error('the window must be at least 1ms');
+  const windowMs = Math.round(Number(match[2] ?? '1') * UNIT_MS[match[3] as string]!);
+  // The bounds every limiter keeps (it refuses a start outside them, and asks naming another window).
+  const problems = rateWindowProblems({ limit, windowMs });
+  if (problems.length > 0) throw new Error(`${problems.join('; ')} (got "${text.trim()}")`);
   return { limit, windowMs };
 }
 

@@ -109,7 +109,7 @@ function keeperAndKeyCounters(
   });
   const sinkRefusals = new Counter({
     name: `${METRIC_PREFIX}keeper_sink_refusals_total`,
-    help: 'Keeper sinks the worker refused (checks and applies), by reason: unknown, inline, invalid, address, path, changed.',
+    help: 'Keeper sinks the worker refused (checks and applies), by reason: unknown, inline, invalid, domain, address, path, changed.',
     labelNames: ['reason'] as const,
     registers,
   });

@@ -1,8 +1,8 @@
 // The OpenTelemetry SDK behind src/observability/tracing.ts, loaded only when tracing is on: one
 // NodeTracerProvider (W3C trace context, the sampler of OTEL_TRACES_SAMPLER, resource attributes of
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES), one batch processor, an OTLP/HTTP exporter (protobuf or
-// JSON). Temporal's interceptors use the same provider; workflow spans come out of the sandbox through the
-// `exporter` sink into the same processor.
+// JSON). Temporal's activity interceptors use the same provider; workflow spans come out of the sandbox
+// through the `docsAdminSpans` sink (WORKFLOW_SPANS_SINK, src/worker/tracing.ts) into the same processor.
 import {
   ROOT_CONTEXT,
   SpanKind,

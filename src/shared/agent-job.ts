@@ -39,7 +39,7 @@ export interface AgentJobOptions {
    * (its worker died mid-request) is never retried: it ends as OutcomeUnknown.
    */
   nonIdempotentCallTimeoutMs?: number;
-  /** State from the previous run (set by the workflow itself when it continues as new). */
+  /** State from the previous run (set by the workflow itself when it continues as new; refused in a start). */
   carry?: AgentJobCarry;
 }
 

@@ -9,7 +9,8 @@ export const keeperWorkflowId = (domain: string): string => `bundle-keeper:${dom
 
 export type DeploymentKind = 'cloud' | 'client-hosted' | 'air-gapped';
 
-export type SinkType = 'file' | 'webhook' | 'command' | 'mirror';
+export const SINK_TYPES = ['file', 'webhook', 'command', 'mirror'] as const;
+export type SinkType = (typeof SINK_TYPES)[number];
 
 /**
  * An inline sink object, as keepers of earlier releases carried it in their input. Refused at a new
@@ -59,7 +60,7 @@ export interface BundleKeeperInput {
    * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
    */
   continueAsNewAfterCycles?: number;
-  /** State from the previous run (set by the keeper itself when it continues as new). */
+  /** State from the previous run (set by the keeper itself when it continues as new; refused in a start). */
   carry?: BundleKeeperCarry;
   /** The same, as runs continued by releases before `carry` wrote it: read, never written. */
   carried?: BundleKeeperCarry;

@@ -44,6 +44,8 @@ export const WorkflowFailure = {
   agentJobFailed: 'AgentJobFailed',
   /** bundleKeeper: the deployment kind forbids the features or sink asked for. */
   deploymentKindConflict: 'DeploymentKindConflict',
+  /** agentRateLimiter: an ask named another window than the limiter enforces (the admitPermits validator). */
+  rateWindowMismatch: 'RateWindowMismatch',
 } as const;
 
 export type ApiFailureType = (typeof ApiFailure)[keyof typeof ApiFailure];

@@ -93,6 +93,11 @@ export interface PublishingState {
   pendingSinceMs: number | null;
   /** Delivery ids already taken (bounded, newest last). */
   deliveries: string[];
+  /**
+   * Commits of finished rounds, asked for or built (bounded, newest last): a publish naming one starts
+   * nothing. Absent in carries of earlier releases (the Publisher adds it).
+   */
+  builtShas: string[];
   /** Merged pull requests by their merge commit (bounded, newest last). */
   pullRequests: { sha: string; number: number; url: string; agentWorkflowId: string | null }[];
   updatesDone: number;

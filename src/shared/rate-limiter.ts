@@ -16,10 +16,13 @@ export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
 
 export interface AgentRateLimiterInput {
   projectId: string;
-  /** Permits per window (AGENT_RATE_LIMIT of the worker that started the limiter). */
+  /**
+   * Permits per window (AGENT_RATE_LIMIT of the worker that started the limiter), fixed for the
+   * limiter's life; bounds in src/policies/validation/rate-limiter.ts.
+   */
   limit: number;
   windowMs: number;
-  /** Extra time each grant keeps its slot (default: src/policies/rate-window.ts defaultMarginMs). */
+  /** Extra time each grant keeps its slot (default, and the least accepted: src/policies/rate-window.ts defaultMarginMs). */
   marginMs?: number;
   /**
    * Continue as new past this many history events (default 500; the workers' asks start it with
@@ -28,8 +31,8 @@ export interface AgentRateLimiterInput {
    */
   maxHistoryEvents?: number;
   /**
-   * Set by the limiter itself when it continues as new (and by an older release's worker that started
-   * it with its first asks answered). Named `carried`, not `carry` as the other workflows' carries: every release that serves
+   * Set by the limiter itself when it continues as new; a start that holds it is refused (InvalidInput).
+   * Named `carried`, not `carry` as the other workflows' carries: every release that serves
    * the shared limiter queue reads this field, so it keeps its name.
    */
   carried?: RateLimiterCarry;
@@ -125,7 +128,11 @@ export interface PermitAdmission extends PermitTimes {
   expectedAtMs?: number;
 }
 
-/** Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT, which the limiter applies from then on. */
+/**
+ * Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT. A limiter enforces the window it
+ * started with and refuses an ask naming another (RateWindowMismatch, naming both); limiters of earlier
+ * releases applied it from then on.
+ */
 export interface LimiterRequestContext {
   limit: number;
   windowMs: number;

@@ -51,6 +51,6 @@ export interface StaticExportOptions {
    * Default: only when workflowInfo().continueAsNewSuggested (tests set a small number).
    */
   maxPollsPerRun?: number;
-  /** State from the previous run (set by the workflow itself when it continues as new). */
+  /** State from the previous run (set by the workflow itself when it continues as new; refused in a start). */
   carry?: StaticExportCarry;
 }

@@ -1,11 +1,17 @@
 // The GitHub webhook receiver: POST /github verified with X-Hub-Signature-256 against every secret of
 // GITHUB_WEBHOOK_SECRET_FILE (@octokit/webhooks-methods), then a push or a merged pull request becomes a
 // `publish` signal to the keepers of that repository and branch (the keepers do the slow work, so the
-// answer comes well within GitHub's 10 s). A redelivery (same X-GitHub-Delivery) is answered from
-// memory here, and the keeper ignores a delivery id it has taken already (it carries them), so nothing
-// happens twice even across a restart of this process. Bad signature 401, bad body 400: one line each,
-// nothing signalled.
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+// answer comes well within GitHub's 10 s). A redelivery (same X-GitHub-Delivery) and a signed body
+// already handled under another delivery id (the id is not signed: a replay) are answered from memory
+// here, and the keeper ignores a delivery id it has taken and a commit it has built (it carries both),
+// so nothing happens twice even across a restart of this process. Bad signature 401, bad body 400: one
+// line each, nothing signalled.
+//
+// Until its signature checks, a request is anyone's: it is read only up to MAX_UNSIGNED_BODY_BYTES
+// (refused at once when its Content-Length says more), only MAX_UNSIGNED_REQUESTS of them at a time (503
+// past that), and only for UNSIGNED_READ_MS, so unsigned traffic holds at most 64 MiB and a few sockets.
+import { createHash } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { inSpan } from '../observability/tracing';
@@ -17,9 +23,18 @@ import { type Verify, loadVerify } from './signature';
 import { KeeperDirectory, agentJobOf } from './targets';
 
 export const DEFAULT_WEBHOOKS_PORT = 8635;
-/** GitHub caps payloads at 25 MB. */
-const MAX_BODY = 25 * 1024 * 1024;
-/** Deliveries remembered for redelivery answers. */
+/**
+ * The largest body read before its signature is checked. GitHub allows 25 MB, but a push or pull_request
+ * delivery is a few kB to a few hundred: only a push listing well over a thousand commits or files comes
+ * near 1 MiB. Such a delivery is refused (413, shown in the webhook's recent deliveries); `docs-admin
+ * publish` builds the branch head instead.
+ */
+export const MAX_UNSIGNED_BODY_BYTES = 1024 * 1024;
+/** Requests read or verified at once; GitHub sends a delivery at a time per event, far fewer than this. */
+export const MAX_UNSIGNED_REQUESTS = 64;
+/** GitHub gives up on a delivery after 10 s: a request not read whole by then is cut off (408). */
+const UNSIGNED_READ_MS = 10_000;
+/** Deliveries (and bodies) remembered for redelivery and replay answers. */
 const REMEMBERED = 1_000;
 /** Under GitHub's 10 s: a lookup or signal slower than this answers 503 (the delivery can be redelivered). */
 const DEADLINE_MS = 8_000;
@@ -30,6 +45,13 @@ export interface WebhookServerOptions {
   client: Client;
   secrets: WebhookSecrets;
   log?: (line: string) => void;
+  /** Bounds of unsigned requests (tests); the defaults above otherwise. */
+  limits?: Partial<UnsignedLimits>;
+}
+
+export interface UnsignedLimits {
+  bodyBytes: number;
+  requests: number;
 }
 
 export interface WebhookServer {
@@ -42,6 +64,8 @@ class Reply extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Close the connection after the answer: its body was not read (whole). */
+    readonly close = false,
   ) {
     super(message);
   }
@@ -49,15 +73,16 @@ class Reply extends Error {
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.log ?? ((line: string) => console.error(line));
-  const handler = new DeliveryHandler(options.client, await loadVerify(), options.secrets);
+  const limits = { bodyBytes: MAX_UNSIGNED_BODY_BYTES, requests: MAX_UNSIGNED_REQUESTS, ...options.limits };
+  const handler = new DeliveryHandler(options.client, await loadVerify(), options.secrets, limits);
 
   const server = createServer((req, res) => {
     const delivery = String(req.headers['x-github-delivery'] ?? '').slice(0, 100);
     const event = String(req.headers['x-github-event'] ?? '').slice(0, 60);
     if (req.url === '/health' && req.method === 'GET') return void res.writeHead(200).end('ok\n');
-    const finish = (status: number, text: string) => {
+    const finish = (status: number, text: string, close = false) => {
       log(`webhooks: ${status} ${event || '-'} ${delivery || '-'}: ${text}`);
-      if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
+      answer(res, status, text, close);
     };
     // One span per delivery when tracing is on: the event's name and the status answered, never the body.
     const attributes = { 'http.request.method': req.method ?? 'POST', 'http.route': '/github', 'github.event': event };
@@ -68,13 +93,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
           (text) => finish(202, text),
           (err: unknown) =>
             err instanceof Reply
-              ? finish(err.status, err.message)
+              ? finish(err.status, err.message, err.close)
               : finish(503, `could not reach Temporal: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`),
         )
         .catch(() => res.destroy());
       set({ 'http.response.status_code': res.statusCode });
     });
   });
+  // Whole requests (headers and body) within GitHub's own timeout: a slow sender holds no slot longer.
+  server.requestTimeout = UNSIGNED_READ_MS;
+  server.headersTimeout = UNSIGNED_READ_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -91,15 +119,29 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 }
 
+/** The answer, once; `close` ends the connection after it (a body left unread is not drained). */
+function answer(res: ServerResponse, status: number, text: string, close: boolean): void {
+  if (res.headersSent) return;
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+  if (close) headers.connection = 'close';
+  if (status === 503) headers['retry-after'] = '1';
+  res.writeHead(status, headers).end(`${text}\n`);
+}
+
 class DeliveryHandler {
   readonly #keepers: KeeperDirectory;
   /** Deliveries that signalled keepers, and what was answered (a delivery with no keeper is not kept). */
   readonly #done = new Map<string, string>();
+  /** The same, by the SHA-256 of the signed body: a replay under a new delivery id. */
+  readonly #bodies = new Map<string, string>();
+  /** Requests being read or verified now. */
+  #unsigned = 0;
 
   constructor(
     private readonly client: Client,
     private readonly verify: Verify,
     private readonly secrets: WebhookSecrets,
+    private readonly limits: UnsignedLimits,
   ) {
     this.#keepers = new KeeperDirectory(client);
   }
@@ -107,15 +149,15 @@ class DeliveryHandler {
   /** The answer's text (202), or throws a Reply with the status and one line. */
   async handle(req: IncomingMessage, delivery: string, event: string): Promise<string> {
     const url = new URL(req.url ?? '/', 'http://receiver');
-    if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)');
-    if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github');
-    const body = await readBody(req);
-    const signature = req.headers['x-hub-signature-256'];
-    if (typeof signature !== 'string' || !(await this.verified(body, signature)))
-      throw new Reply(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
+    if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)', true);
+    if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github', true);
+    const body = await this.signedBody(req);
     if (!event) throw new Reply(400, 'bad request: no X-GitHub-Event header');
     const seen = this.#done.get(delivery);
     if (seen) return `redelivery of ${delivery}: already handled (${seen})`;
+    const digest = createHash('sha256').update(body).digest('base64url');
+    const replayed = this.#bodies.get(digest);
+    if (replayed) return `replay of a body already handled (${replayed}): nothing signalled`;
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -130,7 +172,28 @@ class DeliveryHandler {
     }
     if (action.kind === 'ping') return 'pong';
     if (action.kind === 'ignore') return `ignored: ${action.reason}`;
-    return withDeadline(this.publish(action, delivery));
+    return withDeadline(this.publish(action, delivery, digest));
+  }
+
+  /**
+   * The body, once its signature matches: read within the unsigned bounds (a request without a signature
+   * is refused before any of it is read).
+   */
+  private async signedBody(req: IncomingMessage): Promise<string> {
+    const signature = req.headers['x-hub-signature-256'];
+    if (typeof signature !== 'string')
+      throw new Reply(401, 'bad signature: no X-Hub-Signature-256 header (set a secret on the webhook)', true);
+    if (this.#unsigned >= this.limits.requests)
+      throw new Reply(503, `busy: ${this.limits.requests} unverified requests in progress`, true);
+    this.#unsigned++;
+    try {
+      const body = await readBody(req, this.limits.bodyBytes);
+      if (!(await this.verified(body, signature)))
+        throw new Reply(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
+      return body;
+    } finally {
+      this.#unsigned--;
+    }
   }
 
   private async verified(body: string, signature: string): Promise<boolean> {
@@ -138,7 +201,11 @@ class DeliveryHandler {
     return false;
   }
 
-  private async publish(action: Extract<ReturnType<typeof webhookAction>, { kind: 'publish' }>, delivery: string) {
+  private async publish(
+    action: Extract<ReturnType<typeof webhookAction>, { kind: 'publish' }>,
+    delivery: string,
+    digest: string,
+  ) {
     const keepers = await this.#keepers.keepersOf(action.repository, action.branch);
     if (keepers.length === 0) return `no keeper for ${action.repository} @ ${action.branch}: nothing to do`;
     const agentWorkflowId = action.pullRequest ? await agentJobOf(this.client, action.pullRequest.url) : null;
@@ -154,12 +221,16 @@ class DeliveryHandler {
       keepers.map((k) => this.client.workflow.getHandle(k.workflowId, k.runId).signal(publishSignal, request)),
     );
     const text = `publish signalled to ${keepers.map((k) => k.workflowId).join(', ')}`;
-    if (delivery) {
-      this.#done.set(delivery, text);
-      if (this.#done.size > REMEMBERED) this.#done.delete(this.#done.keys().next().value!);
-    }
+    if (delivery) remember(this.#done, delivery, text);
+    remember(this.#bodies, digest, `delivery ${delivery || '-'}`);
     return text;
   }
+}
+
+/** Adds to a bounded memory, forgetting the oldest entry past REMEMBERED. */
+function remember(memory: Map<string, string>, key: string, value: string): void {
+  memory.set(key, value);
+  if (memory.size > REMEMBERED) memory.delete(memory.keys().next().value!);
 }
 
 function withDeadline<T>(promise: Promise<T>): Promise<T> {
@@ -170,13 +241,27 @@ function withDeadline<T>(promise: Promise<T>): Promise<T> {
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new Reply(413, 'payload too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body, up to `maxBytes`: a larger Content-Length is refused before anything is read, a longer body
+ * as soon as it passes the cap (what was read is dropped, the rest is never read).
+ */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const tooLarge = () => new Reply(413, `payload too large: over ${maxBytes} bytes before its signature`, true);
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      req.off('data', onData).pause();
+      chunks.length = 0;
+      reject(tooLarge());
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    // A sender that hangs up before the body's end (or the read timeout cut it off).
+    req.once('close', () => req.complete || reject(new Reply(400, 'request not sent whole', true)));
+  });
 }

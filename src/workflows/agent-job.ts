@@ -41,7 +41,12 @@ import {
   sendMessageUpdate,
 } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
-import { promptPreview, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
+import {
+  agentOptionsProblems,
+  promptPreview,
+  validateAgentJobInput,
+  validatePrompt,
+} from '../policies/validation/agent';
 import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { ProjectPermits } from './permits';
 import { type Observation, agentPollDelay, recentObservations } from '../policies/polling';
@@ -573,10 +578,14 @@ function createFailure(input: AgentJobInput, err: unknown, attemptedAt: string):
 
 /** The lifecycle: validate, create (unless carried over), poll until terminal, finish. */
 export async function agentJob(input: AgentJobInput, options: AgentJobOptions = {}): Promise<AgentJobResult> {
-  const run = new AgentRun(input, options);
+  const problems = [
+    ...validateAgentJobInput(input),
+    ...agentOptionsProblems(options, workflowInfo()),
+    ...reservedWorkflowIdProblems(),
+  ];
+  // A refused start takes nothing from its options (a carry there would be a job it never created).
+  const run = new AgentRun(input, problems.length > 0 ? {} : options);
   run.registerHandlers();
-
-  const problems = [...validateAgentJobInput(input), ...reservedWorkflowIdProblems()];
   if (problems.length > 0) return run.fail(invalidInput(problems));
   // Starters through src/client.ts set it already: no extra event and visibility write per job then.
   if (run.info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {

@@ -22,12 +22,10 @@
 //   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
 //            expire while paused); publishes are remembered; `resume` catches up at once.
 //
-// History: a refresh cycle costs about 23 events (timer 2, four workflow tasks 12, generateBundle,
-// verifyBundle and applyBundle 3 each, and a search-attribute upsert when the job changes). With 1-hour
-// links that is ~186 refreshes and ~4.3 K events a week (23 per cycle measured on the dev server by
-// test/integration/export-e2e.test.ts). The keeper continues as new when the server
-// suggests it (workflowInfo().continueAsNewSuggested), never while an export child runs, carrying
-// BundleKeeperCarry (plain JSON). `continueAsNewAfterCycles` forces it sooner (tests).
+// History (what a refresh cycle costs: docs/design.md, "Polling and history"): the keeper continues as
+// new when the server suggests it (workflowInfo().continueAsNewSuggested), never while an export child
+// runs, carrying BundleKeeperCarry (plain JSON), which only a continued run may hold
+// (src/policies/validation/carry.ts). `continueAsNewAfterCycles` forces it sooner (tests).
 import {
   ApplicationFailure,
   allHandlersFinished,
@@ -64,6 +62,7 @@ import { KEEPER_SOURCE_MEMO, type KeeperSourceMemo, type PublishedCommit } from 
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
+import { carriedStateProblems, keeperCarryProblems } from '../policies/validation/carry';
 import { deploymentProblems } from '../policies/validation/deployment';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
@@ -124,6 +123,11 @@ function initialState(input: BundleKeeperInput): BundleKeeperCarry {
 function validate(input: BundleKeeperInput): void {
   const { problems, conflicts } = checkKeeperInput(input, { sink: 'worker' });
   problems.push(...reservedWorkflowIdProblems());
+  // Only the keeper's own past: a carry says which sink is resolved and which bundle to apply next.
+  if (typeof input === 'object' && input !== null)
+    problems.push(
+      ...carriedStateProblems(workflowInfo(), { carry: input.carry, carried: input.carried }, keeperCarryProblems),
+    );
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -203,7 +207,8 @@ class Keeper {
   /** Asks the worker for the sink; refused, waits (with back-off) and asks again. */
   async resolveSink(): Promise<void> {
     const { st, input } = this;
-    // Only a keeper that continued from an earlier run may go on with an inline sink equal to one of the file.
+    // Only a keeper that continued from an earlier run (its carry passed validate()) may go on with an
+    // inline sink equal to one of the file.
     const allowInline = input.carry !== undefined || input.carried !== undefined;
     const answer = await api.resolveSink.executeWithOptions({ summary: `Resolve sink ${sinkLabel(this.sinkRef)}` }, [
       { domain: this.domain, sink: this.sinkRef, allowInline },

@@ -3,10 +3,12 @@
 // updatePollDelay) and, on success, hands the built commit to the keeper, which re-exports and applies
 // it as a plain publish does. The update builds the branch head at trigger time, and the trigger is
 // sent after the publish arrived, so it holds the pushed commit. Publishes arriving while a round runs
-// coalesce into at most one more round; one naming a commit a round already holds starts none; a
-// redelivery (same delivery id) changes nothing. A failed update leaves the live link alone, says why,
-// and the next publish tries again. All state is PublishingState (plain JSON, carried by the keeper).
-import { log, proxyActivities } from '@temporalio/workflow';
+// coalesce into at most one more round; one naming a commit a round already holds, or one an earlier
+// round built (or failed to build), starts none, whatever its delivery id (a signed push replayed under
+// new delivery ids); a redelivery (same delivery id) changes nothing. A failed update leaves the live
+// link alone, says why, and the next publish of another commit (or `docs-admin publish`, which names
+// none) tries again. All state is PublishingState (plain JSON, carried by the keeper).
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { PublishingActivities } from '../activities/publishing';
 import { UPDATE_TERMINAL_STATUSES } from '../api/types';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
@@ -17,6 +19,7 @@ import type {
   PublishedCommit,
   PublishingState,
   PublishingStatus,
+  UpdateRound,
 } from '../shared/publishing';
 import { readPublishRequest } from '../policies/validation/publish';
 import { retryDelayMs } from '../policies/keeper-schedule';
@@ -26,9 +29,16 @@ import { updatePollDelay } from '../policies/polling';
 const MAX_DELIVERIES = 100;
 const MAX_PULL_REQUESTS = 20;
 const MAX_SHAS = 20;
+/** Commits of finished rounds remembered: a replayed push of one of the last this many builds starts nothing. */
+const MAX_BUILT_SHAS = 100;
 const MAX_OBSERVATIONS = 8;
 /** An update not finished after this long is given up (the next publish tries again). */
 const UPDATE_GIVE_UP_MS = 60 * 60_000;
+/**
+ * A publish naming a commit of a finished round is ignored. Runs whose history accepted such a publish
+ * (and triggered an update for it) replay that, and take the check from their next such publish on.
+ */
+const BUILT_ONCE_PATCH = 'publish-built-commit-once';
 
 const api = proxyActivities<PublishingActivities>({
   startToCloseTimeout: '1 minute',
@@ -47,6 +57,7 @@ export function initialPublishing(): PublishingState {
     pendingSinceMs: null,
     deliveries: [],
     pullRequests: [],
+    builtShas: [],
     updatesDone: 0,
     updatesFailed: 0,
   };
@@ -65,7 +76,10 @@ export class Publisher {
     readonly domain: string,
     readonly source: KeeperSource,
     readonly ps: PublishingState,
-  ) {}
+  ) {
+    // Carried by a release before builtShas: its finished rounds are not known.
+    ps.builtShas ??= [];
+  }
 
   /** For the metric: the oldest publish not applied yet (reported by every trigger and poll). */
   private wait(fallbackMs: number) {
@@ -74,7 +88,8 @@ export class Publisher {
 
   /**
    * A publish signal. True when it asks for a round (the keeper wakes up); false when it is a
-   * redelivery, not for this source, or names a commit already built or being built.
+   * redelivery, not for this source, or names a commit already built or being built: waiting for a
+   * round, in one, built by one that finished (successful or not), exported, pending or applied.
    * `held`: the shas the keeper's export and applied bundle already hold.
    */
   accept(raw: unknown, nowMs: number, held: (string | null | undefined)[]): boolean {
@@ -102,6 +117,10 @@ export class Publisher {
     if (sha) {
       const building = ps.round ? [...ps.round.coveredShas, ps.round.sha] : this.triggering;
       if ([...building, ps.ready?.sha, ...ps.wantedShas, ...held].includes(sha)) return false;
+      if (ps.builtShas.includes(sha) && patched(BUILT_ONCE_PATCH)) {
+        log.info('publish ignored: an earlier update built this commit', { sha });
+        return false;
+      }
       pushBounded(ps.wantedShas, sha, MAX_SHAS);
     }
     ps.wantedSinceMs ??= nowMs;
@@ -175,6 +194,7 @@ export class Publisher {
       round.failedPolls = 0;
       pushBounded(round.observations, { atMs: at, status: update.status }, MAX_OBSERVATIONS);
       if (update.status === 'success') {
+        this.remember(round);
         const commit = this.published(update.commit?.sha ?? null, update.commit?.ref, update.commit?.message);
         ps.lastUpdate = { statusId: round.statusId, status: 'success', sha: round.sha, endedAtMs: at, error: null };
         ps.updatesDone++;
@@ -218,8 +238,17 @@ export class Publisher {
     };
   }
 
+  /** A round's commits, as it ends: what it was asked to build and what it built. */
+  private remember(round: UpdateRound): void {
+    const { builtShas } = this.ps;
+    for (const sha of [...round.coveredShas, round.sha])
+      if (sha && !builtShas.includes(sha)) pushBounded(builtShas, sha, MAX_BUILT_SHAS);
+  }
+
   private fail(statusId: string | null, sha: string | null, error: string): void {
     const { ps } = this;
+    // A round the platform took (not a trigger that failed): its commits were built, if not well.
+    if (ps.round) this.remember(ps.round);
     ps.lastUpdate = { statusId, status: 'failure', sha, endedAtMs: Date.now(), error };
     ps.updatesFailed++;
     ps.round = null;

@@ -1,11 +1,13 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
 // process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
-// the answer, the rest queues FIFO and is granted by permitGrantedSignal. A grant holds its slot for two
-// windows, or until one window after its use once that is reported; then the slot frees (its freeAtMs,
-// src/policies/rate-window.ts). The loop is step(): grant what fits, then end the run or wait. The job's
-// side of a permit: src/workflows/permits.ts. Running limiters replay on this code: keep its command
-// sequence (test/integration/replay-corpus.test.ts).
+// the answer, the rest queues FIFO and is granted by permitGrantedSignal. Its window is the one it started
+// with (the asking worker's AGENT_RATE_LIMIT): an ask naming another is refused, never adopted. A grant
+// holds its slot for two windows, or until one window after its use once that is reported; then the
+// slot frees (its freeAtMs, src/policies/rate-window.ts). The loop is step(): grant what fits, then end
+// the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters replay on this
+// code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -29,6 +31,7 @@ import {
   permitUseByMs,
   usedSlotFreeAt,
 } from '../policies/rate-window';
+import { askWindowProblem, limiterInputProblems } from '../policies/validation/rate-limiter';
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
@@ -45,6 +48,8 @@ import {
   permitsUsedSignal,
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
+import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
+import { WorkflowFailure } from '../shared/failures';
 import { markdownTable } from './details';
 import { deliverAll } from './deliver';
 
@@ -60,6 +65,11 @@ const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
  * new at their first task on this code: the next run's history holds no payload encrypted with a key.
  */
 const PLAIN_PAYLOADS_PATCH = 'limiter-plain-payloads';
+/**
+ * Runs from this release on check their start and keep its window: an ask naming another is refused
+ * (the update's validator). Runs of earlier releases adopted each ask's window; their histories replay so.
+ */
+const FIXED_WINDOW_PATCH = 'limiter-fixed-window';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
@@ -86,7 +96,10 @@ type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /** The window applied now (permits, length, margin): the latest an ask carried (the start's until then). */
+  /**
+   * The window applied (permits, length, margin): the start's, carried across continue-as-new. Only a
+   * run of an earlier release, replayed, changes it (replayAskersLimit).
+   */
   window: WindowLimit;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
@@ -158,10 +171,21 @@ class Limiter {
       this.waiting.wakeAtMs = Math.min(this.waiting.wakeAtMs, grant.freeAtMs - defaultHandoverMs(this.window.windowMs));
   }
 
+  /** The update's validator: an ask naming another window than this limiter's is refused, naming both. */
+  checkAsk(context: LimiterRequestContext | undefined): void {
+    const problem = askWindowProblem(context, this.window);
+    if (problem)
+      throw ApplicationFailure.create({
+        type: WorkflowFailure.rateWindowMismatch,
+        message: `${workflowInfo().workflowId} refused the ask: ${problem}; a changed AGENT_RATE_LIMIT applies once this limiter ends (docs/operations.md)`,
+        nonRetryable: true,
+      });
+  }
+
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
   admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
-    this.applyAskersLimit(context);
+    this.replayAskersLimit(context);
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
@@ -340,11 +364,15 @@ class Limiter {
 
   // --- internals ---
 
-  /** The asking worker's AGENT_RATE_LIMIT applies from this ask on (one limit per project across fleets). */
-  private applyAskersLimit(context: LimiterRequestContext | undefined): void {
+  /**
+   * Runs of earlier releases applied the asking worker's window from each ask on; their asks replay so.
+   * A new ask naming another window never gets here: checkAsk refused it (validators do not run in replay).
+   */
+  private replayAskersLimit(context: LimiterRequestContext | undefined): void {
     const { limit, windowMs } = context ?? {};
     if (!atLeastOne(limit) || !Number.isInteger(limit) || !atLeastOne(windowMs)) return;
     if (limit === this.window.limit && windowMs === this.window.windowMs) return;
+    if (patched(FIXED_WINDOW_PATCH)) return;
     log.info('agentRateLimiter: applying a new limit', { projectId: this.input.projectId, limit, windowMs });
     this.window = { limit, windowMs, marginMs: this.input.marginMs };
   }
@@ -390,10 +418,33 @@ function handle(limiter: Limiter): void {
     if (Array.isArray(uses)) uses.forEach((u) => limiter.recordUse(u));
   });
   setHandler(rateLimiterStatusQuery, () => limiter.status());
-  setHandler(admitPermitsUpdate, (requests, context) => limiter.admit(requests, context));
+  setHandler(admitPermitsUpdate, (requests, context) => limiter.admit(requests, context), {
+    validator: (_requests: PermitRequest[], context?: LimiterRequestContext) => limiter.checkAsk(context),
+  });
+}
+
+/** A start outside the bounds (src/policies/validation/rate-limiter.ts) fails before it grants anything. */
+function refuseInvalidStart(input: AgentRateLimiterInput): void {
+  const problems = limiterInputProblems(input);
+  if (problems.length > 0)
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
+  // Grants and queue only from this limiter's own past: forged ones would fill a project's window or
+  // signal grants to any workflow.
+  const problems = carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems);
+  if (problems.length > 0)
+    throw ApplicationFailure.create({
+      type: WorkflowFailure.invalidInput,
+      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
+  if (patched(FIXED_WINDOW_PATCH)) refuseInvalidStart(input);
   const limiter = new Limiter(input);
   handle(limiter);
   const plainFromStart = patched(PLAIN_PAYLOADS_PATCH);

@@ -3,20 +3,14 @@
 // current details and the DocsDomain / DocsJobId / DocsJobStatus search attributes.
 //
 // Every API call is a local activity, run inside the workflow task that needs it: an export costs
-// its start task, one task per poll and nothing more (no activity tasks, no task after a call). On a
-// server backed by a real database each task is several transactions, and on a loaded cluster an
-// activity task waits for dispatch: the mixed benchmark ran 25-35% faster with the calls local.
+// its start task, one task per poll and nothing more (no activity tasks, no task after a call), so fewer
+// server transactions and no dispatch waits (docs/design.md, "An export's calls are local activities").
 //
-// History stays bounded whatever the job's duration. One poll costs 6 history events: TimerStarted +
-// TimerFired (2), the workflow task the timer wakes (3: scheduled, started, completed), which runs
-// the getExportStatus local activity and records its result as one MarkerRecorded event (1); a status
-// change adds 1 (UpsertWorkflowSearchAttributes, written with that task's completion). Measured on the
-// dev server by test/integration/export-e2e.test.ts (it prints the figure). The run continues as new
-// when the server suggests it (workflowInfo().continueAsNewSuggested: by default near 4 Ki events, i.e.
-// roughly 680 polls, hours of polling at the policy's 60 s ceiling), carrying the job id, the last
-// maxObservationsNeeded (20) observations (recentObservations: polls in a row at one value kept as the
-// first and last) and the poll count: the policy only looks at those, so nothing it needs is lost, and
-// the carried state is a few KB of plain JSON.
+// History stays bounded whatever the job's duration (what a poll costs: docs/design.md, "Polling and
+// history"). The run continues as new when the server suggests it (workflowInfo().continueAsNewSuggested),
+// carrying the job id, the last maxObservationsNeeded observations (recentObservations: polls in a row at
+// one value kept as the first and last) and the poll count: the policy only looks at those, so nothing it
+// needs is lost.
 // `maxPollsPerRun` (second argument) forces it sooner; tests use it.
 import {
   ApplicationFailure,
@@ -44,7 +38,7 @@ import {
   exportStatusQuery,
 } from '../shared/static-export';
 import { SearchAttr } from '../shared/search-attributes';
-import { exportInputProblems, normalizeExportInput } from '../policies/validation/export';
+import { exportInputProblems, exportOptionsProblems, normalizeExportInput } from '../policies/validation/export';
 import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
 import { iso, markdownTable } from './details';
 import { reservedWorkflowIdProblems } from './reserved-ids';
@@ -222,7 +216,11 @@ export async function staticExport(
   input: StaticExportInput,
   options: StaticExportOptions = {},
 ): Promise<StaticExportResult> {
-  const problems = [...exportInputProblems(input), ...reservedWorkflowIdProblems()];
+  const problems = [
+    ...exportInputProblems(input),
+    ...exportOptionsProblems(options, workflowInfo()),
+    ...reservedWorkflowIdProblems(),
+  ];
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,

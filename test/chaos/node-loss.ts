@@ -34,6 +34,7 @@ import {
   startFleet,
   startWatchedKeeper,
   chaosSinksFile,
+  watchedKeeperDomain,
   sum,
   unreportedUses,
   untilKillMoment,
@@ -224,10 +225,11 @@ async function burstWithNodeLoss(
   phase(`node 2 owns ${shards.node2} of ${shards.total} shards`);
   const tag = Date.now().toString(36);
   assert.ok((await probeAll(client, `${tag}-warm`, 20_000)) > 0, 'the probes answer with both nodes up');
-  const sinksFile = await chaosSinksFile(ctx.dir);
+  const keeperDomain = watchedKeeperDomain();
+  const sinksFile = await chaosSinksFile(ctx.dir, keeperDomain);
   const fleet = await startFleet(server, client, emulator, ctx.key, o, 'node-loss', ctx.workers, sinksFile);
   phase(`${o.workers} worker process(es) up, ${o.lifecycles} lifecycles started`);
-  const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, ctx.dir);
+  const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, ctx.dir, keeperDomain);
   ctx.keeperStarted(keeper.workflowId);
   phase('keeper started');
   await untilKillMoment(emulator, 'mid-burst', fleet.agents, fleet.half);

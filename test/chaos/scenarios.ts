@@ -481,14 +481,18 @@ export interface ApiFaultsFigures {
 /** The watched keeper's sink: a file sink writing the deployment's config into `dir`. */
 const CHAOS_SINK = 'chaos-deployment';
 
-/** The sinks file the workers of a scenario with a watched keeper need (KEEPER_SINKS_FILE). */
-export function chaosSinksFile(dir: string): Promise<string> {
-  return writeSinksFile(dir, { [CHAOS_SINK]: { type: 'file', path: path.join(dir, 'deployment.json') } });
+/** A fresh domain for a scenario's watched keeper (its sink serves it alone). */
+export const watchedKeeperDomain = (): string => `${runTag('keeper-faults')}.docs.example.com`;
+
+/** The sinks file the workers of a scenario with a watched keeper of `domain` need (KEEPER_SINKS_FILE). */
+export function chaosSinksFile(dir: string, domain: string): Promise<string> {
+  return writeSinksFile(dir, {
+    [CHAOS_SINK]: { type: 'file', path: path.join(dir, 'deployment.json'), domains: [domain] },
+  });
 }
 
 /** The fault mix's keeper: a file sink, links of 12 s refreshed at half their lifetime; every applied link watched. */
-export async function startWatchedKeeper(client: Client, taskQueue: string, dir: string) {
-  const domain = `${runTag('keeper-faults')}.docs.example.com`;
+export async function startWatchedKeeper(client: Client, taskQueue: string, dir: string, domain: string) {
   const configFile = path.join(dir, 'deployment.json');
   const keeper = await ensureKeeper(
     client,
@@ -612,11 +616,12 @@ export async function apiFaults(server: ChaosServer, o: ApiFaultsOptions): Promi
   let worker: InProcessWorker | undefined;
   let keeperId: string | undefined;
   try {
-    worker = await startFaultWorker(server, o, emulator, key, await chaosSinksFile(dir));
+    const keeperDomain = watchedKeeperDomain();
+    worker = await startFaultWorker(server, o, emulator, key, await chaosSinksFile(dir, keeperDomain));
     const { client } = worker;
     emulator.setFaults(faultMix(), 7);
 
-    const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, dir);
+    const { keeper, domain, applied } = await startWatchedKeeper(client, o.taskQueue, dir, keeperDomain);
     keeperId = keeper.workflowId;
     const half = Math.floor(o.lifecycles / 2);
     const agents = o.lifecycles - half;

@@ -1,6 +1,6 @@
 // Fleets of the product's worker side by side in one test process, as separate `npm run worker`
 // processes would run them (each on a connection of its own, optionally a Worker Deployment Version),
-// and the deployment commands the README documents, run through the Temporal CLI.
+// and the deployment commands docs/operations.md documents, run through the Temporal CLI.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -89,7 +89,7 @@ export function temporalCli(env: TestWorkflowEnvironment) {
     );
 }
 
-/** A worker deployment as the server has it, and the README's commands on it. */
+/** A worker deployment as the server has it, and the commands of docs/operations.md on it. */
 export function deploymentTools(env: TestWorkflowEnvironment, deploymentName: string) {
   const cli = temporalCli(env);
   const namespace = env.namespace ?? 'default';

@@ -1,5 +1,7 @@
 // test-lane: parallel
-// AdminApiClient against the emulator: every operation, every error class, bundle links and archives.
+// AdminApiClient against the emulator: every operation, every error class, bundle links and archives; and
+// every answer the emulator gives in this file checked against the platform's documentation
+// (src/api/documented.ts), the liberal-parsing quirks excepted.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,7 +24,14 @@ import {
   UnauthorizedError,
 } from '../../src/api/errors';
 import { toApplicationFailure } from '../../src/activities/api-call';
-import { type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../emulator';
+import {
+  DOCUMENTED_OPERATIONS,
+  documentedAgentJob,
+  documentedDeploymentUpdate,
+  undocumentedAnswer,
+} from '../../src/api/documented';
+import type { AdminApiOperation } from '../../src/api/types';
+import { type EmulatorAnswer, type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../emulator';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from '../../scripts/wait';
 
@@ -80,10 +89,27 @@ const BASE = {
   revokedKeys: [REVOKED_KEY],
   quirks: {},
   progressShape: 'linear' as const,
+  updateRateLimit: { limit: 10, windowMs: 10_000 },
+  failingUpdateProjects: [],
+  missingProjects: [],
+  readOnlyKeys: [],
 };
 
+/** Every answer of the file, and those that depart from the documentation. */
+const answers: EmulatorAnswer[] = [];
+const undocumented: string[] = [];
+
 before(async () => {
-  emu = await startEmulator(BASE);
+  emu = await startEmulator({
+    ...BASE,
+    onAnswer: (answer) => {
+      // The quirks are deliberate departures (numbers as strings, extra fields, unknown statuses).
+      if (Object.keys(emu.emulator.options.quirks).length > 0) return;
+      answers.push(answer);
+      const found = undocumentedAnswer(answer.route, answer.status, answer.body);
+      if (found) undocumented.push(found);
+    },
+  });
   client = makeClient();
 });
 
@@ -343,7 +369,8 @@ describe('deployment updates', () => {
     const domain = 'pub.example.com';
     const stale = await exportNow(domain);
     assert.equal(stale.commit, null);
-    const { sha } = emu.push({ projectId: 'p1', domain, message: 'Fix typo', filesChanged: 2 });
+    const filesChanged = { added: ['guides/new.mdx'], modified: ['index.mdx'] };
+    const { sha } = emu.push({ projectId: 'p1', domain, message: 'Fix typo', filesChanged });
 
     const { statusId } = await client.triggerUpdate('p1');
     emu.push({ projectId: 'p1', sha: 'abcdef1' }); // after the trigger: not in this update
@@ -698,9 +725,128 @@ describe('secrets', () => {
   });
 });
 
+describe('answers as documented (src/api/documented.ts, from the platform OpenAPI documents)', () => {
+  const READ_ONLY_KEY = 'mint_read_only_key_222';
+  const OTHER_ORG_KEY = 'mint_other_org_key_333';
+
+  /** One call straight to the emulator (the client would turn errors into classes): status and JSON body. */
+  async function call(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { key?: string; body?: unknown } = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${emu.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${options.key ?? KEY}`, 'content-type': 'application/json' },
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  test('every operation: its success in each state and each documented error, bodies as documented', async () => {
+    const from = answers.length;
+    emu.configure({
+      rateLimit: { limit: 3, windowMs: 60_000 },
+      updateRateLimit: { limit: 2, windowMs: 10_000 },
+      updateQueuedMs: 1_000,
+      updateBuildMs: 2_000,
+      readOnlyKeys: [READ_ONLY_KEY],
+      missingProjects: ['gone'],
+      failingUpdateProjects: ['broken'],
+    });
+
+    // Agent jobs: active, then completed, failed and archived; 400, 404 and 429.
+    const agent = '/v2/agent/doc-p/job';
+    const jobs = [];
+    for (const prompt of ['Document the webhook', 'x [fail]', 'x [archive]'])
+      jobs.push((await call('POST', agent, { body: { prompt } })).body);
+    const jobPath = `${agent}/${String(jobs[0]!.id)}`;
+    await call('POST', agent, { body: { prompt: '' } });
+    await call('POST', agent, { body: { prompt: 'one too many' } });
+    await call('GET', `${agent}/aj_missing`);
+    await call('POST', `${agent}/aj_missing/message`, { body: { prompt: 'more' } });
+    await call('POST', `${jobPath}/message`, { body: { prompt: '' } });
+    await call('POST', `${jobPath}/message`, { body: { prompt: 'over the budget' } });
+    advance(5_000);
+    for (const job of jobs) await call('GET', `${agent}/${String(job.id)}`);
+    advance(60_000);
+    await call('POST', `${jobPath}/message`, { body: { prompt: 'Also the changelog' } });
+
+    // Static export: queued, running, completed and failed; 400, 401, 403, 404 and 409.
+    const exports = '/v1/static-export/jobs';
+    const exp = (await call('POST', exports, { body: { domain: 'doc.example.com' } })).body;
+    const failed = (await call('POST', exports, { body: { domain: 'fail-doc.example.com' } })).body;
+    await call('POST', exports, { body: { domain: 'https://doc.example.com' } });
+    await call('POST', exports, { key: REVOKED_KEY, body: { domain: 'doc.example.com' } });
+    await call('POST', exports, { key: FREE_KEY, body: { domain: 'doc.example.com' } });
+    await call('POST', `${exports}/${String(exp.jobId)}/bundle`);
+    advance(3_000);
+    await call('GET', `${exports}/${String(exp.jobId)}`);
+    advance(10_000);
+    for (const job of [exp, failed]) await call('GET', `${exports}/${String(job.jobId)}`);
+    await call('POST', `${exports}/${String(exp.jobId)}/bundle`);
+    for (const key of [KEY, REVOKED_KEY]) {
+      await call('GET', `${exports}/exp_missing`, { key });
+      await call('POST', `${exports}/exp_missing/bundle`, { key });
+    }
+
+    // Deployments: queued, in_progress, success and failure; 401, 403, 404 and 429.
+    const filesChanged = { added: ['guides/webhooks.mdx'], modified: ['docs.json'], removed: ['old.mdx'] };
+    emu.push({ projectId: 'doc-p', message: 'Merge pull request #7', filesChanged, author: 'Jane Doe' });
+    const update = (await call('POST', '/v1/project/update/doc-p')).body;
+    const broken = (await call('POST', '/v1/project/update/broken')).body;
+    await call('POST', '/v1/project/update/doc-p');
+    await call('POST', '/v1/project/update/gone', { key: OTHER_ORG_KEY });
+    await call('POST', '/v1/project/update/doc-p', { key: READ_ONLY_KEY });
+    await call('POST', '/v1/project/update/doc-p', { key: REVOKED_KEY });
+    const statusOf = (id: unknown, key = KEY) => call('GET', `/v1/project/update-status/${String(id)}`, { key });
+    await statusOf(update.statusId);
+    advance(1_500);
+    await statusOf(update.statusId);
+    advance(2_000);
+    const success = (await statusOf(update.statusId)).body;
+    await statusOf(broken.statusId);
+    await statusOf('upd_missing');
+    await statusOf(update.statusId, REVOKED_KEY);
+
+    const got = answers.slice(from);
+    for (const [operation, documented] of Object.entries(DOCUMENTED_OPERATIONS)) {
+      const statuses = new Set(got.filter((a) => a.route === operation).map((a) => a.status));
+      for (const status of [documented.success.status, ...documented.errors])
+        assert.ok(statuses.has(status), `${operation} answered ${status} in this test`);
+    }
+    const states = (...routes: AdminApiOperation[]) =>
+      new Set(got.filter((a) => routes.includes(a.route) && a.status < 300).map((a) => (a.body as Status).status));
+    type Status = { status?: string };
+    assert.deepEqual(states('createAgentJob', 'getAgentJob'), new Set(['active', 'completed', 'failed', 'archived']));
+    assert.deepEqual(states('startExport', 'getExport'), new Set(['queued', 'running', 'completed', 'failed']));
+    assert.deepEqual(states('getUpdateStatus'), new Set(['queued', 'in_progress', 'success', 'failure']));
+    assert.deepEqual(undocumented, []);
+
+    // Every documented field the emulator knows: an agent job always, a finished update all of them.
+    const agentFields = Object.keys(documentedAgentJob.shape).sort();
+    for (const a of got.filter((a) => a.route.includes('Agent') && a.status < 300))
+      assert.deepEqual(Object.keys(a.body as object).sort(), agentFields);
+    assert.deepEqual(Object.keys(success).sort(), Object.keys(documentedDeploymentUpdate.shape).sort());
+    assert.deepEqual((success.commit as { filesChanged: unknown }).filesChanged, filesChanged);
+    assert.deepEqual(success.author, { name: 'Jane Doe' });
+    // ... and the client reads it.
+    const read = await client.getUpdateStatus(String(update.statusId));
+    assert.equal(read.status, 'success');
+    assert.equal(read.commit?.filesChanged, 3);
+  });
+});
+
 test('emulator defaults are the documented ones', () => {
   assert.equal(DEFAULT_OPTIONS.port, 4010);
   assert.equal(DEFAULT_OPTIONS.host, '127.0.0.1');
   assert.deepEqual(DEFAULT_OPTIONS.rateLimit, { limit: 100, windowMs: 3_600_000 });
   assert.equal(DEFAULT_OPTIONS.bundleTtlMs, 3_600_000);
+});
+
+// Last: every answer of every test above, the liberal-parsing quirks excepted.
+test('every answer the emulator gave in this file is as the platform documents it', () => {
+  const routes = new Set(answers.map((a) => a.route));
+  assert.deepEqual([...routes].sort(), Object.keys(DOCUMENTED_OPERATIONS).sort(), 'every operation answered');
+  assert.deepEqual(undocumented, []);
 });

@@ -133,8 +133,14 @@ describe('static export against the emulator', () => {
     await fsp.mkdir(path.join(dir, 'mirror'));
     taskQueue = uniqueTaskQueue('export-e2e');
     const sinksFile = await writeSinksFile(dir, {
-      'deploy-file': { type: 'file', path: path.join(dir, 'deploy', 'docs.json') },
-      'airgap-mirror': { type: 'mirror', dir: path.join(dir, 'mirror'), urlPrefix: `${mirror.url}/`, mode: '0644' },
+      'deploy-file': { type: 'file', path: path.join(dir, 'deploy', 'docs.json'), domains: ['keeper.example.com'] },
+      'airgap-mirror': {
+        type: 'mirror',
+        dir: path.join(dir, 'mirror'),
+        urlPrefix: `${mirror.url}/`,
+        mode: '0644',
+        domains: ['airgap.example.com'],
+      },
     });
     worker = await startWorker(env, {
       taskQueue,

@@ -67,8 +67,12 @@ describe('activity keep-alive', () => {
     // The command sink: one line of progress, then silent for longer than the heartbeat timeout, then applies.
     const script = `process.stderr.write('unpacking\\n'); setTimeout(() => require('fs').writeFileSync(process.argv[1], require('fs').readFileSync(0)), ${SLOW_MS})`;
     const sinksFile = await writeSinksFile(dir, {
-      'keep-alive-file': { type: 'file', path: path.join(dir, 'docs.json') },
-      'slow-command': { type: 'command', argv: [process.execPath, '-e', script, path.join(dir, 'applied.json')] },
+      'keep-alive-file': { type: 'file', path: path.join(dir, 'docs.json'), domains: ['keep-alive.docs.example.com'] },
+      'slow-command': {
+        type: 'command',
+        argv: [process.execPath, '-e', script, path.join(dir, 'applied.json')],
+        domains: ['keep-alive-apply.docs.example.com'],
+      },
     });
     stack = await startDocsAdminStack(
       env,

@@ -47,10 +47,24 @@ describe('an attacker with a Temporal client cannot run, write or connect throug
       allowed,
       {
         // Sinks an owner might have got wrong: the worker still refuses each.
-        'loopback-hook': { type: 'webhook', url: `${hooks.url}/steal`, allowHttp: true },
-        'metadata-hook': { type: 'webhook', url: 'http://169.254.169.254/latest/meta-data/', allowHttp: true },
-        'outside-file': { type: 'file', path: path.join(outside, 'victim.json') },
-        'link-file': { type: 'file', path: path.join(allowed, 'link.json') },
+        'loopback-hook': {
+          type: 'webhook',
+          url: `${hooks.url}/steal`,
+          allowHttp: true,
+          domains: ['loopback.attacker.example.com'],
+        },
+        'metadata-hook': {
+          type: 'webhook',
+          url: 'http://169.254.169.254/latest/meta-data/',
+          allowHttp: true,
+          domains: ['metadata.attacker.example.com'],
+        },
+        'outside-file': {
+          type: 'file',
+          path: path.join(outside, 'victim.json'),
+          domains: ['outside-file.attacker.example.com'],
+        },
+        'link-file': { type: 'file', path: path.join(allowed, 'link.json'), domains: ['symlink.attacker.example.com'] },
       },
       [allowed],
     );

@@ -57,10 +57,25 @@ describe('bundleKeeper in real time (first apply, verified link, publish, re-exp
     // The command sink's program: a node script (argv, no shell) writing its stdin where it is told.
     const script = `require('fs').writeFileSync(process.argv[1], require('fs').readFileSync(0))`;
     const sinksFile = await writeSinksFile(dir, {
-      'e2e-file': { type: 'file', path: path.join(dir, 'docs.json') },
-      'e2e-hook': { type: 'webhook', url: `${hooks.url}/deploy`, allowHttp: true, allowPrivateHosts: ['127.0.0.1'] },
-      'e2e-command': { type: 'command', argv: [process.execPath, '-e', script, path.join(dir, 'command.json')] },
-      'e2e-mirror': { type: 'mirror', dir: path.join(dir, 'mirror'), urlPrefix: 'http://mirror.internal/docs' },
+      'e2e-file': { type: 'file', path: path.join(dir, 'docs.json'), domains: [domain] },
+      'e2e-hook': {
+        type: 'webhook',
+        url: `${hooks.url}/deploy`,
+        allowHttp: true,
+        allowPrivateHosts: ['127.0.0.1'],
+        domains: [`e2e-hook.${domain}`],
+      },
+      'e2e-command': {
+        type: 'command',
+        argv: [process.execPath, '-e', script, path.join(dir, 'command.json')],
+        domains: [`e2e-command.${domain}`],
+      },
+      'e2e-mirror': {
+        type: 'mirror',
+        dir: path.join(dir, 'mirror'),
+        urlPrefix: 'http://mirror.internal/docs',
+        domains: [`e2e-mirror.${domain}`],
+      },
     });
     stack = await startDocsAdminStack(
       env,

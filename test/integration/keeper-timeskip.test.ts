@@ -3,6 +3,7 @@
 // cannot follow skipped time, so the activities are fakes with the real activities' names; they read the
 // (skipped) time from the activity context to compute job progress and link expiry.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
@@ -24,6 +25,10 @@ import {
 import type { StaticExportInput } from '../../src/shared/static-export';
 import { bundleKeeper, staticExport } from '../../src/workflows';
 import { createTimeSkippingEnv, runWorker, uniqueTaskQueue } from '../helpers/temporal';
+import { WorkflowType } from '../../src/shared/workflow-types';
+
+/** Today's workflows and `continueInto`, which continues as new into a keeper as an earlier release's run does. */
+const EARLIER_RELEASE = path.resolve(__dirname, '../replay/fixtures/earlier-release-continuation');
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -41,8 +46,8 @@ interface Applied {
 const SINKS = `
 allowedDirs: [/srv/keeper]
 sinks:
-  fake-file: {type: file, path: /srv/keeper/docs.json}
-  fake-mirror: {type: mirror, dir: /srv/keeper/mirror, urlPrefix: "http://m.internal"}
+  fake-file: {type: file, path: /srv/keeper/docs.json, domains: [docs.example.com, fail-docs.example.com]}
+  fake-mirror: {type: mirror, dir: /srv/keeper/mirror, urlPrefix: "http://m.internal", domains: [docs.example.com]}
 `;
 
 /** An in-memory admin API + sink whose clock is the (skipped) time of the activity being run. */
@@ -91,12 +96,12 @@ class FakeExport {
   }
 
   activities(): ExportActivities {
-    const lookup = (sink: unknown, allowInline: boolean) =>
-      lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline);
+    const lookup = (sink: unknown, allowInline: boolean, domain: string) =>
+      lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline, domain);
     return {
       resolveSink: async (req) => {
         this.resolves++;
-        const found = lookup(req.sink, req.allowInline);
+        const found = lookup(req.sink, req.allowInline, req.domain);
         return 'refused' in found ? { refused: found.refused } : { name: found.name, type: found.sink.type };
       },
       startExport: async (input: StaticExportInput): Promise<StaticExportJob> => {
@@ -138,7 +143,7 @@ class FakeExport {
         return { bytes: bundle.sizeBytes, sha256: 'f'.repeat(64) };
       },
       applyBundle: async (req: ApplyBundleRequest): Promise<ApplyBundleResult> => {
-        const found = lookup(req.sink, true);
+        const found = lookup(req.sink, true, req.domain);
         if ('refused' in found)
           throw ApplicationFailure.create({ type: SINK_REFUSED, message: found.refused, nonRetryable: true });
         this.applied.push({
@@ -326,7 +331,7 @@ describe('bundleKeeper over simulated days', () => {
       assert.match(currentDetails!, /waiting: sink refused/);
       assert.match(currentDetails!, /holds no sink "later-config"/);
 
-      fake.sinksYaml += '  later-config: {type: file, path: /srv/keeper/later.json}\n';
+      fake.sinksYaml += '  later-config: {type: file, path: /srv/keeper/later.json, domains: [docs.example.com]}\n';
       await env.sleep(30 * MIN);
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
@@ -359,21 +364,30 @@ describe('bundleKeeper over simulated days', () => {
       generation: 1,
     };
     const inline = { type: 'file', path: '/srv/keeper/old.json' } as unknown as string;
-    await withKeeper(fake, { domain: 'docs.example.com', sink: inline, carry }, async (handle) => {
+    // A run of that release continues as new into today's code (a start holding the carry is refused).
+    const taskQueue = uniqueTaskQueue('keeper-ts-earlier');
+    const keeperInput: BundleKeeperInput = { domain: 'docs.example.com', sink: inline, carry };
+    await runWorker(env, { taskQueue, activities: fake.activities(), workflowsPath: EARLIER_RELEASE }, async () => {
+      const handle = await env.client.workflow.start('continueInto', {
+        taskQueue,
+        workflowId: `${keeperWorkflowId(keeperInput.domain)}-${taskQueue}`,
+        args: [WorkflowType.bundleKeeper, [keeperInput]],
+      });
       await env.sleep(HOUR);
       let s = await status(handle);
       assert.match(s.sinkRefused!, /inline file sink of an earlier release .* same path/);
       assert.doesNotMatch(s.sinkRefused!, /old\.json/, 'never echoes what the input carried');
       assert.equal(fake.applied.length, 0);
-      fake.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+      fake.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json, domains: [docs.example.com]}\n';
       await env.sleep(30 * MIN);
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
       assert.equal(fake.applied.length, 1);
+      await handle.terminate('test over');
     });
     // A new start with an inline sink is refused, whatever the file holds.
     const fresh = new FakeExport();
-    fresh.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json}\n';
+    fresh.sinksYaml += '  old-config: {type: file, path: /srv/keeper/old.json, domains: [docs.example.com]}\n';
     await withKeeper(fresh, { domain: 'docs.example.com', sink: inline }, async (handle) => {
       await env.sleep(HOUR);
       assert.match((await status(handle)).sinkRefused!, /inline file sink is refused: add it to .* under a name/);

@@ -45,7 +45,7 @@ after(async () => {
 test('an inline sink of the previous release goes on only as an equal sink of the file; nothing applied is lost', async () => {
   const taskQueue = uniqueTaskQueue('keeper-upgrade');
   const config = path.join(dir, 'docs.json');
-  const held = { 'legacy-config': { type: 'file', path: config } };
+  const held = { 'legacy-config': { type: 'file', path: config, domains: ['upgrade.example.com'] } };
   const sinksFile = await writeSinksFile(dir, held);
   const activities = createActivities({
     api,

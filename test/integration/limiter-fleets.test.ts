@@ -237,7 +237,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
         timeoutMs: 30_000,
         what: 'the limiter to run on v1',
       });
-      // This release as v2, promoted as the README says; then v1 stops.
+      // This release as v2, promoted as docs/operations.md says; then v1 stops.
       v2 = await versionedFleet(taskQueue, deploymentName, 'v2');
       const promotedAfter = Date.now();
       await waitFor(() => tools.setCurrent('v2'), { timeoutMs: 60_000, intervalMs: 500, what: 'v2 current' });

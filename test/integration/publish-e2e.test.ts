@@ -4,7 +4,8 @@
 // signals the keeper of the repository and branch; the keeper has the emulator build the branch
 // (deployment update), exports the commit it built and applies it through a file sink. Also: bad
 // signature and body, unknown repository, redelivery, a burst of pushes, a failing build, and a worker
-// process killed between the update and the export.
+// process killed between the update and the export. The emulator answers as the platform documents its
+// API (src/api/documented.ts): the merge test checks each answer it gave.
 import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,8 @@ import { repositoryKey } from '../../src/policies/validation/publish';
 import { WebhookSecrets } from '../../src/webhooks/secrets';
 import { type WebhookServer, startWebhookServer } from '../../src/webhooks/server';
 import { keepersOf } from '../../src/webhooks/targets';
-import { type EmulatorHandle, startEmulator } from '../../emulator';
+import { undocumentedAnswer } from '../../src/api/documented';
+import { type EmulatorAnswer, type EmulatorHandle, startEmulator } from '../../emulator';
 import { WorkerProcess } from '../chaos/helpers';
 import { writeSinksFile } from '../helpers/sinks';
 import {
@@ -56,12 +58,17 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
   let send: Awaited<ReturnType<typeof githubSender>>;
   const keepers: string[] = [];
   const taskQueue = uniqueTaskQueue('publish-e2e');
+  /** Every answer of the admin API double. */
+  const answers: EmulatorAnswer[] = [];
 
   before(async () => {
     env = await createE2eEnv();
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'publish-e2e-'));
     const sinks = Object.fromEntries(
-      ['merge', 'burst', 'failing'].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+      ['merge', 'burst', 'failing'].map((name) => [
+        name,
+        { type: 'file', path: path.join(dir, `${name}.json`), domains: [`pub-${name}-${run}.docs.example.com`] },
+      ]),
     );
     stack = await startDocsAdminStack(
       env,
@@ -71,6 +78,7 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
         updateQueuedMs: 100,
         updateBuildMs: 1_500,
         agentActiveMs: 300,
+        onAnswer: (answer) => void answers.push(answer),
       },
       { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue, KEEPER_SINKS_FILE: await writeSinksFile(dir, sinks) },
     );
@@ -131,6 +139,7 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
     'a merged agent pull request reaches the deployment, traced to its PR and agent job',
     { timeout: 120_000 },
     async () => {
+      const from = answers.length;
       const k = await keeperFor('merge');
       const agent = await startAgentJob(
         env.client,
@@ -152,7 +161,9 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
 
       // The merge on GitHub: the branch head moves, then GitHub sends push and pull_request (closed, merged).
       const sha = randomSha();
-      stack!.emu.push({ projectId: k.projectId, sha, message: 'Merge pull request: document the new endpoint' });
+      const filesChanged = { added: ['api/new-endpoint.mdx'], modified: ['docs.json'], removed: [] };
+      const message = 'Merge pull request: document the new endpoint';
+      stack!.emu.push({ projectId: k.projectId, sha, message, filesChanged });
       const pushed = await send({ event: 'push', payload: pushPayload(k.repositoryUrl, 'main', sha) });
       assert.equal(pushed.status, 202, pushed.text);
       assert.match(pushed.text, /publish signalled to bundle-keeper:/);
@@ -174,6 +185,17 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
       assert.equal(updatesOf(k.projectId).length, 1, 'push and merge event: one update');
       assert.equal(exportsOf(k.domain).length, 2, 'the initial export and one for the merge');
       assert.equal(stack!.emu.counters().rateLimited, 0);
+      // All the way with an API answering exactly as documented: the update status with filesChanged lists.
+      const got = answers.slice(from);
+      assert.deepEqual(
+        got.map((a) => undocumentedAnswer(a.route, a.status, a.body)).filter((found) => found !== null),
+        [],
+      );
+      type Update = { status?: string; commit?: { sha?: string } };
+      const built = got
+        .map((a) => (a.route === 'getUpdateStatus' ? (a.body as Update) : null))
+        .find((u) => u?.status === 'success' && u.commit?.sha === sha);
+      assert.deepEqual(built?.commit, { sha, ref: 'main', message, filesChanged });
 
       // A redelivery (same X-GitHub-Delivery) to the receiver, and the same delivery id signalled straight
       // to the keeper (as after a receiver restart): nothing happens.
@@ -302,7 +324,9 @@ describe('publishing: a worker killed between the update and the export', () => 
       updateBuildMs: 4_000,
     });
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'publish-kill-'));
-    sinksFile = await writeSinksFile(dir, { docs: { type: 'file', path: path.join(dir, 'docs.json') } });
+    sinksFile = await writeSinksFile(dir, {
+      docs: { type: 'file', path: path.join(dir, 'docs.json'), domains: [`pub-kill-${run}.docs.example.com`] },
+    });
     worker = await WorkerProcess.start({ env: workerEnv() });
     await fsp.writeFile(path.join(dir, 'secrets'), `${SECRET}\n`, { mode: 0o600 });
     receiver = await startWebhookServer({

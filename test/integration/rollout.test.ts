@@ -44,7 +44,9 @@ describe('rolling out a new worker version', () => {
     });
     emu = await startEmulator({ agentActiveMs: 300, exportQueuedMs: 200, exportDurationMs: 800, bundleTtlMs: 6_000 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'rollout-'));
-    sinksFile = await writeSinksFile(dir, { 'rollout-config': { type: 'file', path: path.join(dir, 'docs.json') } });
+    sinksFile = await writeSinksFile(dir, {
+      'rollout-config': { type: 'file', path: path.join(dir, 'docs.json'), domains: ['rollout.example.com'] },
+    });
   });
 
   after(async () => {

@@ -177,9 +177,13 @@ describe('the worker process', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'worker-sinks-'));
     try {
       const sinksFile = await writeSinksFile(dir, {
-        'prod-hook': { type: 'webhook', url: 'https://deploy.example.com/hooks?token=HOOKSECRET' },
-        'prod-config': { type: 'file', path: path.join(dir, 'docs.json') },
-        'outside-config': { type: 'file', path: '/etc/docs.json' },
+        'prod-hook': {
+          type: 'webhook',
+          url: 'https://deploy.example.com/hooks?token=HOOKSECRET',
+          domains: ['docs.example.com'],
+        },
+        'prod-config': { type: 'file', path: path.join(dir, 'docs.json'), domains: ['docs.example.com'] },
+        'outside-config': { type: 'file', path: '/etc/docs.json', domains: ['docs.example.com'] },
       });
       const worker = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: sinksFile });
       await worker.waitStarted();

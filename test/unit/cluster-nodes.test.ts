@@ -3,7 +3,7 @@
 // the status lines and the history shard setting.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseClusterArgs, UsageError } from '../../scripts/cluster/args';
+import { openNotice, parseClusterArgs, UsageError } from '../../scripts/cluster/args';
 import { CLUSTER_PORTS, MAX_NODES, nodeAddress, nodeFiles, nodePortEnv, nodePorts } from '../../scripts/cluster/layout';
 import { formatPorts, formatStatus, type ClusterReport } from '../../scripts/cluster/status';
 import { historyShardsFor, parseHistoryShards } from '../../scripts/cluster/shards';
@@ -114,4 +114,14 @@ test('history shards: an existing cluster keeps its count; asking another is ref
   const current = historyShardsFor(undefined, true);
   assert.equal(historyShardsFor(current, true), current);
   assert.throws(() => historyShardsFor(current * 2, true), /fixed at creation.*--stop.*--history-shards/s);
+});
+
+test('npm run cluster says in one line what it leaves open, and nothing once --tls --sso closes it', () => {
+  assert.equal(
+    openNotice({ tls: false, sso: false }),
+    'open: no TLS, no sign-on, on loopback only; `--tls --sso` closes it',
+  );
+  assert.equal(openNotice({ tls: true, sso: false }), 'open: no sign-on, on loopback only; `--tls --sso` closes it');
+  assert.equal(openNotice({ tls: false, sso: true }), 'open: no TLS, on loopback only; `--tls --sso` closes it');
+  assert.equal(openNotice({ tls: true, sso: true }), null);
 });

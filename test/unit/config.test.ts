@@ -18,12 +18,23 @@ describe('parseRateLimit', () => {
     assert.deepEqual(parseRateLimit('5/500ms'), { limit: 5, windowMs: 500 });
     assert.deepEqual(parseRateLimit(' 3 / m '), { limit: 3, windowMs: 60_000 });
     assert.deepEqual(parseRateLimit('1/1.5s'), { limit: 1, windowMs: 1_500 });
+    assert.deepEqual(parseRateLimit('1/1.1s'), { limit: 1, windowMs: 1_100 });
   });
 
   test('rejects malformed and empty budgets', () => {
     for (const text of ['', '100', '100/', '100/1x', '/1h', 'a/1h', '-1/1h', '0/1h', '1/0s']) {
       assert.throws(() => parseRateLimit(text), Error, text);
     }
+  });
+
+  test('refuses what a limiter would refuse: beyond a million per window, under 100 ms or over a day', () => {
+    assert.throws(
+      () => parseRateLimit('1000000000/1h'),
+      /limit must be a whole number from 1 to 1000000 \(got "1000000000\/1h"\)/,
+    );
+    assert.throws(() => parseRateLimit('5/50ms'), /windowMs must be a whole number of milliseconds from 100/);
+    assert.throws(() => parseRateLimit('5/2d'), /windowMs/);
+    assert.deepEqual(parseRateLimit('1000000/1d'), { limit: 1_000_000, windowMs: 86_400_000 });
   });
 });
 

@@ -20,7 +20,6 @@ import {
   CONFIG_DIR,
   DEPLOY_DIR,
   PRODUCTION_DYNAMIC_CONFIG,
-  SERVER_ARGS,
   SERVER_CONFIG_ENV,
   SERVER_CONFIG_FILE,
   SETUP_SCRIPT,
@@ -37,6 +36,14 @@ import { parseSinksFile } from '../../src/activities/sinks-file';
 import { bundleHostRules, bundleLinkProblem, parseHostRules } from '../../src/policies/bundle-hosts';
 import { clusterSinksText } from '../../scripts/cluster/sinks';
 import { RULES_FILE, WORKER_JOB } from '../../scripts/cluster/monitoring';
+import { clientTlsEnv, serverTlsEnv, uiTlsEnv } from '../../scripts/cluster/tls';
+import {
+  PAYLOAD_KEYS_FILE,
+  SERVICE_FILES,
+  SERVICE_SECRETS,
+  SERVICE_SECRETS_MOUNT,
+  TEMPORAL_SERVER_NAMES,
+} from '../../deploy/secrets/compose-secrets';
 
 const ROOT = path.resolve(__dirname, '../..');
 const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -56,6 +63,7 @@ interface Dependency {
 }
 interface Service {
   image?: string;
+  networks?: Record<string, { aliases?: string[] } | null> | string[];
   build?: { context: string; target?: string };
   profiles?: string[];
   depends_on?: Record<string, Dependency> | string[];
@@ -73,6 +81,7 @@ interface Service {
 interface Compose {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
+  networks?: Record<string, { internal?: boolean } | null>;
   secrets?: Record<string, { environment?: string; file?: string }>;
 }
 
@@ -144,6 +153,34 @@ function hostPathOf(name: string, containerPath: string): string {
   const mount = mounts(name).find((m) => containerPath === m.container || containerPath.startsWith(`${m.container}/`));
   assert.ok(mount, `${containerPath} in ${name} lies in a bind mount of this repository`);
   return path.join(mount.host, path.relative(mount.container, containerPath));
+}
+
+/** The setup.sh a job runs: `sh <script>`, or `sh -c '... exec sh <script> "$$@"' <arg>` (with a token). */
+function setupScriptOf(name: string): string {
+  const [shell, second = '', line = ''] = [service(name).entrypoint ?? []].flat();
+  assert.equal(shell, 'sh');
+  if (second !== '-c') return second;
+  const script = /exec sh (\S+) "\$\$@"$/.exec(line)?.[1];
+  assert.ok(script, `${name} execs setup.sh`);
+  return script;
+}
+
+/** `${SECRETS_DIR:-./secrets}/<folder>` mounts of a service: folder ('' for the whole) and container path. */
+function secretMounts(name: string): { folder: string; container: string; readOnly: boolean }[] {
+  return (service(name).volumes ?? []).flatMap((spec) => {
+    const match = /^\$\{SECRETS_DIR:-\.\/secrets\}(?:\/([a-z-]+))?:([^:]+)(:ro)?$/.exec(spec);
+    return match ? [{ folder: match[1] ?? '', container: match[2] as string, readOnly: match[3] === ':ro' }] : [];
+  });
+}
+
+/** Every service `name` waits for, directly or through others. */
+function waitsFor(name: string, seen = new Set<string>()): Set<string> {
+  for (const target of Object.keys(dependencies(name)))
+    if (!seen.has(target)) {
+      seen.add(target);
+      waitsFor(target, seen);
+    }
+  return seen;
 }
 
 /** The Go module's pinned version of a dependency (scripts/cluster/go.mod), without the v. */
@@ -239,8 +276,7 @@ describe('docker-compose.yml', () => {
     const registered = (setup.DOCS_ADMIN_SEARCH_ATTRIBUTES ?? '').split(/\s+/).filter(Boolean).sort();
     assert.deepEqual(registered, Object.keys(SEARCH_ATTRIBUTE_REGISTRATION).sort());
     assert.ok(Object.values(SEARCH_ATTRIBUTE_REGISTRATION).every((type) => type === 'Keyword'));
-    const [shell, scriptPath = ''] = [service('temporal-setup').entrypoint ?? []].flat();
-    assert.equal(shell, 'sh');
+    const scriptPath = setupScriptOf('temporal-setup');
     assert.deepEqual(service('temporal-setup').command, ['namespace']);
     const script = readFileSync(hostPathOf('temporal-setup', scriptPath), 'utf8');
     assert.match(script, /search-attribute create .*--type Keyword/);
@@ -321,6 +357,10 @@ describe('docker-compose.yml', () => {
     const cluster = parseSinksFile(clusterSinksText('/data/cluster/deployments'), 'sinks.yaml');
     assert.deepEqual([...cluster.invalid], []);
     assert.deepEqual([...cluster.sinks.keys()], [...table.sinks.keys()]);
+    // Each serves the same domains (the README's examples), and only those.
+    const domainsOf = (t: typeof table) => [...t.sinks.values()].map((s) => s.domains);
+    assert.deepEqual(domainsOf(table), [['docs.example.com'], ['docs.internal']]);
+    assert.deepEqual(domainsOf(cluster), domainsOf(table));
   });
 
   test('ADMIN_API_KEY comes from a secret fed by the environment, never from the file', () => {
@@ -339,16 +379,15 @@ describe('docker-compose.yml', () => {
     assert.match(dockerignore, /^\.env$/m, '.env stays out of the build context');
   });
 
-  test('payload encryption: worker, CLI and codec server read one key file from a read-only folder mount', () => {
+  test('payload encryption: worker, CLI, codec server and webhook receiver read one key file from a read-only folder mount', () => {
     const file = env('worker').PAYLOAD_ENCRYPTION_KEYS_FILE;
     assert.ok(file, 'the worker encrypts payloads');
-    for (const name of ['worker', 'cli', 'codec-server']) {
+    assert.equal(path.posix.basename(file), PAYLOAD_KEYS_FILE);
+    const folder: string = path.posix.dirname(file);
+    for (const name of ['worker', 'cli', 'codec-server', 'webhooks']) {
       assert.equal(env(name).PAYLOAD_ENCRYPTION_KEYS_FILE, file, `${name} has the same key file`);
-      const mount: RegExpExecArray | null | undefined = (service(name).volumes ?? [])
-        .map((spec) => /^(\$\{[A-Z_]+:-[^}]+\}|[^:]+):([^:]+):ro$/.exec(spec))
-        .find((m): m is RegExpExecArray => m !== null && file.startsWith(`${m[2]}/`));
-      assert.ok(mount, `${name} mounts the folder of ${file} read-only (a folder: a replaced file shows up)`);
-      assert.equal(defaultOf(mount[1] as string), './secrets');
+      const mount = secretMounts(name).find((m) => m.container === folder);
+      assert.deepEqual(mount, { folder: 'payload', container: folder, readOnly: true }, name);
     }
     assert.match(readFileSync(path.join(ROOT, '.gitignore'), 'utf8'), /^secrets\/$/m, 'key files stay out of git');
     assert.match(dockerignore, /^secrets$/m, 'and out of the build context');
@@ -362,35 +401,39 @@ describe('docker-compose.yml', () => {
     assert.equal(command[command.indexOf('--host') + 1], '0.0.0.0');
     const port = Number(command[command.indexOf('--port') + 1]);
     assert.deepEqual(ports('codec-server'), [{ host: port, container: port, ip: '127.0.0.1' }]);
-    assert.match(JSON.stringify(codec.healthcheck?.test), new RegExp(`127\\.0\\.0\\.1:${port}/health`));
     const ui = ports('temporal-ui')[0];
     assert.equal(defaultOf(env('codec-server').CODEC_SERVER_CORS_ORIGINS as string), `http://127.0.0.1:${ui?.host}`);
     // Only the namespace of the deployment's workers, whose keys it holds (the worker's TEMPORAL_NAMESPACE).
     assert.equal(env('codec-server').CODEC_SERVER_NAMESPACES, '${TEMPORAL_NAMESPACE:-default}');
     assert.equal(env('worker').TEMPORAL_NAMESPACE, '${TEMPORAL_NAMESPACE:-default}');
-    assert.equal(defaultOf(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT as string), `http://127.0.0.1:${port}`);
+    // HTTPS: the Web UI passes a person's token only to an https:// codec endpoint.
+    assert.equal(defaultOf(env('temporal-ui').TEMPORAL_CODEC_ENDPOINT as string), `https://localhost:${port}`);
+    assert.match(JSON.stringify(codec.healthcheck?.test), new RegExp(`https://127\\.0\\.0\\.1:${port}/health`));
   });
 
-  test('the codec server requires a bearer token from a file that a one-shot job makes in the secrets folder', () => {
+  test('the codec server requires a bearer token from a file that the secrets job makes in its folder', () => {
     const tokenFile = env('codec-server').CODEC_SERVER_TOKEN_FILE;
     assert.ok(tokenFile, 'a token is required (no --no-auth)');
     assert.ok(!JSON.stringify(service('codec-server').command).includes('--no-auth'));
     assert.equal(env('codec-server').CODEC_SERVER_TOKEN, undefined, 'no token in the compose file');
-    assert.equal(path.dirname(tokenFile), path.dirname(env('codec-server').PAYLOAD_ENCRYPTION_KEYS_FILE as string));
-    const job = service('codec-token');
-    const deps = service('codec-server').depends_on as Record<string, Dependency>;
-    assert.equal(deps['codec-token']?.condition, 'service_completed_successfully');
-    const [shell, flag, script, file] = job.entrypoint ?? [];
-    assert.deepEqual([shell, flag, file], ['sh', '-c', tokenFile]);
-    // Made once (an existing file is kept), by the CLI's keygen, readable by the codec server's user only.
-    assert.match(
-      script ?? '',
-      /^\[ -s "\$\$0" \] \|\| node dist\/src\/starter\.js keygen --token --file "\$\$0"; chown node:node "\$\$0"$/,
-    );
-    assert.ok(
-      (job.volumes ?? []).some((v) => v.endsWith(`:${path.dirname(tokenFile)}`)),
-      'the secrets folder, writable',
-    );
+    assert.equal(tokenFile, `${SERVICE_SECRETS_MOUNT}/${SERVICE_FILES.codecToken}`);
+    assert.ok(SERVICE_SECRETS['codec-server']?.codecToken, 'the secrets job makes it in the codec server folder');
+  });
+
+  test('one secrets job makes every secret, as root, with the compose-secrets module and openssl', () => {
+    const job = service('secrets-init');
+    assert.deepEqual(job.build, { context: '.', target: 'secrets' });
+    assert.match(dockerfile, /^FROM \S+ AS secrets$/m, 'a Dockerfile stage');
+    assert.match(dockerfile, /apt-get install -y --no-install-recommends openssl/);
+    assert.notEqual(job.image, service('worker').image, 'not the runtime image, which has no openssl');
+    assert.equal((job as { user?: string }).user, 'root');
+    const [node, module, folder] = [job.entrypoint ?? []].flat();
+    assert.deepEqual([node, module], ['node', compiled('deploy/secrets/compose-secrets.ts')]);
+    assert.deepEqual(secretMounts('secrets-init'), [{ folder: '', container: folder, readOnly: false }]);
+    assert.equal(env('secrets-init').TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE);
+    assert.equal(env('secrets-init').TEMPORAL_AUTH_CALLBACK_URL, env('temporal-ui').TEMPORAL_AUTH_CALLBACK_URL);
+    for (const name of [...Object.keys(SERVICE_SECRETS), 'sso-provider'].filter((n) => services[n]))
+      assert.ok(waitsFor(name).has('secrets-init'), `${name} starts after its secrets exist`);
   });
 
   test('the emulator, the CLI and the webhook receiver exist only under their profiles', () => {
@@ -400,12 +443,14 @@ describe('docker-compose.yml', () => {
       .sort();
     assert.deepEqual(defaults, [
       'codec-server',
-      'codec-token',
       'postgresql',
       'prometheus',
+      'secrets-init',
+      'sso-provider',
       'temporal',
       'temporal-schema',
       'temporal-setup',
+      'temporal-setup-token',
       'temporal-ui',
       'worker',
     ]);
@@ -460,11 +505,14 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
     const [program, rootFlag, root = '', ...rest] = [service('temporal').command ?? []].flat();
     assert.equal(program, 'temporal-server');
     assert.equal(rootFlag, '--root');
-    assert.deepEqual(rest, SERVER_ARGS, 'after --root, the arguments the cluster passes');
+    assert.deepEqual(rest, SSO_SERVER_ARGS, 'after --root, the arguments the cluster passes with --sso');
     const configFile = path.posix.join(root, CONFIG_DIR, `${SERVER_CONFIG_ENV}.yaml`);
     assert.equal(hostPathOf('temporal', configFile), SERVER_CONFIG_FILE);
-    // The entrypoint only sets the broadcast address, then execs the command.
-    assert.match([service('temporal').entrypoint ?? []].flat().join(' '), /TEMPORAL_BROADCAST_ADDRESS=.*exec "\$\$@"/);
+    // The entrypoint only sets the addresses to bind and announce, then execs the command.
+    assert.match(
+      [service('temporal').entrypoint ?? []].flat().join(' '),
+      /export TEMPORAL_BROADCAST_ADDRESS="\$\$internal" BIND_ON_IP="\$\$internal" && exec "\$\$@"/,
+    );
   });
 
   test('the schema and setup jobs run setup.sh, the script the cluster runs, with its two phases', () => {
@@ -472,9 +520,7 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
       ['temporal-schema', 'schema'],
       ['temporal-setup', 'namespace'],
     ] as const) {
-      const [shell, script = ''] = [service(name).entrypoint ?? []].flat();
-      assert.equal(shell, 'sh');
-      assert.equal(hostPathOf(name, script), SETUP_SCRIPT);
+      assert.equal(hostPathOf(name, setupScriptOf(name)), SETUP_SCRIPT);
       assert.deepEqual(service(name).command, [phase]);
       assert.match(
         readFileSync(SETUP_SCRIPT, 'utf8'),
@@ -503,11 +549,12 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
       'DB_PORT',
       'POSTGRES_USER',
       'POSTGRES_PWD',
-      'BIND_ON_IP',
       'DYNAMIC_CONFIG_FILE_PATH',
     ]) {
       assert.ok(composeServer.includes(name) && clusterServer.includes(name), `both set ${name}`);
     }
+    // Compose's BIND_ON_IP is the server's address on its internal network, which only its entrypoint knows.
+    assert.ok(clusterServer.includes('BIND_ON_IP') && variables.has('FRONTEND_BIND_ON_IP'));
   });
 
   test('the setup phases get the same variables from compose as from the cluster', () => {
@@ -516,7 +563,13 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
         .filter((k) => !NOT_TEMPLATE_VARIABLES.has(k))
         .sort();
     assert.deepEqual(clusterOnly(schemaEnv('password')), Object.keys(env('temporal-schema')).sort());
-    assert.deepEqual(clusterOnly(namespaceEnv('temporal')), Object.keys(env('temporal-setup')).sort());
+    // With the cluster's --tls --sso: a client certificate, and TLS on beside the token (TEMPORAL_API_KEY,
+    // which compose's setup reads from its file).
+    assert.deepEqual(
+      [...clusterOnly(namespaceEnv('temporal')), ...Object.keys(clientTlsEnv()), 'TEMPORAL_TLS'].sort(),
+      Object.keys(env('temporal-setup')).sort(),
+    );
+    assert.equal(env('temporal-setup').TEMPORAL_TLS, 'true');
     assert.equal(schemaEnv('password').SQL_PLUGIN, env('temporal-schema').SQL_PLUGIN);
     assert.equal(
       namespaceEnv('temporal').DOCS_ADMIN_SEARCH_ATTRIBUTES,
@@ -664,7 +717,8 @@ describe('Dockerfile', () => {
     );
     const cmd = /^CMD (\[.*\])$/m.exec(stage('sso-provider'));
     assert.deepEqual(JSON.parse(cmd?.[1] ?? '[]'), ['node', compiled(scriptModule('sso-provider'))]);
-    assert.match(stage('sso-provider-build'), /^COPY sso-provider \.\/sso-provider$/m);
+    assert.match(stage('tools-build'), /^COPY sso-provider \.\/sso-provider$/m);
+    assert.match(stage('tools-build'), /^COPY deploy\/secrets \.\/deploy\/secrets$/m);
   });
 
   test('the build context leaves out dependencies, local state and secrets', () => {
@@ -701,42 +755,10 @@ describe('docker-compose.yml: Prometheus with the shipped rules', () => {
   });
 });
 
-// ---- docker-compose.sso.yml: the override with sign-on (`npm run cluster -- --sso`'s shape) ----------------
+// ---- closed by default: sign-on, mutual TLS, a secret per service, the internal network --------------------
+// The shape of `npm run cluster -- --tls --sso`, in docker-compose.yml itself; docker-compose.sso.yml adds nothing.
 
 const ssoText = readFileSync(path.join(ROOT, 'docker-compose.sso.yml'), 'utf8');
-const ssoOverride = parse(ssoText, { merge: true }) as Compose;
-
-/** What `docker compose -f docker-compose.yml -f docker-compose.sso.yml` runs: Compose's merge rules. */
-function mergeCompose(base: Compose, override: Compose): Compose {
-  const target = volumeTarget;
-  const merged: Record<string, Service> = { ...base.services };
-  for (const [name, over] of Object.entries(override.services)) {
-    const under = base.services[name];
-    if (!under) {
-      merged[name] = over;
-      continue;
-    }
-    const overTargets = new Set((over.volumes ?? []).map(target));
-    merged[name] = {
-      ...under,
-      ...over,
-      environment: { ...under.environment, ...over.environment },
-      depends_on: { ...(under.depends_on as Record<string, Dependency>), ...(over.depends_on as object) },
-      volumes: [...(under.volumes ?? []).filter((v) => !overTargets.has(target(v))), ...(over.volumes ?? [])],
-    };
-  }
-  return { ...base, services: merged, volumes: { ...base.volumes, ...override.volumes } };
-}
-const sso = mergeCompose(compose, ssoOverride).services;
-
-function ssoService(name: string): Service {
-  const found = sso[name];
-  assert.ok(found, `with docker-compose.sso.yml there is a service "${name}"`);
-  return found;
-}
-function ssoEnv(name: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(ssoService(name).environment ?? {}).map(([k, v]) => [k, String(v)]));
-}
 
 /**
  * scripts/cluster/sso.ts read as text (the names are what matter, and the test stays a parse of files): the keys
@@ -754,56 +776,218 @@ const CLUSTER_SERVICES = Object.fromEntries(
 );
 const CLUSTER_UI_CLIENT_ID = /UI_CLIENT_ID = '([^']+)'/.exec(clusterSso)?.[1];
 
-const ssoIssuer = defaultOf(ssoEnv('sso-provider').SSO_ISSUER ?? '');
+/** The issuer every component of the compose file uses (read when a test asks: a parse failure fails that test). */
+const ssoIssuer = (): string => defaultOf(env('sso-provider').SSO_ISSUER ?? '');
 const SSO_MOUNT = '/run/docs-admin/sso';
 
-/** The container path of a volume spec, whose source may be `${NAME:-default}`. */
-function volumeTarget(spec: string): string | undefined {
-  return spec.replace(/^\$\{[^}]*\}/, 'source').split(':')[1];
-}
+/** A file below the service's own secrets folder, by the name the secrets job gives it there. */
+const ownFile = (file: string) => `${SERVICE_SECRETS_MOUNT}/${file}`;
 
-/** The SSO folder's mount in a service: `${SSO_DIR:-./secrets/sso}:/run/docs-admin/sso[:ro]`. */
-function ssoMount(name: string): string | undefined {
-  return (ssoService(name).volumes ?? []).find((v) => volumeTarget(v) === SSO_MOUNT);
-}
+/** The clients of the frontend and the TLS variable names each reads (envconfig's, the UI image's). */
+const FRONTEND_CLIENTS: Record<string, Record<string, string>> = {
+  worker: clientTlsEnv(),
+  cli: clientTlsEnv(),
+  webhooks: clientTlsEnv(),
+  'temporal-setup': clientTlsEnv(),
+  'temporal-ui': uiTlsEnv(),
+};
 
-describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it', () => {
-  test('an override of the same project: new services are the provider, its directory job and the setup token', () => {
-    assert.equal((parse(ssoText) as { name?: string }).name, (parse(composeText) as { name?: string }).name);
-    const added = Object.keys(ssoOverride.services).filter((name) => !services[name]);
-    assert.deepEqual(added.sort(), ['sso-directory', 'sso-provider', 'temporal-setup-token']);
-    // The provider and its directory job run the stand-in's own image; the setup token job the project's.
-    for (const name of ['sso-directory', 'sso-provider']) {
-      assert.notEqual(ssoService(name).image, service('worker').image, `${name} is not the worker's image`);
-      assert.equal((ssoService(name).build as { target?: string } | undefined)?.target, 'sso-provider');
+describe('docker-compose.yml is closed by default', () => {
+  test("the server's authorizer is on: config.yaml's authorization block, the cluster's --sso variables and services", () => {
+    const server = env('temporal');
+    const template = readFileSync(SERVER_CONFIG_FILE, 'utf8');
+    const block = template.slice(template.indexOf('{{- if env "TEMPORAL_JWT_KEY_SOURCE1" }}'));
+    assert.match(block, /^ {2}authorization:\n[\s\S]*?authorizer: default\n\s+claimMapper: default\n/m);
+    for (const name of clusterSsoKeys('ssoServerEnv'))
+      assert.ok(server[name], `compose sets ${name} as the cluster does`);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_KEY_SOURCE1 as string), `${ssoIssuer()}/jwks`);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+    assert.equal(defaultOf(server.TEMPORAL_JWT_PERMISSIONS_CLAIM as string), PERMISSIONS_CLAIM);
+    assert.match(template, /env "TEMPORAL_JWT_PERMISSIONS_CLAIM" \| default "permissions"/);
+    assert.ok([service('temporal').command ?? []].flat().includes('internal-frontend'));
+    assert.doesNotMatch(composeText, /TEMPORAL_AUTH_ENABLED: .false/);
+  });
+
+  test("the frontend requires mutual TLS: config.yaml's tls block with the cluster's --tls variables", () => {
+    const server = env('temporal');
+    assert.deepEqual(
+      Object.keys(serverTlsEnv()).filter((name) => !server[name]),
+      [],
+      "every variable the cluster's --tls sets",
+    );
+    assert.equal(server.TEMPORAL_TLS_REQUIRE_CLIENT_AUTH, 'true');
+    assert.equal(server.TEMPORAL_TLS_FRONTEND_CERT, ownFile(SERVICE_FILES.serverCert));
+    assert.equal(server.TEMPORAL_TLS_FRONTEND_KEY, ownFile(SERVICE_FILES.serverKey));
+    assert.equal(server.TEMPORAL_TLS_CLIENT1_CA_CERT, ownFile(SERVICE_FILES.ca));
+    assert.equal(server.TEMPORAL_TLS_SERVER_CA_CERT, ownFile(SERVICE_FILES.ca));
+    assert.ok(TEMPORAL_SERVER_NAMES.includes(server.TEMPORAL_TLS_FRONTEND_SERVER_NAME as string));
+    assert.match(
+      readFileSync(SERVER_CONFIG_FILE, 'utf8'),
+      /\{\{- if env "TEMPORAL_TLS_FRONTEND_CERT" \}\}\n\s+# Mutual TLS/,
+    );
+    assert.equal(SERVICE_SECRETS.temporal?.certificate, 'server');
+  });
+
+  test('every client of the frontend calls it with a certificate of its own, by a name on the server certificate', () => {
+    const address = env('worker').TEMPORAL_ADDRESS ?? '';
+    assert.ok(TEMPORAL_SERVER_NAMES.includes(address.split(':')[0] as string));
+    for (const [name, names] of Object.entries(FRONTEND_CLIENTS)) {
+      const vars = env(name);
+      assert.deepEqual(
+        Object.keys(names).filter((v) => !vars[v]),
+        [],
+        `${name} sets the cluster's TLS names`,
+      );
+      const files = Object.keys(names)
+        .map((v) => vars[v] as string)
+        .filter((v) => v.startsWith('/'));
+      assert.deepEqual(
+        files.sort(),
+        [ownFile(SERVICE_FILES.ca), ownFile(SERVICE_FILES.clientCert), ownFile(SERVICE_FILES.clientKey)].sort(),
+        `${name}: its own folder's certificate`,
+      );
+      const serverName = vars.TEMPORAL_TLS_SERVER_NAME as string;
+      assert.equal(serverName, env('temporal').TEMPORAL_TLS_FRONTEND_SERVER_NAME, `${name} verifies the server's name`);
+      assert.equal(SERVICE_SECRETS[name]?.certificate, 'client', `the secrets job gives ${name} a client certificate`);
     }
-    assert.equal(ssoService('temporal-setup-token').image, service('worker').image);
-    assert.deepEqual(ssoService('temporal-setup-token').build, service('worker').build);
-    for (const [name, svc] of Object.entries(sso)) {
-      for (const [target, dep] of Object.entries((svc.depends_on ?? {}) as Record<string, Dependency>)) {
-        assert.ok(sso[target], `${name} depends on unknown service ${target}`);
-        if (dep.condition === 'service_healthy' && !DOCS_ADMIN_SERVICES.includes(target))
-          assert.ok(sso[target]?.healthcheck?.test, `${name} waits for ${target} to be healthy: it has a healthcheck`);
+    assert.equal(env('temporal-ui').TEMPORAL_TLS_ENABLE_HOST_VERIFICATION, 'true');
+  });
+
+  test('each service mounts only its own secrets folder, read-only; the CA and the directory stay with the job and the provider', () => {
+    const holders = Object.keys(services).filter((name) => secretMounts(name).length > 0);
+    for (const name of holders) {
+      const folders = secretMounts(name)
+        .map((m) => m.folder)
+        .sort();
+      const expected =
+        name === 'secrets-init'
+          ? ['']
+          : name === 'sso-provider'
+            ? ['sso']
+            : name === 'temporal-setup-token'
+              ? ['temporal-setup']
+              : [name, ...(env(name).PAYLOAD_ENCRYPTION_KEYS_FILE ? ['payload'] : [])].sort();
+      assert.deepEqual(folders, expected, `${name} mounts ${expected.join(', ') || 'the whole folder'}`);
+      for (const m of secretMounts(name)) {
+        if (m.folder === name) assert.equal(m.container, SERVICE_SECRETS_MOUNT, name);
+        // Only the job writes, and the token job the setup's token beside the setup's own secret.
+        if (name !== 'secrets-init' && name !== 'temporal-setup-token')
+          assert.ok(m.readOnly, `${name}: ${m.folder} read-only`);
       }
     }
-    assert.doesNotMatch(ssoText, /CLIENT_SECRET:|scrypt\$|"kty"/, 'no secret, hash or key in the file');
+    assert.deepEqual(secretMounts('temporal-setup-token'), [
+      { folder: 'temporal-setup', container: SERVICE_SECRETS_MOUNT, readOnly: false },
+    ]);
+    // Every service of the secrets job holds its folder; nothing mounts ca/ (the CA's key).
+    for (const name of Object.keys(SERVICE_SECRETS))
+      assert.ok(
+        secretMounts(name).some((m) => m.folder === name),
+        `${name} mounts its folder`,
+      );
+    assert.doesNotMatch(composeText, /secrets\}\/ca[:/]/);
+    assert.doesNotMatch(composeText, /\b(SSO_DIR|PAYLOAD_KEYS_DIR|CODEC_TLS_DIR)\b/, "the earlier releases' folders");
+  });
+
+  test('each program signs in as a client of its own, with the secret in its own folder', () => {
+    const clients: Record<string, string> = {};
+    for (const [name, { oidcClient }] of Object.entries(SERVICE_SECRETS)) {
+      if (!oidcClient || name === 'temporal-ui' || name === 'temporal-setup') continue;
+      const vars = env(name);
+      for (const variable of clusterSsoKeys('serviceEnv')) assert.ok(vars[variable], `${name} gets ${variable}`);
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_ISSUER as string), ssoIssuer());
+      assert.equal(defaultOf(vars.TEMPORAL_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+      assert.equal(vars.TEMPORAL_OIDC_CLIENT_SECRET_FILE, ownFile(SERVICE_FILES.oidcSecret));
+      clients[name] = defaultOf(vars.TEMPORAL_OIDC_CLIENT_ID as string);
+      assert.equal(clients[name], oidcClient, `${name} signs in as the client whose secret the job gives it`);
+    }
+    assert.deepEqual(clients, {
+      worker: CLUSTER_SERVICES.worker,
+      cli: CLUSTER_SERVICES.cli,
+      webhooks: 'docs-admin-webhooks',
+    });
+    // The setup's token job signs in as the cluster's setup service (an admin), for the setup alone.
+    const tokenJob = env('temporal-setup-token');
+    assert.equal(defaultOf(tokenJob.TEMPORAL_OIDC_CLIENT_ID as string), CLUSTER_SERVICES.setup);
+    assert.equal(SERVICE_SECRETS['temporal-setup']?.oidcClient, CLUSTER_SERVICES.setup);
+    assert.equal(tokenJob.TEMPORAL_OIDC_CLIENT_SECRET_FILE, ownFile(SERVICE_FILES.oidcSecret));
+    assert.equal(tokenJob.SETUP_TOKEN_FILE, ownFile(SERVICE_FILES.setupToken));
+  });
+
+  test('the internal-frontend and the services behind it listen on a network only the server joins', () => {
+    assert.deepEqual(compose.networks?.['temporal-internal'], { internal: true });
+    const members = Object.entries(services).filter(([, svc]) => {
+      const nets = svc.networks ?? {};
+      return Array.isArray(nets) ? nets.includes('temporal-internal') : 'temporal-internal' in nets;
+    });
+    assert.deepEqual(
+      members.map(([name]) => name),
+      ['temporal'],
+    );
+    const networks = service('temporal').networks as Record<string, { aliases?: string[] } | null>;
+    assert.ok('default' in networks, 'the frontend stays on the shared network for its clients');
+    const alias = networks['temporal-internal']?.aliases?.[0] as string;
+    const entrypoint = [service('temporal').entrypoint ?? []].flat().join(' ');
+    // The server's address on that network is what it binds (BIND_ON_IP) and announces to its own services.
+    assert.ok(entrypoint.includes(`getent hosts ${alias} | cut -d' ' -f1`), entrypoint);
+    assert.match(entrypoint, /TEMPORAL_BROADCAST_ADDRESS="\$\$internal" BIND_ON_IP="\$\$internal"/);
+    assert.equal(
+      env('temporal').FRONTEND_BIND_ON_IP,
+      '0.0.0.0',
+      'the frontend for every client (with TLS and a token)',
+    );
+    assert.equal(env('temporal').BIND_ON_IP, undefined, 'nothing else on every interface');
+    const template = readFileSync(SERVER_CONFIG_FILE, 'utf8');
+    const rpc = (svc: string) =>
+      new RegExp(
+        `^  ${svc}:\\n    rpc:\\n(?:      .*\\n)*?      bindOnIP: \\{\\{ (\\$\\w+) \\| quote \\}\\}`,
+        'm',
+      ).exec(template)?.[1];
+    assert.equal(rpc('frontend'), '$frontendBindOnIP');
+    for (const svc of ['internal-frontend', 'history', 'matching', 'worker']) assert.equal(rpc(svc), '$bindOnIP', svc);
+    // Only the frontend is published: the internal-frontend's port (admin for every caller) never.
+    assert.deepEqual((service('temporal').ports ?? []).map(String), ['127.0.0.1:7233:7233']);
+    assert.equal(env('temporal').INTERNAL_FRONTEND_GRPC_PORT, '7236');
+  });
+
+  test('docker-compose.sso.yml adds nothing any more: the same project, no services', () => {
+    const override = parse(ssoText) as { name?: string; services?: Record<string, unknown> };
+    assert.equal(override.name, (parse(composeText) as { name?: string }).name);
+    assert.deepEqual(override.services, {});
+  });
+});
+
+describe('docker-compose.yml: sign-on as `npm run cluster -- --sso` runs it', () => {
+  test("the setup token job runs the project's image; the provider and the secrets job their own", () => {
+    assert.equal(service('temporal-setup-token').image, service('worker').image);
+    assert.deepEqual(service('temporal-setup-token').build, service('worker').build);
+    for (const [name, target] of [
+      ['sso-provider', 'sso-provider'],
+      ['secrets-init', 'secrets'],
+    ] as const) {
+      assert.notEqual(service(name).image, service('worker').image, `${name} is not the worker's image`);
+      assert.equal((service(name).build as { target?: string } | undefined)?.target, target);
+    }
+    assert.doesNotMatch(composeText, /CLIENT_SECRET:|scrypt\$|"kty"/, 'no secret, hash or key in the file');
   });
 
   test('the provider: the module of npm run sso-provider on the issuer, on loopback, its key in a volume', () => {
-    const provider = ssoService('sso-provider');
+    const provider = service('sso-provider');
     assert.deepEqual(provider.entrypoint, ['node', compiled('sso-provider/main.ts')]);
     assert.equal(scriptModule('sso-provider'), 'sso-provider/main.ts');
-    const providerEnv = ssoEnv('sso-provider');
+    // The stand-in's own image (the Dockerfile's sso-provider target), not the worker's.
+    assert.notEqual(provider.image, service('worker').image);
+    assert.equal((provider.build as { target?: string } | undefined)?.target, 'sso-provider');
+    const providerEnv = env('sso-provider');
     for (const name of ['SSO_ISSUER', 'SSO_DIRECTORY_FILE', 'SSO_SIGNING_KEY_FILE', 'SSO_AUDIENCE'])
       assert.ok(providerEnv[name], `the provider gets ${name}`);
     assert.equal(defaultOf(providerEnv.SSO_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
     assert.equal(defaultOf(providerEnv.SSO_ACCESS_TOKEN_TTL_SECONDS as string), '900');
 
     // One issuer for the browser (the published port on 127.0.0.1) and the containers (the network alias).
-    const issuer = new URL(ssoIssuer);
+    const issuer = new URL(ssoIssuer());
     assert.equal(Number(issuer.port), CLUSTER_PORTS.sso, "the cluster's provider port");
     assert.match(issuer.hostname, /\.localhost$/, 'a name browsers resolve to 127.0.0.1 by themselves');
-    const networks = (provider as { networks?: { default?: { aliases?: string[] } } }).networks;
+    const networks = provider.networks as { default?: { aliases?: string[] } } | undefined;
     assert.deepEqual(networks?.default?.aliases, [issuer.hostname]);
     assert.deepEqual(
       (provider.ports ?? []).map(String),
@@ -812,65 +996,29 @@ describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it'
     );
     assert.match(JSON.stringify(provider.healthcheck?.test), /SSO_ISSUER \+ '\/health'/);
 
-    // The directory comes from the SSO folder; the signing key from a volume no other service mounts.
+    // The directory comes from the secrets job's sso folder; the signing key from a volume no other service mounts.
     assert.equal(path.posix.dirname(providerEnv.SSO_DIRECTORY_FILE as string), SSO_MOUNT);
-    assert.match(ssoMount('sso-provider') ?? '', /:ro$/, 'the provider only reads the directory');
+    assert.deepEqual(secretMounts('sso-provider'), [{ folder: 'sso', container: SSO_MOUNT, readOnly: true }]);
     const keyDir = path.posix.dirname(providerEnv.SSO_SIGNING_KEY_FILE as string);
     const keyVolume = (provider.volumes ?? []).find((v) => v.endsWith(`:${keyDir}`))?.split(':')[0];
-    assert.ok(keyVolume && ssoOverride.volumes && keyVolume in ssoOverride.volumes, 'a named volume');
-    for (const [name, svc] of Object.entries(sso))
+    assert.ok(keyVolume && compose.volumes && keyVolume in compose.volumes, 'a named volume');
+    for (const [name, svc] of Object.entries(services))
       if (name !== 'sso-provider')
         assert.ok(!(svc.volumes ?? []).some((v) => v.startsWith(`${keyVolume}:`)), `${name} cannot read the key`);
-  });
-
-  test('the directory job makes what the cluster makes, with the Web UI callback the UI is given', () => {
-    const job = ssoService('sso-directory');
-    const script = [job.entrypoint ?? []].flat().join(' ');
-    assert.match(script, /require\('\.\/dist\/sso-provider\/directory\.js'\)\.ensureDirectory\(/);
     assert.match(clusterSso, /ensureDirectory\(SSO_FILES\.directory, \{ namespace: .*, uiRedirectUri: /);
-    assert.equal(ssoEnv('sso-directory').SSO_DIRECTORY_FILE, ssoEnv('sso-provider').SSO_DIRECTORY_FILE);
-    assert.equal(ssoEnv('sso-directory').TEMPORAL_NAMESPACE, env('worker').TEMPORAL_NAMESPACE);
-    assert.equal(ssoEnv('sso-directory').TEMPORAL_AUTH_CALLBACK_URL, ssoEnv('temporal-ui').TEMPORAL_AUTH_CALLBACK_URL);
-    const ui = ports('temporal-ui')[0];
-    assert.equal(
-      defaultOf(ssoEnv('temporal-ui').TEMPORAL_AUTH_CALLBACK_URL as string),
-      `http://127.0.0.1:${ui?.host}/auth/sso/callback`,
-      "the UI's published address",
-    );
-    assert.match(
-      ssoMount('sso-directory') ?? '',
-      /^\$\{SSO_DIR:-\.\/secrets\/sso\}:[^:]+$/,
-      'writable, below secrets/',
-    );
-    assert.deepEqual(ssoService('sso-provider').depends_on, {
-      'sso-directory': { condition: 'service_completed_successfully' },
-    });
   });
 
-  test("the server: the five services and config.yaml's authorization variables, as the cluster sets them", () => {
-    const [program, rootFlag, , ...rest] = [ssoService('temporal').command ?? []].flat();
+  test('the server: the five services, as the cluster runs them with sign-on', () => {
+    const [program, rootFlag, , ...rest] = [service('temporal').command ?? []].flat();
     assert.deepEqual([program, rootFlag], ['temporal-server', '--root']);
     assert.deepEqual(rest, SSO_SERVER_ARGS, "after --root, the cluster's arguments with sign-on");
     const variables = templateVariables(SERVER_CONFIG_FILE);
-    const server = ssoEnv('temporal');
-    const unknown = Object.keys(server).filter((name) => !variables.has(name));
+    const unknown = Object.keys(env('temporal')).filter((name) => !variables.has(name));
     assert.deepEqual(unknown, [], 'only variables config.yaml reads');
-    for (const name of clusterSsoKeys('ssoServerEnv'))
-      assert.ok(server[name], `compose sets ${name} as the cluster does`);
-    assert.equal(defaultOf(server.TEMPORAL_JWT_KEY_SOURCE1 as string), `${ssoIssuer}/jwks`);
-    assert.equal(defaultOf(server.TEMPORAL_JWT_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
-    assert.equal(defaultOf(server.TEMPORAL_JWT_PERMISSIONS_CLAIM as string), PERMISSIONS_CLAIM);
-    assert.match(
-      readFileSync(SERVER_CONFIG_FILE, 'utf8'),
-      /env "TEMPORAL_JWT_PERMISSIONS_CLAIM" \| default "permissions"/,
-    );
-    // The internal-frontend trusts every caller: its port stays inside the compose network.
-    assert.deepEqual(ports('temporal'), [{ ip: '127.0.0.1', host: 7233, container: 7233 }]);
-    assert.deepEqual((ssoService('temporal').ports ?? []).map(String), ['127.0.0.1:7233:7233']);
   });
 
-  test("the Web UI: ui.yaml's login variables, its secret from the directory's file, tokens to the codec", () => {
-    const ui = ssoEnv('temporal-ui');
+  test("the Web UI: ui.yaml's login variables, its secret from its own folder, tokens to the codec", () => {
+    const ui = env('temporal-ui');
     const uiTemplate = templateVariables(path.join(ROOT, 'deploy/temporal/ui.yaml'));
     // The image's own template reads the scopes as a list; ui.yaml names them.
     const unknown = Object.keys(ui).filter((name) => !uiTemplate.has(name) && name !== 'TEMPORAL_AUTH_SCOPES');
@@ -879,82 +1027,50 @@ describe('docker-compose.sso.yml: sign-on as `npm run cluster -- --sso` runs it'
       if (name !== 'TEMPORAL_AUTH_CLIENT_SECRET') assert.ok(ui[name], `compose sets ${name} as the cluster does`);
     assert.equal(ui.TEMPORAL_AUTH_ENABLED, 'true');
     assert.equal(ui.TEMPORAL_CODEC_PASS_ACCESS_TOKEN, 'true');
-    assert.equal(defaultOf(ui.TEMPORAL_AUTH_PROVIDER_URL as string), ssoIssuer);
+    assert.equal(defaultOf(ui.TEMPORAL_AUTH_PROVIDER_URL as string), ssoIssuer());
     assert.equal(defaultOf(ui.TEMPORAL_AUTH_CLIENT_ID as string), CLUSTER_UI_CLIENT_ID);
+    assert.equal(SERVICE_SECRETS['temporal-ui']?.oidcClient, CLUSTER_UI_CLIENT_ID);
     assert.deepEqual(ui.TEMPORAL_AUTH_SCOPES?.split(','), ['openid', 'profile', 'email']);
     assert.equal(ui.TEMPORAL_AUTH_CLIENT_SECRET, undefined, 'the secret is in no compose file');
-    const [shell, flag, script, file] = [ssoService('temporal-ui').entrypoint ?? []].flat();
+    const [shell, flag, script, file] = [service('temporal-ui').entrypoint ?? []].flat();
     assert.deepEqual([shell, flag], ['sh', '-c']);
     assert.match(
       script ?? '',
       /TEMPORAL_AUTH_CLIENT_SECRET="\$\$\(cat "\$\$0"\)" && export .* && exec \.\/start-ui-server\.sh$/,
     );
-    assert.equal(file, `${SSO_MOUNT}/${ui.TEMPORAL_AUTH_CLIENT_ID}.secret`);
-    assert.match(ssoMount('temporal-ui') ?? '', /:ro$/);
-    assert.deepEqual(
-      dependencies('temporal-ui').temporal,
-      { condition: 'service_healthy' },
-      'the base dependency stays',
+    assert.equal(file, ownFile(SERVICE_FILES.oidcSecret));
+    const ui2 = ports('temporal-ui')[0];
+    assert.equal(
+      defaultOf(ui.TEMPORAL_AUTH_CALLBACK_URL as string),
+      `http://127.0.0.1:${ui2?.host}/auth/sso/callback`,
+      "the UI's published address",
     );
   });
 
-  test("the codec server accepts the issuer's access tokens, as the cluster's does", () => {
-    const codec = ssoEnv('codec-server');
+  test("the codec server accepts the issuer's access tokens over HTTPS, as the cluster's does", () => {
+    const codec = env('codec-server');
     assert.deepEqual(
       clusterSsoKeys('ssoCodecEnv').filter((name) => !codec[name]),
       [],
       'every variable the cluster sets',
     );
-    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_ISSUER as string), ssoIssuer);
+    assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_ISSUER as string), ssoIssuer());
     assert.equal(defaultOf(codec.CODEC_SERVER_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
+    assert.equal(codec.CODEC_SERVER_TLS_CERT_FILE, ownFile(SERVICE_FILES.serverCert));
+    assert.equal(codec.CODEC_SERVER_TLS_KEY_FILE, ownFile(SERVICE_FILES.serverKey));
+    assert.equal(SERVICE_SECRETS['codec-server']?.certificate, 'https');
     assert.ok(codec.CODEC_SERVER_TOKEN_FILE, 'and still the tokens of its file');
   });
 
-  test('the worker, the CLI and the webhook receiver sign in as the services the cluster makes', () => {
-    for (const [name, client] of [
-      ['worker', CLUSTER_SERVICES.worker],
-      ['cli', CLUSTER_SERVICES.cli],
-      ['webhooks', CLUSTER_SERVICES.cli],
-    ] as const) {
-      const vars = ssoEnv(name);
-      for (const variable of clusterSsoKeys('serviceEnv')) assert.ok(vars[variable], `${name} gets ${variable}`);
-      assert.equal(defaultOf(vars.TEMPORAL_OIDC_ISSUER as string), ssoIssuer);
-      assert.equal(defaultOf(vars.TEMPORAL_OIDC_CLIENT_ID as string), client);
-      assert.equal(defaultOf(vars.TEMPORAL_OIDC_AUDIENCE as string), DEFAULT_TOKEN_AUDIENCE);
-      const secretFile = vars.TEMPORAL_OIDC_CLIENT_SECRET_FILE as string;
-      assert.equal(secretFile, `${SSO_MOUNT}/${vars.TEMPORAL_OIDC_CLIENT_ID}.secret`);
-      assert.match(ssoMount(name) ?? '', /:ro$/, `${name} reads the folder read-only`);
-      assert.ok(env(name).TEMPORAL_ADDRESS, `${name} keeps its base settings`);
-    }
-    assert.ok(
-      (ssoService('worker').volumes ?? []).includes(`./deploy/sinks.yaml:${env('worker').KEEPER_SINKS_FILE}:ro`),
-    );
-  });
-
   test("the setup job calls with the setup service's token, which a one-shot job fetches for it", () => {
-    const tokenJob = ssoEnv('temporal-setup-token');
-    assert.equal(defaultOf(tokenJob.TEMPORAL_OIDC_CLIENT_ID as string), CLUSTER_SERVICES.setup);
-    assert.equal(tokenJob.TEMPORAL_OIDC_CLIENT_SECRET_FILE, `${SSO_MOUNT}/${tokenJob.TEMPORAL_OIDC_CLIENT_ID}.secret`);
-    assert.equal(defaultOf(tokenJob.TEMPORAL_OIDC_ISSUER as string), ssoIssuer);
-    const script = [ssoService('temporal-setup-token').entrypoint ?? []].flat().join(' ');
+    const script = [service('temporal-setup-token').entrypoint ?? []].flat().join(' ');
     assert.match(script, /require\('\.\/dist\/src\/connection\/service-token\.js'\)/);
     assert.match(script, /fetchServiceToken\(tokens\.serviceTokenSettingsFromEnv\(process\.env\)\)/);
     assert.match(script, /writeFileSync\(process\.env\.SETUP_TOKEN_FILE, t\.token, \{ mode: 0o600 \}\)/);
-
-    const setup = ssoService('temporal-setup');
-    const [shell, flag, line, tokenFile] = [setup.entrypoint ?? []].flat();
-    assert.deepEqual([shell, flag], ['sh', '-c']);
-    assert.equal(tokenFile, tokenJob.SETUP_TOKEN_FILE);
-    assert.match(
-      line ?? '',
-      /TEMPORAL_API_KEY="\$\$\(cat "\$\$0"\)" && export TEMPORAL_API_KEY && exec sh (\S+) "\$\$@"$/,
-    );
-    const setupScript = /exec sh (\S+) /.exec(line ?? '')?.[1] as string;
-    assert.equal(hostPathOf('temporal-setup', setupScript), SETUP_SCRIPT, 'still setup.sh');
-    assert.deepEqual(setup.command, ['namespace']);
-    assert.equal(ssoEnv('temporal-setup').TEMPORAL_TLS, 'false', 'the CLI would turn TLS on for a token');
-    assert.deepEqual(dependencies('temporal-setup').temporal, { condition: 'service_healthy' });
-    assert.deepEqual((setup.depends_on as Record<string, Dependency>)['temporal-setup-token'], {
+    const [, , line, tokenFile] = [service('temporal-setup').entrypoint ?? []].flat();
+    assert.equal(tokenFile, env('temporal-setup-token').SETUP_TOKEN_FILE);
+    assert.match(line ?? '', /^TEMPORAL_API_KEY="\$\$\(cat "\$\$0"\)" && export TEMPORAL_API_KEY && exec sh /);
+    assert.deepEqual(dependencies('temporal-setup')['temporal-setup-token'], {
       condition: 'service_completed_successfully',
     });
     // The cluster's setup does the same (scripts/cluster/control.ts).

@@ -1,6 +1,8 @@
 // Validators for agent job input, shared by the agentJob workflow (at start and in the sendMessage
 // update validator), the agent activities and the CLI. Pure: each returns every problem it finds as
 // plain sentences that name the field, never echoing more than a short prefix of the value.
+import type { AgentJobOptions } from '../../shared/agent-job';
+import { type RunOrigin, agentCarryProblems, carriedStateProblems } from './carry';
 
 /**
  * Largest prompt we accept, in characters. The API publishes no maximum, so this is ours: generous
@@ -80,4 +82,18 @@ export function validateParkedTimeout(value: unknown): string[] {
 /** The job id an operator hands to `resolve`. */
 export function validateJobId(jobId: unknown): string[] {
   return checkId('jobId', jobId, MAX_REQUEST_ID_LENGTH, true);
+}
+
+/**
+ * Problems with agentJob's second argument: an object whose carry (the job it polls, skipping the
+ * create) comes only from the workflow's own past (`origin`: workflowInfo()).
+ */
+export function agentOptionsProblems(options: unknown, origin: RunOrigin): string[] {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    return ['the second argument, when given, must be an object {maxPollsPerRun?, ...}'];
+  const { carry, maxPollsPerRun } = options as AgentJobOptions;
+  const problems = carriedStateProblems(origin, { carry }, agentCarryProblems);
+  if (maxPollsPerRun !== undefined && !(Number.isInteger(maxPollsPerRun) && maxPollsPerRun >= 1))
+    problems.push('maxPollsPerRun must be an integer >= 1');
+  return problems;
 }

@@ -1,7 +1,8 @@
 // Pure validators for a static export request (docs/contract.md, the admin API: `domain` is a bare hostname, `version`
 // labels the export, `paths` are page paths). Used by the staticExport workflow at start and by the
 // CLI before it starts anything. No I/O, no Temporal imports: safe in the workflow sandbox.
-import type { StaticExportInput } from '../../shared/static-export';
+import type { StaticExportInput, StaticExportOptions } from '../../shared/static-export';
+import { type RunOrigin, carriedStateProblems, exportCarryProblems } from './carry';
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
@@ -60,4 +61,18 @@ export function normalizeExportInput(input: StaticExportInput): StaticExportInpu
   if (input.version !== undefined && input.version !== null) out.version = input.version;
   if (input.paths !== undefined && input.paths !== null) out.paths = [...input.paths];
   return out;
+}
+
+/**
+ * Problems with staticExport's second argument: an object whose carry (the job it polls and bundles)
+ * comes only from the workflow's own past (`origin`: workflowInfo()).
+ */
+export function exportOptionsProblems(options: unknown, origin: RunOrigin): string[] {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    return ['the second argument, when given, must be an object {maxPollsPerRun?}'];
+  const { carry, maxPollsPerRun } = options as StaticExportOptions;
+  const problems = carriedStateProblems(origin, { carry }, exportCarryProblems);
+  if (maxPollsPerRun !== undefined && !(Number.isInteger(maxPollsPerRun) && maxPollsPerRun >= 1))
+    problems.push('maxPollsPerRun must be an integer >= 1');
+  return problems;
 }

@@ -4,6 +4,7 @@
 // refused in the keeper's status rather than failing it, and the kind is checked against the sink's type.
 import type { BundleKeeperInput } from '../../shared/bundle-keeper';
 import { refreshMarginProblems } from '../keeper-schedule';
+import { startCarryProblems } from './carry';
 import { deploymentProblems, sinkNameProblems } from './deployment';
 import { hostnameProblem } from './export';
 import { keeperSourceProblems } from './publish';
@@ -36,8 +37,8 @@ export function checkKeeperInput(
   return { problems, conflicts };
 }
 
-/** Every problem with a bundleKeeper input, conflicts included; empty when valid. */
+/** Every problem with a bundleKeeper input a caller starts (no carried state), conflicts included; empty when valid. */
 export function keeperInputProblems(input: BundleKeeperInput): string[] {
   const { problems, conflicts } = checkKeeperInput(input);
-  return [...problems, ...conflicts];
+  return [...problems, ...startCarryProblems(input, ['carry', 'carried']), ...conflicts];
 }
