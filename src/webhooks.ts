@@ -8,6 +8,7 @@ import { startTracing, stopTracing } from './observability/tracing';
 import { WebhookSecrets } from './webhooks/secrets';
 import { DEFAULT_WEBHOOKS_PORT, startWebhookServer } from './webhooks/server';
 import { runAsEntryPoint, stopOnSignal } from './process/lifecycle';
+import { Settings } from './process/small-server';
 
 const USAGE = 'usage: npm run webhooks [-- --port N] [--host H]';
 export const SECRET_FILE_VAR = 'GITHUB_WEBHOOK_SECRET_FILE';
@@ -17,17 +18,12 @@ export function webhookSettings(
   argv: string[],
   env: NodeJS.ProcessEnv,
 ): { port: number; host: string; secretFile: string } {
-  let port = DEFAULT_WEBHOOKS_PORT;
-  let host = '127.0.0.1';
-  for (let i = 0; i < argv.length; i += 2) {
-    const [flag, value] = [argv[i], argv[i + 1]];
-    if (flag === '--port' && value !== undefined && /^\d+$/.test(value) && Number(value) < 65536) port = Number(value);
-    else if (flag === '--host' && value) host = value;
-    else throw new Error(USAGE);
-  }
-  const secretFile = env[SECRET_FILE_VAR];
-  if (!secretFile) throw new Error(`${SECRET_FILE_VAR} is not set: the receiver verifies every delivery's signature`);
-  return { port, host, secretFile };
+  const read = new Settings(env, { args: argv, flags: { port: 'string', host: 'string' }, usage: USAGE });
+  return {
+    port: read.int('--port', DEFAULT_WEBHOOKS_PORT, { max: 65_535 }),
+    host: read.text('--host') ?? '127.0.0.1',
+    secretFile: read.required(SECRET_FILE_VAR, "the receiver verifies every delivery's signature"),
+  };
 }
 
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<void> {

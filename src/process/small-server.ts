@@ -26,6 +26,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
+export function sendText(res: ServerResponse, status: number, line: string): void {
+  if (res.destroyed) return;
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${line}\n`);
+}
+
 /**
  * The one answer to a failed request: a StatusError's status and message, anything else a 500 that says
  * no more (the caller logs it). `{"error": message}`, or the message as a line of text. Returns the status.
@@ -35,13 +41,13 @@ export function sendError(req: IncomingMessage, res: ServerResponse, err: unknow
   // Refused before its body was read whole (or past its cap): the connection closes instead of draining it.
   if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
   if (as === 'json') sendJson(res, status, { error: message });
-  else if (!res.headersSent) res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${message}\n`);
+  else sendText(res, status, message);
   return status;
 }
 
 /**
  * The request's body, at most `maxBytes`: past them a 413, from Content-Length before a byte is read, or
- * once the stream passes the cap, and nothing more is read. A caller gone before the end is a 400.
+ * once the stream passes the cap (what was read is dropped, nothing more is read). A caller gone is a 400.
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const tooLarge = () => new StatusError(413, `request body over ${maxBytes} bytes`);
@@ -53,6 +59,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       size += chunk.length;
       if (size <= maxBytes) return void chunks.push(chunk);
       req.off('data', onData).pause();
+      chunks.length = 0;
       reject(tooLarge());
     };
     const early = (cause?: unknown) => reject(new StatusError(400, 'request body ended early', { cause }));

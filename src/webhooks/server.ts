@@ -11,10 +11,10 @@
 // (refused at once when its Content-Length says more), only MAX_UNSIGNED_REQUESTS of them at a time (503
 // past that), and only for UNSIGNED_READ_MS, so unsigned traffic holds at most 64 MiB and a few sockets.
 import { createHash } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type IncomingMessage, createServer } from 'node:http';
 import type { Client } from '@temporalio/client';
 import { inSpan } from '../observability/tracing';
+import { type Listening, listen, readBody, sendError, sendText, StatusError } from '../process/small-server';
 import { publishSignal } from '../shared/bundle-keeper';
 import type { PublishRequest } from '../shared/publishing';
 import { webhookAction } from './events';
@@ -54,22 +54,7 @@ export interface UnsignedLimits {
   requests: number;
 }
 
-export interface WebhookServer {
-  url: string;
-  server: Server;
-  close(): Promise<void>;
-}
-
-class Reply extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    /** Close the connection after the answer: its body was not read (whole). */
-    readonly close = false,
-  ) {
-    super(message);
-  }
-}
+export type WebhookServer = Listening;
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.log ?? ((line: string) => console.error(line));
@@ -79,54 +64,36 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = createServer((req, res) => {
     const delivery = String(req.headers['x-github-delivery'] ?? '').slice(0, 100);
     const event = String(req.headers['x-github-event'] ?? '').slice(0, 60);
-    if (req.url === '/health' && req.method === 'GET') return void res.writeHead(200).end('ok\n');
-    const finish = (status: number, text: string, close = false) => {
+    if (req.url === '/health' && req.method === 'GET') return sendText(res, 200, 'ok');
+    const logged = (status: number, text: string) =>
       log(`webhooks: ${status} ${event || '-'} ${delivery || '-'}: ${text}`);
-      answer(res, status, text, close);
-    };
     // One span per delivery when tracing is on: the event's name and the status answered, never the body.
     const attributes = { 'http.request.method': req.method ?? 'POST', 'http.route': '/github', 'github.event': event };
     void inSpan(`${req.method ?? 'POST'} /github`, attributes, async (set) => {
-      await handler
-        .handle(req, delivery, event)
-        .then(
-          (text) => finish(202, text),
-          (err: unknown) =>
-            err instanceof Reply
-              ? finish(err.status, err.message, err.close)
-              : finish(503, `could not reach Temporal: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`),
-        )
-        .catch(() => res.destroy());
+      await handler.handle(req, delivery, event).then(
+        (text) => {
+          logged(202, text);
+          sendText(res, 202, text);
+        },
+        (err: unknown) => {
+          const refusal = err instanceof StatusError ? err : temporalUnreachable(err);
+          logged(refusal.status, refusal.message);
+          if (refusal.status === 503) res.setHeader('retry-after', '1');
+          sendError(req, res, refusal, 'text');
+        },
+      );
       set({ 'http.response.status_code': res.statusCode });
     });
   });
   // Whole requests (headers and body) within GitHub's own timeout: a slow sender holds no slot longer.
   server.requestTimeout = UNSIGNED_READ_MS;
   server.headersTimeout = UNSIGNED_READ_MS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${options.host}:${port}`,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, options.port, options.host);
 }
 
-/** The answer, once; `close` ends the connection after it (a body left unread is not drained). */
-function answer(res: ServerResponse, status: number, text: string, close: boolean): void {
-  if (res.headersSent) return;
-  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
-  if (close) headers.connection = 'close';
-  if (status === 503) headers['retry-after'] = '1';
-  res.writeHead(status, headers).end(`${text}\n`);
-}
+/** A failure of Temporal (a lookup or a signal): 503, so that GitHub's redelivery may succeed. */
+const temporalUnreachable = (err: unknown) =>
+  new StatusError(503, `could not reach Temporal: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`);
 
 class DeliveryHandler {
   readonly #keepers: KeeperDirectory;
@@ -146,13 +113,13 @@ class DeliveryHandler {
     this.#keepers = new KeeperDirectory(client);
   }
 
-  /** The answer's text (202), or throws a Reply with the status and one line. */
+  /** The answer's text (202), or throws a StatusError with the status and one line. */
   async handle(req: IncomingMessage, delivery: string, event: string): Promise<string> {
     const url = new URL(req.url ?? '/', 'http://receiver');
-    if (url.pathname !== '/github') throw new Reply(404, 'not found (GitHub webhooks go to POST /github)', true);
-    if (req.method !== 'POST') throw new Reply(405, 'method not allowed: POST /github', true);
+    if (url.pathname !== '/github') throw new StatusError(404, 'not found (GitHub webhooks go to POST /github)');
+    if (req.method !== 'POST') throw new StatusError(405, 'method not allowed: POST /github');
     const body = await this.signedBody(req);
-    if (!event) throw new Reply(400, 'bad request: no X-GitHub-Event header');
+    if (!event) throw new StatusError(400, 'bad request: no X-GitHub-Event header');
     const seen = this.#done.get(delivery);
     if (seen) return `redelivery of ${delivery}: already handled (${seen})`;
     const digest = createHash('sha256').update(body).digest('base64url');
@@ -162,13 +129,13 @@ class DeliveryHandler {
     try {
       parsed = JSON.parse(body);
     } catch {
-      throw new Reply(400, 'bad body: not JSON (set the webhook content type to application/json)');
+      throw new StatusError(400, 'bad body: not JSON (set the webhook content type to application/json)');
     }
     let action;
     try {
       action = webhookAction(event, parsed);
     } catch (err) {
-      throw new Reply(400, `bad body: ${(err as Error).message}`);
+      throw new StatusError(400, `bad body: ${(err as Error).message}`);
     }
     if (action.kind === 'ping') return 'pong';
     if (action.kind === 'ignore') return `ignored: ${action.reason}`;
@@ -182,14 +149,20 @@ class DeliveryHandler {
   private async signedBody(req: IncomingMessage): Promise<string> {
     const signature = req.headers['x-hub-signature-256'];
     if (typeof signature !== 'string')
-      throw new Reply(401, 'bad signature: no X-Hub-Signature-256 header (set a secret on the webhook)', true);
+      throw new StatusError(401, 'bad signature: no X-Hub-Signature-256 header (set a secret on the webhook)');
     if (this.#unsigned >= this.limits.requests)
-      throw new Reply(503, `busy: ${this.limits.requests} unverified requests in progress`, true);
+      throw new StatusError(503, `busy: ${this.limits.requests} unverified requests in progress`);
     this.#unsigned++;
     try {
-      const body = await readBody(req, this.limits.bodyBytes);
+      const body = await readBody(req, this.limits.bodyBytes).then(
+        (bytes) => bytes.toString('utf8'),
+        (err: unknown) => {
+          if (!(err instanceof StatusError) || err.status !== 413) throw err;
+          throw new StatusError(413, `payload too large: over ${this.limits.bodyBytes} bytes before its signature`);
+        },
+      );
       if (!(await this.verified(body, signature)))
-        throw new Reply(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
+        throw new StatusError(401, 'bad signature: X-Hub-Signature-256 does not match any secret');
       return body;
     } finally {
       this.#unsigned--;
@@ -236,32 +209,10 @@ function remember(memory: Map<string, string>, key: string, value: string): void
 function withDeadline<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Reply(503, `Temporal did not answer within ${DEADLINE_MS} ms`)), DEADLINE_MS);
+    timer = setTimeout(
+      () => reject(new StatusError(503, `Temporal did not answer within ${DEADLINE_MS} ms`)),
+      DEADLINE_MS,
+    );
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
-
-/**
- * The body, up to `maxBytes`: a larger Content-Length is refused before anything is read, a longer body
- * as soon as it passes the cap (what was read is dropped, the rest is never read).
- */
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const tooLarge = () => new Reply(413, `payload too large: over ${maxBytes} bytes before its signature`, true);
-  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= maxBytes) return void chunks.push(chunk);
-      req.off('data', onData).pause();
-      chunks.length = 0;
-      reject(tooLarge());
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
-    // A sender that hangs up before the body's end (or the read timeout cut it off).
-    req.once('close', () => req.complete || reject(new Reply(400, 'request not sent whole', true)));
-  });
 }
