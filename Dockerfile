@@ -22,15 +22,17 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# ---- emulator-build: the admin API emulator alone (emulator/ and the API types it imports) -----------
+# ---- emulator-build: the admin API emulator alone (emulator/, the API types and the small-server kit) ---
 FROM ${NODE_IMAGE} AS emulator-build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.emulator.json ./
 COPY emulator ./emulator
-COPY src/api/types.ts ./src/api/types.ts
+# types.ts re-exports the documented shapes' types (documented.ts, zod): tsc reads both, node loads neither.
+COPY src/api/types.ts src/api/documented.ts ./src/api/
 COPY src/shared/agent-job-record.ts ./src/shared/agent-job-record.ts
+COPY src/process/small-server.ts ./src/process/small-server.ts
 RUN npx tsc -p tsconfig.emulator.json
 
 # ---- emulator: `npm run emulator` compiled (the emulator profile of docker-compose.yml) -----------------

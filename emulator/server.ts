@@ -2,8 +2,8 @@
 // counters and control endpoints under /_emulator/ (no auth; they exist only on the emulator).
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { AdminApiOperation, StartExportRequest } from '../src/api/types';
+import { type Listening, listen, readBody, sendError, sendJson, StatusError } from '../src/process/small-server';
 import { type EmulatorRoute, type FaultRule, FaultInjector } from './faults';
 import { DEFAULT_OPTIONS, type EmulatorOptions, type ResponseQuirks } from './options';
 import { type FilesChanged, type PushRequest, Publishing, type UpdateView, updateView } from './publishing';
@@ -64,15 +64,6 @@ export interface EmulatedUpdate extends UpdateView {
   projectId: string;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 const HOSTNAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const MAX_BODY = 1024 * 1024;
@@ -93,7 +84,7 @@ const emptyCounters = (): EmulatorCounters => ({
 export class Emulator {
   options: EmulatorOptions;
   readonly server: Server;
-  #url = '';
+  #listening: Listening | undefined;
   #agentJobs = new Map<string, AgentJobRecord>();
   #exports = new Map<string, ExportRecord>();
   #prNumbers = new Map<string, number>();
@@ -113,32 +104,24 @@ export class Emulator {
     this.#updateLimiter = new SlidingWindowLimiter(limit, windowMs);
     this.server = createServer((req, res) => {
       this.#handle(req, res).catch((err: unknown) => {
-        if (!res.headersSent && !res.destroyed)
-          this.#json(res, 500, { error: `emulator bug: ${(err as Error).message}` });
+        const bug = () => new StatusError(500, `emulator bug: ${(err as Error).message}`);
+        sendError(req, res, err instanceof StatusError ? err : bug());
       });
     });
     this.server.keepAliveTimeout = 10_000;
   }
 
   get url(): string {
-    return this.#url;
+    return this.#listening?.url ?? '';
   }
 
   /** Where clients reach the emulator: the base of the links it hands out. */
   #publicUrl(): string {
-    return this.options.publicUrl ?? this.#url;
+    return this.options.publicUrl ?? this.url;
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const { port } = this.server.address() as AddressInfo;
-    this.#url = `http://${this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host}:${port}`;
+    this.#listening = await listen(this.server, this.options.port, this.options.host);
     this.#pruneTimer = setInterval(() => {
       this.#limiter.prune(this.options.now());
       this.#updateLimiter.prune(this.options.now());
@@ -148,8 +131,7 @@ export class Emulator {
 
   async close(): Promise<void> {
     clearInterval(this.#pruneTimer);
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.#listening?.close();
   }
 
   configure(options: Partial<EmulatorOptions>): void {
@@ -235,13 +217,13 @@ export class Emulator {
 
     const match = matchRoute(req.method ?? 'GET', path);
     if (!match) {
-      this.#json(res, 404, { error: `no route for ${req.method} ${path}` });
+      sendJson(res, 404, { error: `no route for ${req.method} ${path}` });
       return;
     }
     const { route, params } = match;
     this.#countOnClose(route, res);
     if (this.options.logRequests) process.stderr.write(`${req.method} ${path}\n`);
-    const rawBody = req.method === 'POST' ? await readBody(req) : '';
+    const rawBody = req.method === 'POST' ? await readText(req) : '';
 
     const fault = this.#faults.pick(route);
     if (fault) {
@@ -275,7 +257,7 @@ export class Emulator {
           ? this.#dispatchUpdate(route, params[0]!, res, key, this.options.now())
           : this.#dispatch(route, params, rawBody, res);
     } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
+      if (!(err instanceof StatusError)) throw err;
       return this.#answer(res, route, err.status, { error: err.message });
     }
 
@@ -303,23 +285,23 @@ export class Emulator {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     const key = match?.[1];
-    if (!key) throw new HttpError(401, 'missing or malformed Authorization header (expected "Bearer <admin key>")');
+    if (!key) throw new StatusError(401, 'missing or malformed Authorization header (expected "Bearer <admin key>")');
     if (!key.startsWith('mint_') || key.length <= 'mint_'.length) {
-      throw new HttpError(401, 'invalid API key: admin keys begin with "mint_"');
+      throw new StatusError(401, 'invalid API key: admin keys begin with "mint_"');
     }
     const { revokedKeys, validKeys, ipAllowlist, readOnlyKeys } = this.options;
-    if (revokedKeys.includes(key)) throw new HttpError(401, `API key ${key} has been revoked or expired`);
-    if (validKeys.length > 0 && !validKeys.includes(key)) throw new HttpError(401, 'invalid API key');
+    if (revokedKeys.includes(key)) throw new StatusError(401, `API key ${key} has been revoked or expired`);
+    if (validKeys.length > 0 && !validKeys.includes(key)) throw new StatusError(401, 'invalid API key');
     const caller = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     if (ipAllowlist.length > 0 && !ipAllowlist.includes(caller))
-      throw new HttpError(403, `requests from ${caller} are not allowed by this API key's IP allowlist`);
+      throw new StatusError(403, `requests from ${caller} are not allowed by this API key's IP allowlist`);
     if (req.method !== 'GET' && req.method !== 'HEAD' && readOnlyKeys.includes(key))
-      throw new HttpError(403, `this API key is read-only: ${req.method} needs the write scope`);
+      throw new StatusError(403, `this API key is read-only: ${req.method} needs the write scope`);
     if (
       (route === 'startExport' || route === 'getExport' || route === 'generateBundle') &&
       this.options.nonEnterpriseKeys.includes(key)
     ) {
-      throw new HttpError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
+      throw new StatusError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
     }
     return key;
   }
@@ -394,7 +376,7 @@ export class Emulator {
         const job = this.#export(params[0]!);
         const view = exportView(job, now);
         if (view.status !== 'completed') {
-          throw new HttpError(409, `export job ${job.jobId} is not completed (status: ${view.status})`);
+          throw new StatusError(409, `export job ${job.jobId} is not completed (status: ${view.status})`);
         }
         const archive = exportArchive(job);
         const expires = now + this.options.bundleTtlMs;
@@ -412,9 +394,9 @@ export class Emulator {
       }
       case 'triggerUpdate':
       case 'getUpdateStatus':
-        throw new HttpError(500, 'routed by #handle');
+        throw new StatusError(500, 'routed by #handle');
       case 'downloadBundle':
-        throw new HttpError(404, 'not an API route');
+        throw new StatusError(404, 'not an API route');
     }
   }
 
@@ -430,13 +412,13 @@ export class Emulator {
       case 'triggerUpdate': {
         const projectId = id;
         if (this.options.missingProjects.includes(projectId))
-          throw new HttpError(404, `project ${projectId} not found`);
+          throw new StatusError(404, `project ${projectId} not found`);
         // One budget per organization; the emulator has one organization per API key.
         const decision = this.#updateLimiter.take(key, now);
         if (!decision.ok) {
           this.#counters.rateLimited++;
           this.#setRetryAfter(res, decision.retryAtMs);
-          throw new HttpError(
+          throw new StatusError(
             429,
             `rate limit exceeded: ${this.options.updateRateLimit.limit} update triggers per window`,
           );
@@ -458,7 +440,7 @@ export class Emulator {
       }
       case 'getUpdateStatus': {
         const update = this.#publishing.get(id);
-        if (!update) throw new HttpError(404, `update status ${id} not found`);
+        if (!update) throw new StatusError(404, `update status ${id} not found`);
         return [200, updateView(update, now, this.#publicUrl())];
       }
     }
@@ -477,7 +459,7 @@ export class Emulator {
     if (decision.ok) return;
     this.#counters.rateLimited++;
     this.#setRetryAfter(res, decision.retryAtMs);
-    throw new HttpError(
+    throw new StatusError(
       429,
       `rate limit exceeded: ${this.options.rateLimit.limit} agent jobs and messages per project per window`,
     );
@@ -495,13 +477,13 @@ export class Emulator {
 
   #agentJob(projectId: string, jobId: string): AgentJobRecord {
     const job = this.#agentJobs.get(jobId);
-    if (!job || job.projectId !== projectId) throw new HttpError(404, `agent job ${jobId} not found`);
+    if (!job || job.projectId !== projectId) throw new StatusError(404, `agent job ${jobId} not found`);
     return job;
   }
 
   #export(jobId: string): ExportRecord {
     const job = this.#exports.get(jobId);
-    if (!job) throw new HttpError(404, `export job ${jobId} not found`);
+    if (!job) throw new StatusError(404, `export job ${jobId} not found`);
     return job;
   }
 
@@ -515,21 +497,21 @@ export class Emulator {
     this.#countOnClose('downloadBundle', res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
-      return this.#json(res, 405, { error: 'method not allowed' });
+      return sendJson(res, 405, { error: 'method not allowed' });
     }
     const fault = this.#faults.pick('downloadBundle');
     if (fault) {
       this.#counters.faultsInjected[fault.kind] = (this.#counters.faultsInjected[fault.kind] ?? 0) + 1;
       if (fault.kind === 'slow') await delay(fault.delayMs ?? 10_000);
       else if (fault.kind.startsWith('reset')) return void req.socket.destroy();
-      else if (fault.kind === '503') return this.#json(res, 503, { error: 'service unavailable (injected)' });
-      else if (fault.kind.startsWith('500')) return this.#json(res, 500, { error: 'internal server error (injected)' });
+      else if (fault.kind === '503') return sendJson(res, 503, { error: 'service unavailable (injected)' });
+      else if (fault.kind.startsWith('500')) return sendJson(res, 500, { error: 'internal server error (injected)' });
     }
     const match = /^\/bundles\/([^/]+)\.tar\.gz$/.exec(url.pathname);
     const job = match ? this.#exports.get(decodeURIComponent(match[1]!)) : undefined;
     const expires = Number(url.searchParams.get('expires'));
     const sig = url.searchParams.get('sig') ?? '';
-    if (!job || !job.archive) return this.#json(res, 404, { error: 'no such bundle' });
+    if (!job || !job.archive) return sendJson(res, 404, { error: 'no such bundle' });
     const expected = Buffer.from(this.#sign(job.jobId, expires));
     const given = Buffer.from(sig);
     const valid = Number.isFinite(expires) && given.length === expected.length && timingSafeEqual(given, expected);
@@ -571,50 +553,50 @@ export class Emulator {
 
   async #control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
-      const body = req.method === 'POST' ? await readBody(req) : '';
+      const body = req.method === 'POST' ? await readText(req) : '';
       const key = `${req.method} ${path}`;
       switch (key) {
         case 'GET /_emulator/health':
-          return this.#json(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true });
         case 'GET /_emulator/counters':
-          return this.#json(res, 200, this.#counters);
+          return sendJson(res, 200, this.#counters);
         case 'GET /_emulator/jobs':
-          return this.#json(res, 200, this.jobs());
+          return sendJson(res, 200, this.jobs());
         case 'GET /_emulator/updates':
-          return this.#json(res, 200, this.updates());
+          return sendJson(res, 200, this.updates());
         case 'POST /_emulator/push':
-          return this.#json(res, 200, this.push(pushRequestOf(body)));
+          return sendJson(res, 200, this.push(pushRequestOf(body)));
         case 'GET /_emulator/faults':
-          return this.#json(res, 200, this.faults());
+          return sendJson(res, 200, this.faults());
         case 'POST /_emulator/faults': {
           const parsed = body ? (JSON.parse(body) as unknown) : [];
           const rules = Array.isArray(parsed) ? parsed : (parsed as { faults?: unknown }).faults;
           const seed = Array.isArray(parsed) ? undefined : (parsed as { seed?: unknown }).seed;
-          if (!Array.isArray(rules)) throw new HttpError(400, 'expected [rules] or {"faults": [rules], "seed"?: n}');
+          if (!Array.isArray(rules)) throw new StatusError(400, 'expected [rules] or {"faults": [rules], "seed"?: n}');
           this.setFaults(rules as FaultRule[], typeof seed === 'number' ? seed : undefined);
-          return this.#json(res, 200, { faults: this.faults() });
+          return sendJson(res, 200, { faults: this.faults() });
         }
         case 'POST /_emulator/reset':
           this.reset();
-          return this.#json(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true });
         case 'POST /_emulator/keys': {
           // {"add": [keys], "revoke": [keys]}: a key rotation driven from outside the process.
           const { add = [], revoke = [] } = JSON.parse(body || '{}') as { add?: string[]; revoke?: string[] };
           for (const key of add) this.addKey(key);
           for (const key of revoke) this.revokeKey(key);
-          return this.#json(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true });
         }
         case 'POST /_emulator/configure': {
           const patch = JSON.parse(body || '{}') as Record<string, unknown>;
           this.configure(pickSerializable(patch));
-          return this.#json(res, 200, { ok: true });
+          return sendJson(res, 200, { ok: true });
         }
         default:
-          return this.#json(res, 404, { error: `no control endpoint ${key}` });
+          return sendJson(res, 404, { error: `no control endpoint ${key}` });
       }
     } catch (err) {
-      const status = err instanceof HttpError ? err.status : 400;
-      return this.#json(res, status, { error: (err as Error).message });
+      // A control body that is not JSON (JSON.parse's message) is the caller's mistake: 400.
+      sendError(req, res, err instanceof StatusError ? err : new StatusError(400, (err as Error).message));
     }
   }
 
@@ -632,14 +614,7 @@ export class Emulator {
   #answer(res: ServerResponse, route: AdminApiOperation, status: number, body: unknown): void {
     if (res.destroyed) return;
     this.options.onAnswer?.({ route, status, body });
-    this.#json(res, status, body);
-  }
-
-  #json(res: ServerResponse, status: number, body: unknown): void {
-    if (res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
+    sendJson(res, status, body);
   }
 }
 
@@ -678,15 +653,8 @@ function safeDecode(segment: string): string | undefined {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new HttpError(413, 'request body too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+async function readText(req: IncomingMessage): Promise<string> {
+  return (await readBody(req, MAX_BODY)).toString('utf8');
 }
 
 function parseJsonObject(raw: string): Record<string, unknown> {
@@ -694,29 +662,29 @@ function parseJsonObject(raw: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new HttpError(400, 'request body must be JSON');
+    throw new StatusError(400, 'request body must be JSON');
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new HttpError(400, 'request body must be a JSON object');
+    throw new StatusError(400, 'request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
 function promptOf(raw: string): string {
   const { prompt } = parseJsonObject(raw);
   if (typeof prompt !== 'string' || prompt.length < 1)
-    throw new HttpError(400, '"prompt" is required (a non-empty string)');
+    throw new StatusError(400, '"prompt" is required (a non-empty string)');
   return prompt;
 }
 
 function exportRequestOf(raw: string): StartExportRequest {
   const { domain, version, paths } = parseJsonObject(raw);
   if (typeof domain !== 'string' || !HOSTNAME.test(domain)) {
-    throw new HttpError(400, '"domain" must be a bare hostname (no scheme, slash or path), e.g. docs.example.com');
+    throw new StatusError(400, '"domain" must be a bare hostname (no scheme, slash or path), e.g. docs.example.com');
   }
   if (version !== undefined && (typeof version !== 'string' || version === ''))
-    throw new HttpError(400, '"version" must be a non-empty string');
+    throw new StatusError(400, '"version" must be a non-empty string');
   if (paths !== undefined && (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string'))) {
-    throw new HttpError(400, '"paths" must be an array of strings');
+    throw new StatusError(400, '"paths" must be an array of strings');
   }
   return {
     domain,
@@ -728,11 +696,11 @@ function exportRequestOf(raw: string): StartExportRequest {
 function pushRequestOf(raw: string): PushRequest {
   const { projectId, domain, ref, sha, message, filesChanged, author } = parseJsonObject(raw || '{}');
   const optionalString = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
-  if (typeof projectId !== 'string' || projectId === '') throw new HttpError(400, '"projectId" is required');
+  if (typeof projectId !== 'string' || projectId === '') throw new StatusError(400, '"projectId" is required');
   if (!optionalString(domain) || !optionalString(ref) || !optionalString(message) || !optionalString(author))
-    throw new HttpError(400, '"domain", "ref", "message" and "author" must be strings');
+    throw new StatusError(400, '"domain", "ref", "message" and "author" must be strings');
   if (sha !== undefined && (typeof sha !== 'string' || !/^[0-9a-f]{7,64}$/.test(sha)))
-    throw new HttpError(400, '"sha" must be hex');
+    throw new StatusError(400, '"sha" must be hex');
   return {
     projectId,
     ...(domain !== undefined ? { domain } : {}),
@@ -750,7 +718,7 @@ function filesChangedOf(value: unknown): Partial<FilesChanged> {
     v === undefined || (Array.isArray(v) && v.every((p) => typeof p === 'string'));
   const lists = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   if (!lists || !isPaths(lists.added) || !isPaths(lists.modified) || !isPaths(lists.removed))
-    throw new HttpError(400, '"filesChanged" must be {"added"?, "modified"?, "removed"?}, each a list of paths');
+    throw new StatusError(400, '"filesChanged" must be {"added"?, "modified"?, "removed"?}, each a list of paths');
   const { added, modified, removed } = lists;
   return {
     ...(added ? { added } : {}),

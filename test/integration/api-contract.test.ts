@@ -443,6 +443,17 @@ describe('auth', () => {
     }
   });
 
+  test('a body over 1 MiB -> 413 {"error"} from the emulator, the rest of it unread', async () => {
+    const res = await fetch(`${emu.url}/v1/static-export/jobs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: `{"domain":"docs.example.com","pad":"${'x'.repeat(1024 * 1024)}"}`,
+    });
+    assert.equal(res.status, 413);
+    assert.equal(res.headers.get('connection'), 'close');
+    assert.deepEqual(await res.json(), { error: 'request body over 1048576 bytes' });
+  });
+
   test('missing Authorization -> 401 {"error"} from the emulator', async () => {
     const res = await fetch(`${emu.url}/v1/static-export/jobs/x`);
     assert.equal(res.status, 401);
