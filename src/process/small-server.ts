@@ -1,7 +1,7 @@
 // The kit of the small HTTP servers (the codec server, the webhook receiver, the metrics endpoint and the
 // stand-ins: the OpenID provider, the emulator): listen and close, a bounded body read, one status error
 // and its answer, and settings read from argv and the environment one way. Node built-ins only, so the
-// stand-ins may use it: their lint fences let in this module and nothing else of src/process.
+// stand-ins may use it (the emulator's lint fence lets in this module alone of src/).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -19,18 +19,17 @@ export class StatusError extends Error {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, type: string, text: string): void {
   if (res.destroyed) return;
   if (res.headersSent) return void res.end();
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-export function sendText(res: ServerResponse, status: number, line: string): void {
-  if (res.destroyed) return;
-  if (res.headersSent) return void res.end();
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${line}\n`);
-}
+export const sendJson = (res: ServerResponse, status: number, body: unknown): void =>
+  send(res, status, 'application/json', JSON.stringify(body));
+
+export const sendText = (res: ServerResponse, status: number, line: string): void =>
+  send(res, status, 'text/plain; charset=utf-8', `${line}\n`);
 
 /**
  * The one answer to a failed request: a StatusError's status and message, anything else a 500 that says
@@ -39,7 +38,9 @@ export function sendText(res: ServerResponse, status: number, line: string): voi
 export function sendError(req: IncomingMessage, res: ServerResponse, err: unknown, as: 'json' | 'text' = 'json') {
   const [status, message] = err instanceof StatusError ? [err.status, err.message] : [500, 'internal error'];
   // Refused before its body was read whole (or past its cap): the connection closes instead of draining it.
-  if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
+  // (A request without a body is not yet `complete` while its handler runs synchronously.)
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+  if (hasBody && !req.complete && !res.headersSent) res.setHeader('connection', 'close');
   if (as === 'json') sendJson(res, status, { error: message });
   else sendText(res, status, message);
   return status;
@@ -155,10 +156,8 @@ export class Settings {
 
   /** A comma list, each item trimmed; empty when unset. */
   list(source: Source): string[] {
-    return (this.text(source) ?? '')
-      .split(',')
-      .map((item) => item.trim())
-      .filter(Boolean);
+    const items = (this.text(source) ?? '').split(',');
+    return items.map((item) => item.trim()).filter(Boolean);
   }
 
   oneOf<T extends string>(source: Source, allowed: readonly T[]): T | undefined {

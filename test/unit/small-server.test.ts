@@ -134,6 +134,25 @@ describe('sendError', () => {
     });
   });
 
+  test('a refusal of a request without a body keeps its keep-alive connection', async () => {
+    const server = await listen(
+      createServer((req, res) => void sendError(req, res, new StatusError(404, 'not found'), 'text')),
+      0,
+    );
+    servers.push(server);
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const answer = await new Promise<string | undefined>((resolve, reject) =>
+        request(server.url, { agent }, (res) => resolve(res.resume().headers.connection))
+          .on('error', reject)
+          .end(),
+      );
+      assert.equal(answer, 'keep-alive');
+    } finally {
+      agent.destroy();
+    }
+  });
+
   test('any other error is a bare 500: its message (which may hold a secret) is not sent', async () => {
     const answer = await failing(new Error('connect to https://user:hunter2@db failed'));
     assert.deepEqual([answer.status, answer.body], [500, '{"error":"internal error"}']);
