@@ -5,8 +5,8 @@
 // It reuses the node_modules that `npm ci` installed: the native parts (@temporalio/core-bridge, @swc/core,
 // unrs-resolver) are Node-API modules, whose ABI does not change with Node's major version, and esbuild's
 // is an executable.
-// By default it runs the unit lane and one end-to-end file of each lifecycle (export, agent job, keeper)
-// as one run of scripts/run-tests.ts with its set-up (prerequisites checked, tools found, the cluster
+// By default it runs the unit lane, one end-to-end file of each lifecycle (export, agent job, keeper) and
+// the replay corpus as one run of scripts/run-tests.ts with its set-up (prerequisites checked, tools found, the cluster
 // started when down and stopped after); files given run instead. `node` on the tests' PATH is Node 24 too.
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
@@ -29,11 +29,15 @@ export const NODE24 = {
 const NODE_TOOLS = path.join(TOOLS_DIR, 'node');
 export const NODE24_BINARY = path.join(NODE_TOOLS, `v${NODE24.version}`, 'bin', 'node');
 
-/** One end-to-end file of each lifecycle, beside the unit lane. */
-export const NODE24_E2E_FILES = [
+/**
+ * Beside the unit lane: one end-to-end file of each lifecycle, and the replay corpus, whose histories
+ * were written by workers on Node 20: a deploy of the Node 24 image runs its workflows on a new V8.
+ */
+export const NODE24_INTEGRATION_FILES = [
   'test/integration/export-e2e.test.ts',
   'test/integration/agent-e2e.test.ts',
   'test/integration/keeper-e2e.test.ts',
+  'test/integration/replay-corpus.test.ts',
 ];
 
 /** A Node version's numbers (`v24.22.3` or `24.22.3` -> [24, 22, 3]); undefined when it is not one. */
@@ -142,9 +146,9 @@ export async function ensureNode24(log: (line: string) => void): Promise<string>
   return choice.path;
 }
 
-/** What the leg runs by default: the unit lane and NODE24_E2E_FILES. */
+/** What the leg runs by default: the unit lane and NODE24_INTEGRATION_FILES. */
 export function node24Files(): string[] {
-  return [...testsIn('test/unit'), ...NODE24_E2E_FILES];
+  return [...testsIn('test/unit'), ...NODE24_INTEGRATION_FILES];
 }
 
 /** Runs scripts/run-tests.ts on `node`, with its set-up, on `files`; resolves with its exit code. */

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { chooseNode24, enginesAdmit, NODE24, NODE24_E2E_FILES, node24Files, nodeMajor } from '../../scripts/node24';
+import {
+  chooseNode24,
+  enginesAdmit,
+  NODE24,
+  NODE24_INTEGRATION_FILES,
+  node24Files,
+  nodeMajor,
+} from '../../scripts/node24';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -65,13 +72,19 @@ test('enginesAdmit reads caret alternatives only', () => {
   assert.throws(() => enginesAdmit('^20.19.0', 'twenty'), /not a Node version/);
 });
 
-test('the leg runs the unit lane and one end-to-end file of each lifecycle, all of which exist', () => {
+test('the leg runs the unit lane, one end-to-end file of each lifecycle and the replay corpus, all of which exist', () => {
   const files = node24Files();
   assert.deepEqual(
-    NODE24_E2E_FILES.map((file) => path.basename(file)),
-    ['export-e2e.test.ts', 'agent-e2e.test.ts', 'keeper-e2e.test.ts'],
+    NODE24_INTEGRATION_FILES.map((file) => path.basename(file)),
+    ['export-e2e.test.ts', 'agent-e2e.test.ts', 'keeper-e2e.test.ts', 'replay-corpus.test.ts'],
   );
   assert.ok(files.includes('test/unit/node24.test.ts'), 'this file: the unit lane');
   assert.ok(files.every((file) => /^test\/(unit|integration)\//.test(file) && existsSync(path.join(ROOT, file))));
-  assert.equal(files.filter((file) => file.startsWith('test/integration/')).length, 3);
+  assert.equal(files.filter((file) => file.startsWith('test/integration/')).length, 4);
+});
+
+test("npm run test:node24 execs node, so npm's SIGTERM reaches the leg and it cleans up", () => {
+  // A shell left between npm and node dies on the signal and leaves the tests and the cluster running.
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+  assert.equal(scripts['test:node24'], 'exec node --import tsx scripts/node24.ts');
 });
