@@ -5,7 +5,10 @@
 # `npm run worker` runs src/worker.ts through tsx; here the same modules are compiled by tsc to
 # dist/src/ so the runtime image needs no dev dependencies and no TypeScript at start-up. The worker
 # still bundles src/workflows (compiled) with Temporal's bundler when it starts.
-ARG NODE_IMAGE=node:20-slim
+# Node 24 LTS at the version CI tests (`npm run test:node24`, scripts/node24.ts NODE24.version): move both
+# together. A tag, not a digest: Docker Hub rebuilds a tag for Debian fixes, and a digest pinned without
+# checking it against the registry would pin nothing anyone verified.
+ARG NODE_IMAGE=node:24.22.3-slim
 
 # ---- build: full install, type-check and compile ---------------------------------------------------
 FROM ${NODE_IMAGE} AS build

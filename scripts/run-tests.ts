@@ -2,6 +2,8 @@
 //   tsx scripts/run-tests.ts            unit + integration tests (what `npm test` runs)
 //   tsx scripts/run-tests.ts --chaos    the fault-injection suite (`npm run chaos`)
 //   tsx scripts/run-tests.ts FILE...    just those files (each file's harness starts what it needs)
+//   tsx scripts/run-tests.ts --prepare FILE...   those files with a whole run's set-up and clean-up
+//                                        (what `npm run test:node24` runs, scripts/node24.ts)
 // A whole run first checks the system packages and prepares the machine (scripts/test-setup.ts), and
 // stops what it started when it ends: pass, fail, Ctrl-C or SIGTERM (it then exits 130 or 143, after the
 // clean-up). Then it prints the ten slowest files.
@@ -11,9 +13,11 @@
 // files beside them in the other slots; then the alone files one at a time, with nothing else running.
 // Node's summary comes once, for all the node --test processes, after their output.
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
-// worker or timer left open would otherwise keep it alive after its tests failed), and --test-timeout
-// fails a test that does not finish. On Node 20 that timeout also bounds each file as a whole, so it
-// is far above the slowest file (TEST_TIMEOUT_MS overrides it, e.g. to prove the guard).
+// worker or timer left open would otherwise keep it alive after its tests failed), --test-timeout
+// fails a test or hook that does not finish, and each file's process ends itself a little after that
+// timeout (scripts/test-file-deadline.mjs): Node 20's timeout also bounds the file as a whole, Node 24's
+// no longer does. The timeout is far above the slowest file (TEST_TIMEOUT_MS overrides it, e.g. to prove
+// the guard).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,13 +28,15 @@ import { type FileTime, fileTimes, plannedWallMs, planRuns, type Run } from './t
 const ROOT = path.resolve(__dirname, '..');
 /** 20 minutes: the slowest file (a full-size chaos file on the cluster) takes well under 10. */
 const DEFAULT_TIMEOUT_MS = 20 * 60 * 1000;
+/** How long after --test-timeout a file's process ends itself: its stuck test, if any, fails first. */
+const FILE_DEADLINE_GRACE_MS = 5_000;
 const DEFAULT_CONCURRENCY = 3;
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 /** The last whole run's file times: the next run starts the long parallel files first. */
 const LAST_TIMES_FILE = path.join(ARTIFACTS, 'last-file-times.json');
 const SLOWEST = 10;
 
-function testsIn(dir: string): string[] {
+export function testsIn(dir: string): string[] {
   const full = path.join(ROOT, dir);
   if (!existsSync(full)) return [];
   return readdirSync(full)
@@ -100,6 +106,8 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
       'tsx',
       '--import',
       path.join(ROOT, 'scripts', 'test-timings.mjs'),
+      '--import',
+      path.join(ROOT, 'scripts', 'test-file-deadline.mjs'),
       '--test',
       `--test-reporter=${path.join(ROOT, 'scripts', 'test-reporter.mjs')}`,
       '--test-reporter-destination=stdout',
@@ -111,7 +119,12 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
     {
       cwd: ROOT,
       stdio: 'inherit',
-      env: { ...process.env, DOCS_ADMIN_TEST_TIMINGS: timings, DOCS_ADMIN_TEST_SUMMARY: summaryFile },
+      env: {
+        ...process.env,
+        DOCS_ADMIN_TEST_TIMINGS: timings,
+        DOCS_ADMIN_TEST_SUMMARY: summaryFile,
+        DOCS_ADMIN_TEST_FILE_DEADLINE_MS: String(timeoutMs + FILE_DEADLINE_GRACE_MS),
+      },
     },
   );
   interruption.children.add(child);
@@ -218,13 +231,14 @@ function setupModule(): typeof testSetup {
 async function main(args: string[]): Promise<number> {
   holdOnThroughSignals();
   const chaos = args.includes('--chaos');
+  const named = args.filter((arg) => !arg.startsWith('--'));
   const files = chaos
     ? testsIn('test/chaos')
-    : args.length > 0
-      ? args
+    : named.length > 0
+      ? named
       : [...testsIn('test/unit'), ...testsIn('test/integration')];
   const setup = setupModule();
-  const wholeRun = chaos || args.length === 0 || setup !== testSetup;
+  const wholeRun = chaos || named.length === 0 || args.includes('--prepare') || setup !== testSetup;
   if (!wholeRun) return runAndReport(files, false);
 
   const missing = setup.missingPrerequisites();

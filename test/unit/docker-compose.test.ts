@@ -685,9 +685,9 @@ describe('Dockerfile', () => {
   const runtimeStart = dockerfile.lastIndexOf('\nFROM ');
   const runtime = dockerfile.slice(runtimeStart);
 
-  test('multi-stage on node:20-slim, runtime without dev dependencies, as a non-root user', () => {
+  test('multi-stage on node:24 slim at a pinned version, runtime without dev dependencies, as a non-root user', () => {
     assert.ok(stages.length >= 2, 'multi-stage');
-    assert.match(dockerfile, /^ARG NODE_IMAGE=node:20-slim$/m);
+    assert.match(dockerfile, /^ARG NODE_IMAGE=node:24\.\d+\.\d+-slim$/m);
     assert.ok(stages.every((s) => s.image === '${NODE_IMAGE}'));
     assert.match(dockerfile, /npm ci --omit=dev/);
     assert.match(runtime, /^USER (?!root)\S+$/m);

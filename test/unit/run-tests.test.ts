@@ -33,6 +33,7 @@ function runTests(file: string | string[], env: Record<string, string> = {}): Pr
     ['--import', 'tsx', path.join(ROOT, 'scripts', 'run-tests.ts'), ...[file].flat()],
     {
       cwd: ROOT,
+      detached: true, // a process group of its own: a hung run is killed with its node --test processes
       env: { ...parentEnv, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -43,7 +44,7 @@ function runTests(file: string | string[], env: Record<string, string> = {}): Pr
   let hung = false;
   const timer = setTimeout(() => {
     hung = true;
-    child.kill('SIGKILL');
+    process.kill(-child.pid!, 'SIGKILL');
   }, DEADLINE_MS);
   return new Promise((resolve) =>
     child.once('exit', (code) => {
@@ -72,6 +73,18 @@ test(
     assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
     assert.notEqual(run.code, 0, 'the run fails');
     assert.match(run.output, /timed out after 3000ms/);
+  },
+);
+
+test(
+  'a file stuck outside any test (a describe that never settles) fails on its deadline, on Node 20 and 24 alike',
+  { timeout: DEADLINE_MS + 10_000 },
+  async () => {
+    // Node 20's --test-timeout bounds the file; Node 24's only its tests, so the file's own deadline must.
+    const run = await runTests('test/fixtures/runner/stuck-describe.test.ts', { TEST_TIMEOUT_MS: '3000' });
+    assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
+    assert.notEqual(run.code, 0, 'the run fails');
+    assert.match(run.output, /timed out after 3000ms|still running after 8000 ms, the deadline of a test file/);
   },
 );
 

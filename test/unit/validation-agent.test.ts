@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   DEFAULT_MAX_PROMPT_LENGTH,
+  agentOptionsProblems,
+  pollOverrideProblems,
   promptPreview,
   validateAgentJobInput,
   validateProjectId,
@@ -72,5 +74,35 @@ describe('agent input validation', () => {
     );
     assert.ok(preview.length <= 41 && preview.endsWith('…'), preview);
     assert.ok(preview.startsWith('Rewrite the quickstart'));
+  });
+});
+
+describe('agentJob options: polling overrides and call timeouts within bounds', () => {
+  const fresh = { attempt: 1 };
+  test('what the tests pass is accepted', () => {
+    assert.deepEqual(
+      agentOptionsProblems(
+        { poll: { floorMs: 100, fraction: 0.5, capMs: 400 }, nonIdempotentCallTimeoutMs: 1_500 },
+        fresh,
+      ),
+      [],
+    );
+  });
+  test('a flood of polls, a job that never looks again, or a call without a timeout is refused', () => {
+    assert.deepEqual(pollOverrideProblems({ floorMs: 1 }), ['poll.floorMs must be from 100 to 3600000 ms']);
+    assert.deepEqual(pollOverrideProblems({ floorMs: 200, capMs: 150 }), [
+      'poll.capMs must be from poll.floorMs (at least 100) to 86400000 ms',
+    ]);
+    assert.deepEqual(pollOverrideProblems({ capMs: 1e12 }), [
+      'poll.capMs must be from poll.floorMs (at least 100) to 86400000 ms',
+    ]);
+    assert.deepEqual(pollOverrideProblems({ fraction: 0 }), ['poll.fraction must be in (0, 1]']);
+    assert.deepEqual(pollOverrideProblems({ jitter: Number.NaN }), ['poll.jitter must be from 0 to 1']);
+    assert.deepEqual(pollOverrideProblems('fast'), [
+      'poll, when given, must be an object {floorMs?, fraction?, capMs?, jitter?}',
+    ]);
+    assert.deepEqual(agentOptionsProblems({ nonIdempotentCallTimeoutMs: 0 }, fresh), [
+      'nonIdempotentCallTimeoutMs must be a number of milliseconds from 1000 to 600000',
+    ]);
   });
 });

@@ -91,9 +91,36 @@ export function validateJobId(jobId: unknown): string[] {
 export function agentOptionsProblems(options: unknown, origin: RunOrigin): string[] {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     return ['the second argument, when given, must be an object {maxPollsPerRun?, ...}'];
-  const { carry, maxPollsPerRun } = options as AgentJobOptions;
+  const { carry, maxPollsPerRun, poll, nonIdempotentCallTimeoutMs } = options as AgentJobOptions;
   const problems = carriedStateProblems(origin, { carry }, agentCarryProblems);
   if (maxPollsPerRun !== undefined && !(Number.isInteger(maxPollsPerRun) && maxPollsPerRun >= 1))
     problems.push('maxPollsPerRun must be an integer >= 1');
+  problems.push(...pollOverrideProblems(poll));
+  if (nonIdempotentCallTimeoutMs !== undefined && !within(nonIdempotentCallTimeoutMs, 1_000, 10 * MINUTE_MS))
+    problems.push('nonIdempotentCallTimeoutMs must be a number of milliseconds from 1000 to 600000');
+  return problems;
+}
+
+const MINUTE_MS = 60_000;
+const within = (value: unknown, min: number, max: number): boolean =>
+  typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
+
+/**
+ * The polling overrides a starter may pass (tests poll fast): bounded, so no input turns a job's status
+ * polls into a flood of the admin API (at most ten a second) or a job that never looks again (a day).
+ */
+export function pollOverrideProblems(poll: unknown): string[] {
+  if (poll === undefined) return [];
+  if (typeof poll !== 'object' || poll === null || Array.isArray(poll))
+    return ['poll, when given, must be an object {floorMs?, fraction?, capMs?, jitter?}'];
+  const { floorMs, fraction, capMs, jitter } = poll as NonNullable<AgentJobOptions['poll']>;
+  const problems: string[] = [];
+  if (floorMs !== undefined && !within(floorMs, 100, 60 * MINUTE_MS))
+    problems.push('poll.floorMs must be from 100 to 3600000 ms');
+  if (capMs !== undefined && !within(capMs, Math.max(100, floorMs ?? 100), 24 * 60 * MINUTE_MS))
+    problems.push('poll.capMs must be from poll.floorMs (at least 100) to 86400000 ms');
+  if (fraction !== undefined && !(within(fraction, 0, 1) && fraction > 0))
+    problems.push('poll.fraction must be in (0, 1]');
+  if (jitter !== undefined && !within(jitter, 0, 1)) problems.push('poll.jitter must be from 0 to 1');
   return problems;
 }
