@@ -128,7 +128,10 @@ describe('attacker: replayed GitHub deliveries and unsigned requests', () => {
     env = await createE2eEnv();
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'attacker-webhooks-'));
     const sinks = Object.fromEntries(
-      ['replayed', 'failed'].map((name) => [name, { type: 'file', path: path.join(dir, `${name}.json`) }]),
+      ['replayed', 'failed'].map((name) => [
+        name,
+        { type: 'file', path: path.join(dir, `${name}.json`), domains: [`atk-${name}-${run}.docs.example.com`] },
+      ]),
     );
     stack = await startDocsAdminStack(
       env,
