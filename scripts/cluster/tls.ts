@@ -6,7 +6,11 @@
 // image (TEMPORAL_TLS_FRONTEND_CERT, ...: deploy/temporal/config.yaml); clients, the temporal CLI and the
 // UI server read @temporalio/envconfig's TEMPORAL_TLS_* names.
 import path from 'node:path';
-import { type CertificateAuthority, type CertificateRequest, ensureCertificates } from '../../deploy/secrets/certificates';
+import {
+  type CertificateAuthority,
+  type CertificateRequest,
+  ensureCertificates,
+} from '../../deploy/secrets/certificates';
 import { CLUSTER_DATA_DIR } from './layout';
 
 export const TLS_DIR = path.join(CLUSTER_DATA_DIR, 'tls');
