@@ -76,7 +76,9 @@ describe('forged carry on each workflow type', () => {
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'attacker-carry-'));
     config = path.join(dir, 'docs.json');
     await fsp.writeFile(config, LIVE_CONFIG);
-    sinksFile = await writeSinksFile(dir, { 'prod-config': { type: 'file', path: config } });
+    sinksFile = await writeSinksFile(dir, {
+      'prod-config': { type: 'file', path: config, domains: ['victim.example.com', 'retry-victim.example.com'] },
+    });
     attacker = await startArchiveServer();
     stack = await startDocsAdminStack(
       env,

@@ -45,8 +45,17 @@ describe('bundle links the worker must not follow or quote', () => {
     });
     dir = await fsp.mkdtemp(path.join(tmpdir(), 'attacker-downloads-'));
     const sinksFile = await writeSinksFile(dir, {
-      deploy: { type: 'file', path: path.join(dir, 'docs.json') },
-      airgap: { type: 'mirror', dir: path.join(dir, 'mirror'), urlPrefix: 'https://mirror.internal/docs/' },
+      deploy: {
+        type: 'file',
+        path: path.join(dir, 'docs.json'),
+        domains: ['metadata', 'loopback', 'leaky', 'huge'].map((name) => `${name}.attacker.example.com`),
+      },
+      airgap: {
+        type: 'mirror',
+        dir: path.join(dir, 'mirror'),
+        urlPrefix: 'https://mirror.internal/docs/',
+        domains: ['loopback-mirror.attacker.example.com'],
+      },
     });
     worker = await WorkerProcess.start({
       env: {
