@@ -156,9 +156,29 @@ async function expectTexts(page: Page, texts: string[], what: string): Promise<v
   }
 }
 
-/** What a person does: More Actions, Terminate, a reason, Terminate (the layouts render the menu twice). */
-async function terminateInUi(page: Page): Promise<void> {
-  await page.locator('button:visible', { hasText: 'More Actions' }).first().click();
+/**
+ * What a person does: More Actions, Terminate, a reason, Terminate (the layouts render the menu twice).
+ * The UI renders the menu once the workflow's description has loaded; on a loaded machine that first
+ * load can miss, and a person then reloads the page, as this does once. A second miss keeps a screenshot
+ * and says what the page showed.
+ */
+async function terminateInUi(page: Page, who: string): Promise<void> {
+  const moreActions = page.locator('button:visible', { hasText: 'More Actions' }).first();
+  try {
+    await moreActions.waitFor({ timeout: UI_TIMEOUT_MS });
+  } catch {
+    await page.reload();
+    try {
+      await moreActions.waitFor({ timeout: UI_TIMEOUT_MS });
+    } catch (err) {
+      await page.screenshot({ path: path.join(ARTIFACTS, `${who}-no-more-actions.png`), fullPage: true });
+      const shown = (await page.locator('body').innerText()).slice(0, 2000);
+      throw new Error(`no More Actions button for the ${who} after a reload; the page showed:\n${shown}`, {
+        cause: err,
+      });
+    }
+  }
+  await moreActions.click();
   await page.locator('[data-testid=terminate-button]:visible').click();
   const modal = page.locator('[data-testid=terminate-confirmation-modal]:visible');
   await modal.locator('input, textarea').first().fill('sign-on test');
@@ -314,7 +334,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       await expectTexts(page, [prompt, doneJob.prLink], 'the decoded prompt and PR link');
       await page.screenshot({ path: path.join(ARTIFACTS, 'reader-decoded.png'), fullPage: true });
       await page.goto(workflowUrl(longJob));
-      await terminateInUi(page);
+      await terminateInUi(page, 'reader');
       await expectTexts(page, ['Request unauthorized'], "the server's refusal in the terminate dialog");
       await page.screenshot({ path: path.join(ARTIFACTS, 'reader-terminate-refused.png') });
     } finally {
@@ -329,7 +349,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     const session = await signIn('sso-test-writer');
     try {
       await session.page.goto(workflowUrl(longJob));
-      await terminateInUi(session.page);
+      await terminateInUi(session.page, 'writer');
       await waitFor(async () => (await statusOf(longJob!)) === 'TERMINATED', {
         timeoutMs: UI_TIMEOUT_MS,
         intervalMs: 300,
