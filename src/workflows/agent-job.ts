@@ -405,8 +405,7 @@ class AgentRun {
           [{ projectId: input.projectId, prompt: input.prompt, permit }],
         ),
       );
-      const madeInTime = result.admitted; // the permit was still valid (CallResult)
-      if (madeInTime) answeredAtMs = result.answeredAtMs;
+      if (result.admitted) answeredAtMs = result.answeredAtMs;
       return result;
     });
     return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };

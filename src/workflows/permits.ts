@@ -24,12 +24,12 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallResult } from '../activities/agent';
-import type { LimiterAnswer } from '../activities/limiter-client';
 import {
+  type LimiterAnswer,
   type Permit,
-  type PermitTimes,
+  limiterAnswerOf,
   permitGrantedSignal,
-  permitTimes,
+  permitOf,
   permitUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
@@ -73,16 +73,6 @@ const clamp = (value: number, min: number, max: number): number => Math.min(max,
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
- * The permit a grant gives, the same whether it came in the ask's answer or by signal (`granted` for
- * the previous release's workers: see Permit).
- */
-const permit = (requestKey: string, times: PermitTimes): Permit => ({
-  requestKey,
-  granted: true,
-  ...permitTimes(times),
-});
-
-/**
  * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says
  * "used at the use-by time, or now if later" (a lost attempt may call until then), which frees the slot
  * no sooner than its lease end: where nothing was sent, nobody reports and the lease simply expires.
@@ -114,8 +104,7 @@ export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
   /**
-   * The request keys acquire() is asking for (several in runs from before messages went one at a time):
-   * a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
+   * The request keys acquire() is asking for: a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
    * dropped, so `signalled` holds nothing stale.
    */
   private readonly acquiring = new Set<string>();
@@ -132,7 +121,8 @@ export class ProjectPermits {
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
     setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
-      if (this.acquiring.has(requestKey)) this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
+      const granted = permitOf({ requestKey, notBeforeMs, useByMs });
+      if (granted && this.acquiring.has(granted.requestKey)) this.signalled.set(granted.requestKey, granted);
     });
   }
 
@@ -146,8 +136,7 @@ export class ProjectPermits {
       const granted = await this.acquire(requestKey, backoff);
       await this.untilSlot(granted);
       const outcome = await this.call(granted, call);
-      const madeInTime = outcome.admitted; // the permit was still valid: the call was made
-      if (madeInTime) return outcome.value;
+      if (outcome.admitted) return outcome.value;
       // Past its use-by time before the (first or next) attempt could call, e.g. a 429 retried after a
       // Retry-After that outlasted it (send-once.ts): ask a new permit. The old slot stays counted: until
       // one window after its last reported use (the 429's attempt reported), or to its lease end if no
@@ -177,7 +166,7 @@ export class ProjectPermits {
   private async askUntilGranted(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
-      if (answer.kind === 'granted') return permit(requestKey, answer);
+      if (answer.kind === 'granted') return answer.permit;
       const now = Date.now();
       if (answer.kind === 'unanswered') {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);
@@ -207,7 +196,7 @@ export class ProjectPermits {
   /** Step 1, from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
   private async ask(requestKey: string): Promise<LimiterAnswer> {
     try {
-      return await askLimiter.askPermit({ projectId: this.projectId, requestKey });
+      return limiterAnswerOf(requestKey, await askLimiter.askPermit({ projectId: this.projectId, requestKey }));
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;
@@ -235,8 +224,7 @@ export class ProjectPermits {
       if (reportedBy(err) === 'job') this.report(granted);
       throw err;
     }
-    const madeInTime = result.admitted;
-    if (madeInTime && result.fromCheckpoint) this.report(granted);
+    if (result.admitted && result.fromCheckpoint) this.report(granted);
     return result;
   }
 

@@ -35,14 +35,15 @@ import { askWindowProblem, limiterInputProblems } from '../policies/validation/r
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
+  type Permit,
   type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
-  type PermitTimes,
   type PermitUse,
   type RateLimiterCarry,
   type RateLimiterStatus,
   admitPermitsUpdate,
+  grantSignalArgs,
   permitGrantedSignal,
   permitUsedSignal,
   permitsUsedSignal,
@@ -192,7 +193,7 @@ class Limiter {
     const slots = this.counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
-      if (grant) return { requestKey: r.requestKey, granted: true, ...this.timesOf(grant) };
+      if (grant) return { ...this.permit(grant), granted: true };
       const position = this.state.queue.findIndex((q) => sameRequest(q, r));
       const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.window);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
@@ -385,20 +386,20 @@ class Limiter {
   }
 
   /**
-   * A grant's times, the same in its answer and its signal. useByMs only while the use is not reported:
+   * A grant's permit, the same in its answer and its signal. useByMs only while the use is not reported:
    * freeAtMs is then the lease's end, which it is computed from (after a report, nothing is left to use).
    */
-  private timesOf(grant: PermitGrant): PermitTimes {
+  private permit(grant: PermitGrant): Permit {
     return {
+      requestKey: grant.requestKey,
       ...(grant.notBeforeMs !== undefined ? { notBeforeMs: grant.notBeforeMs } : {}),
       ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.window) } : {}),
     };
   }
 
   private notify(grant: PermitGrant): void {
-    const { notBeforeMs, useByMs } = this.timesOf(grant);
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey, notBeforeMs, useByMs)
+      .signal(permitGrantedSignal, ...grantSignalArgs(this.permit(grant)))
       .catch((err: unknown) => {
         // The requester is gone: its permit stays spent, which errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
