@@ -16,7 +16,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -34,6 +33,7 @@ import {
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
+import { permitCallLeadMs } from './earlier-runs';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
@@ -41,13 +41,6 @@ const RECHECK_MIN_MS = 60_000;
 const RECHECK_MAX_MS = 10 * 60_000;
 /** A limiter that did not answer is asked again after 5 s, doubling up to a minute. */
 const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
-/**
- * A permit handed on ahead of time waits on a timer until this long before its slot frees, then in the
- * activity: the lead covers a loaded server's timer, task and dispatch. Runs from before the patch: 1 s.
- */
-const CALL_LEAD_MS = 2_500;
-const CALL_LEAD_BEFORE_MS = 1_000;
-const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
 /**
  * One ask's longest path (limiter-client.ts), each step bounded by its LIMITER_ANSWER_TIMEOUT_MS
@@ -207,8 +200,8 @@ export class ProjectPermits {
   /** Step 2, a permit handed on ahead of time: a timer until shortly before its slot frees (the activity waits the rest). */
   private async untilSlot(granted: Permit): Promise<void> {
     if (granted.notBeforeMs === undefined) return;
-    const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
-    const aheadMs = granted.notBeforeMs - lead - Date.now();
+    // The lead (permitCallLeadMs) covers a loaded server's timer, task and dispatch.
+    const aheadMs = granted.notBeforeMs - permitCallLeadMs() - Date.now();
     if (aheadMs <= 0) return;
     this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(granted.notBeforeMs)}`);
     await sleep(aheadMs);
