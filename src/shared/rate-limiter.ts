@@ -8,9 +8,7 @@ export const rateLimiterWorkflowId = (projectId: string): string => `${RATE_LIMI
 /**
  * The task queue of every agentRateLimiter workflow, whatever the fleet's TEMPORAL_TASK_QUEUE: every
  * worker process serves it, always unversioned (createLimiterWorker), so fleets on different queues
- * share a project's limiter and whichever fleet is up serves it. A limiter an older release left on
- * another queue (`docs-admin-limiter`, `<queue>-limiter`) is not served: docs/operations.md says how
- * to retire it.
+ * share a project's limiter and whichever fleet is up serves it.
  */
 export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
 
@@ -131,8 +129,7 @@ export function limiterAnswerOf(requestKey: string, recorded: LimiterAnswer): Li
 
 /**
  * Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT. A limiter enforces the window it
- * started with and refuses an ask naming another (RateWindowMismatch, naming both); limiters of earlier
- * releases applied it from then on.
+ * started with and refuses an ask naming another (RateWindowMismatch, naming both).
  */
 export interface LimiterRequestContext {
   limit: number;
@@ -159,10 +156,8 @@ export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
 export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
 
 /** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
-export interface PermitGrant extends PermitRequest {
+export interface PermitGrant extends PermitRequest, Pick<Permit, 'notBeforeMs'> {
   atMs: number;
-  /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
-  notBeforeMs?: number;
   /**
    * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
    * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to

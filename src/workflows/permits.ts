@@ -33,6 +33,7 @@ import {
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
+import { iso } from './details';
 import { permitCallLeadMs } from './earlier-runs';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
@@ -63,7 +64,6 @@ interface Backoff {
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says

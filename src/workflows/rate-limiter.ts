@@ -50,7 +50,7 @@ import {
 } from '../shared/rate-limiter';
 import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
 import { WorkflowFailure } from '../shared/failures';
-import { markdownTable } from './details';
+import { iso, markdownTable } from './details';
 import { deliverAll } from './deliver';
 import {
   askersWindow,
@@ -201,9 +201,9 @@ class Limiter {
       queued: this.queued,
       inWindow: live.length,
       granted: this.grantsThisRun,
-      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.window)).toISOString() : null,
-      asOf: new Date(now).toISOString(),
-      windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
+      nextFreeAt: this.queued > 0 ? iso(nextFreeAt(frees, now, this.window)) : null,
+      asOf: iso(now),
+      windowEmptyAt: frees.length > 0 ? iso(Math.max(...frees)) : null,
     };
   }
 
@@ -399,9 +399,8 @@ function handle(limiter: Limiter): void {
   });
 }
 
-/** A start outside the bounds (src/policies/validation/rate-limiter.ts) fails before it grants anything. */
-function refuseInvalidStart(input: AgentRateLimiterInput): void {
-  const problems = limiterInputProblems(input);
+/** A start with a carry not of this limiter's own past, or outside the bounds, fails before it grants anything. */
+function refuseStart(problems: string[]): void {
   if (problems.length > 0)
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -411,16 +410,9 @@ function refuseInvalidStart(input: AgentRateLimiterInput): void {
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
-  // Grants and queue only from this limiter's own past: forged ones would fill a project's window or
-  // signal grants to any workflow.
-  const problems = carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems);
-  if (problems.length > 0)
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
-  if (limiterKeepsStartWindow()) refuseInvalidStart(input);
+  // Forged grants and queue would fill a project's window or signal grants to any workflow.
+  refuseStart(carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems));
+  if (limiterKeepsStartWindow()) refuseStart(limiterInputProblems(input));
   const limiter = new Limiter(input);
   handle(limiter);
   const plainFromStart = limiterPayloadsPlain();
