@@ -45,8 +45,7 @@ export const LIMITER_SPAN = 'AgentRateLimiterAsk';
 
 /** The ask's answer from the limiter's for `request`: a grant is its permit, all its times kept. */
 export function answerOf(request: PermitRequest, admission: PermitAdmission | undefined): LimiterAnswer {
-  if (admission?.granted)
-    return { kind: 'granted', permit: permitOf({ ...admission, requestKey: request.requestKey })! };
+  if (admission?.granted) return { kind: 'granted', ...permitOf({ ...admission, requestKey: request.requestKey })! };
   return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
 }
 

@@ -69,7 +69,7 @@ export interface PermitRequest {
 /**
  * A permit: the limiter's grant of one request, one shape from the grant to the use report. It is the
  * limiter's answer to an ask (with `granted: true`, PermitAdmission), the permitGranted signal, the
- * ask's result (LimiterAnswer) and the create or message activity's input. Plain JSON.
+ * ask's result (with `kind: 'granted'`, LimiterAnswer) and the create or message activity's input.
  */
 export interface Permit {
   requestKey: string;
@@ -114,18 +114,9 @@ export interface PermitAdmission extends Permit {
  * queue (a grant signal follows), or no answer in time and why.
  */
 export type LimiterAnswer =
-  | { kind: 'granted'; permit: Permit }
+  | ({ kind: 'granted' } & Permit)
   | { kind: 'queued'; position?: number; expectedAtMs?: number }
   | { kind: 'unanswered'; reason: string };
-
-/**
- * An ask's result as a job's history holds it. Drop when no agentJob of issue 56's release runs: those
- * recorded a grant's times beside `kind`, without the permit.
- */
-export function limiterAnswerOf(requestKey: string, recorded: LimiterAnswer): LimiterAnswer {
-  if (recorded.kind !== 'granted' || recorded.permit) return recorded;
-  return { kind: 'granted', permit: permitOf({ ...(recorded as object), requestKey })! };
-}
 
 /**
  * Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT. A limiter enforces the window it

@@ -26,7 +26,6 @@ import type { CallResult } from '../activities/agent';
 import {
   type LimiterAnswer,
   type Permit,
-  limiterAnswerOf,
   permitGrantedSignal,
   permitOf,
   permitUsedSignal,
@@ -159,7 +158,8 @@ export class ProjectPermits {
   private async askUntilGranted(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
-      if (answer.kind === 'granted') return answer.permit;
+      // The job's own key: an ask's result recorded by issue 56's release has none (drop it with those jobs).
+      if (answer.kind === 'granted') return permitOf({ ...answer, requestKey })!;
       const now = Date.now();
       if (answer.kind === 'unanswered') {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);
@@ -189,7 +189,7 @@ export class ProjectPermits {
   /** Step 1, from inside this workflow task (a local activity); an ask that kept failing counts as no answer. */
   private async ask(requestKey: string): Promise<LimiterAnswer> {
     try {
-      return limiterAnswerOf(requestKey, await askLimiter.askPermit({ projectId: this.projectId, requestKey }));
+      return await askLimiter.askPermit({ projectId: this.projectId, requestKey });
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (!(err instanceof ActivityFailure) || (cause instanceof ApplicationFailure && cause.nonRetryable)) throw err;

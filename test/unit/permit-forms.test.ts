@@ -4,37 +4,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerOf } from '../../src/activities/limiter-client';
-import { type LimiterAnswer, limiterAnswerOf, permitOf } from '../../src/shared/rate-limiter';
+import { permitOf } from '../../src/shared/rate-limiter';
 
 const request = { requesterWorkflowId: 'agent-job:p:r', requestKey: 'k' };
 
 test("a grant handed on ahead of time keeps its not-before time in the ask's answer", () => {
   const answer = answerOf(request, { requestKey: 'k', granted: true, notBeforeMs: 1_000, useByMs: 61_000 });
-  assert.deepEqual(answer, { kind: 'granted', permit: { requestKey: 'k', notBeforeMs: 1_000, useByMs: 61_000 } });
+  assert.deepEqual(answer, { kind: 'granted', requestKey: 'k', notBeforeMs: 1_000, useByMs: 61_000 });
 });
 
 test('a grant without times and a queued answer keep what they had', () => {
-  assert.deepEqual(answerOf(request, { requestKey: 'k', granted: true }), {
-    kind: 'granted',
-    permit: { requestKey: 'k' },
-  });
+  assert.deepEqual(answerOf(request, { requestKey: 'k', granted: true }), { kind: 'granted', requestKey: 'k' });
   assert.deepEqual(answerOf(request, { requestKey: 'k', granted: false, position: 2, expectedAtMs: 5 }), {
     kind: 'queued',
     position: 2,
     expectedAtMs: 5,
   });
-});
-
-test("an ask's result recorded by a job of issue 56's release becomes today's permit, with the job's key", () => {
-  const recorded = { kind: 'granted', notBeforeMs: 1_000, useByMs: 61_000 } as unknown as LimiterAnswer;
-  assert.deepEqual(limiterAnswerOf('k', recorded), {
-    kind: 'granted',
-    permit: { requestKey: 'k', notBeforeMs: 1_000, useByMs: 61_000 },
-  });
-  const today: LimiterAnswer = { kind: 'granted', permit: { requestKey: 'k', useByMs: 5 } };
-  assert.equal(limiterAnswerOf('k', today), today);
-  const queued: LimiterAnswer = { kind: 'queued', position: 1 };
-  assert.equal(limiterAnswerOf('k', queued), queued);
 });
 
 test("a permit as received keeps its key and finite times only (an earlier release's granted: true is dropped)", () => {
