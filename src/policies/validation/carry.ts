@@ -6,7 +6,6 @@
 // run repeats its starter's input, and a starter can make either happen), and only in the shape the
 // workflow writes. Pure and sandbox-safe: the four workflows check at start, the client library refuses a
 // carry in a start.
-import { SINK_NAME_FORM, SINK_TYPES } from '../../shared/bundle-keeper';
 
 /** How a run began, as workflowInfo() tells it. */
 export interface RunOrigin {
@@ -56,51 +55,52 @@ const MAX_ID_LENGTH = 1000;
 /** Polling carries at most 20 observations (recentObservations); room for older releases. */
 const MAX_OBSERVATIONS = 1000;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-const must = (at: string, what: string): string[] => [`${at} must be ${what}`];
+export const must = (at: string, what: string): string[] => [`${at} must be ${what}`];
 
-const text: CarryCheck = (v, at) => (typeof v === 'string' ? [] : must(at, 'a string'));
-const id: CarryCheck = (v, at) =>
+export const text: CarryCheck = (v, at) => (typeof v === 'string' ? [] : must(at, 'a string'));
+export const id: CarryCheck = (v, at) =>
   typeof v === 'string' && v.trim() !== '' && v.length <= MAX_ID_LENGTH
     ? []
     : must(at, `a non-empty string of at most ${MAX_ID_LENGTH} characters`);
 /** A link something will fetch: http(s) only. */
-const link: CarryCheck = (v, at) =>
+export const link: CarryCheck = (v, at) =>
   typeof v === 'string' && /^https?:\/\/[^\s/?#]+/i.test(v) ? [] : must(at, 'an http(s) URL');
 /** Epoch or workflow-time milliseconds (fractions happen: a refresh time is a fraction of a lifetime). */
-const time: CarryCheck = (v, at) => (typeof v === 'number' && Number.isFinite(v) ? [] : must(at, 'a finite number'));
-const count: CarryCheck = (v, at) =>
+export const time: CarryCheck = (v, at) =>
+  typeof v === 'number' && Number.isFinite(v) ? [] : must(at, 'a finite number');
+export const count: CarryCheck = (v, at) =>
   typeof v === 'number' && Number.isInteger(v) && v >= 0 ? [] : must(at, 'a whole number >= 0');
-const flag: CarryCheck = (v, at) => (typeof v === 'boolean' ? [] : must(at, 'true or false'));
-const nullable =
+export const flag: CarryCheck = (v, at) => (typeof v === 'boolean' ? [] : must(at, 'true or false'));
+export const nullable =
   (check: CarryCheck): CarryCheck =>
   (v, at) =>
     v === null ? [] : check(v, at);
 /** Fields a release added after carries without them were written. */
-const optional =
+export const optional =
   (check: CarryCheck): CarryCheck =>
   (v, at) =>
     v === undefined ? [] : check(v, at);
-const listOf =
+export const listOf =
   (check: CarryCheck, max = Number.POSITIVE_INFINITY): CarryCheck =>
   (v, at) =>
     Array.isArray(v) && v.length <= max
       ? v.flatMap((item, i) => check(item, `${at}[${i}]`))
       : must(at, Number.isFinite(max) ? `a list of at most ${max}` : 'a list');
-const oneOf =
+export const oneOf =
   (values: readonly string[]): CarryCheck =>
   (v, at) =>
     typeof v === 'string' && values.includes(v) ? [] : must(at, `one of ${values.join(', ')}`);
 /** An object with these fields; others (written by a later release) are ignored, as the workflows do. */
-const record =
+export const record =
   (fields: Record<string, CarryCheck>): CarryCheck =>
   (v, at) =>
     isRecord(v)
       ? Object.entries(fields).flatMap(([name, check]) => check(v[name], `${at}.${name}`))
       : must(at, 'an object');
 
-const observations = listOf(
+export const observations = listOf(
   record({ atMs: time, status: text, progress: optional(time), pageCount: optional(time) }),
   MAX_OBSERVATIONS,
 );
@@ -142,81 +142,12 @@ export const limiterCarryProblems: CarryCheck = record({
   queue: listOf(record(permitRequest)),
 });
 
-const commit = record({
-  sha: text,
-  ref: nullable(text),
-  message: nullable(text),
-  pullRequest: nullable(record({ number: count, url: text })),
-  agentWorkflowId: nullable(text),
-  requestedAtMs: time,
-});
-
-const publishing = record({
-  wantedSinceMs: nullable(time),
-  wantedShas: listOf(text),
-  round: nullable(
-    record({
-      statusId: id,
-      startedAtMs: time,
-      requestedAtMs: time,
-      coveredShas: listOf(text),
-      observations,
-      nextPollAtMs: time,
-      failedPolls: count,
-      sha: nullable(text),
-      status: text,
-    }),
-  ),
-  ready: nullable(commit),
-  lastUpdate: nullable(
-    record({ statusId: nullable(text), status: text, sha: nullable(text), endedAtMs: time, error: nullable(text) }),
-  ),
-  pendingSinceMs: optional(nullable(time)),
-  deliveries: listOf(text),
-  pullRequests: listOf(record({ sha: text, number: count, url: text, agentWorkflowId: nullable(text) })),
-  updatesDone: count,
-  updatesFailed: count,
-});
-
-const sinkName: CarryCheck = (v, at) =>
-  typeof v === 'string' && SINK_NAME_FORM.test(v) ? [] : must(at, 'a sink name');
-
-/** bundleKeeper's BundleKeeperCarry: what it applied, what it is about to apply, and its sink as the worker resolved it. */
-export const keeperCarryProblems: CarryCheck = record({
-  current: nullable(
-    record({
-      jobId: id,
-      appliedUrl: text,
-      appliedExpiresAt: nullable(text),
-      linkIssuedAtMs: time,
-      sizeBytes: count,
-      version: nullable(text),
-      appliedAt: text,
-      refreshAtMs: nullable(time),
-      refreshFailures: count,
-      commit: optional(nullable(commit)),
-    }),
-  ),
-  pending: nullable(
-    record({
-      jobId: id,
-      version: nullable(text),
-      bundle: nullable(record({ bundleUrl: link, expiresAt: text, sizeBytes: count })),
-      failures: count,
-      retryAtMs: nullable(time),
-      commit: optional(nullable(commit)),
-    }),
-  ),
-  version: nullable(text),
-  exportsDone: count,
-  refreshesDone: count,
-  exportWanted: flag,
-  paused: flag,
-  exportFailures: count,
-  exportRetryAtMs: nullable(time),
-  lastError: nullable(text),
-  generation: count,
-  sinkResolved: optional(nullable(record({ name: sinkName, type: oneOf(SINK_TYPES) }))),
-  sinkRefused: optional(nullable(record({ reason: text, checks: count, retryAtMs: time }))),
-  publishing: optional(publishing),
-});
+/** One of several object shapes, told apart by their `state`. */
+export const variants =
+  (shapes: Record<string, Record<string, CarryCheck>>): CarryCheck =>
+  (v, at) => {
+    const state = isRecord(v) ? v.state : undefined;
+    if (typeof state !== 'string' || !Object.hasOwn(shapes, state))
+      return must(`${at}.state`, `one of ${Object.keys(shapes).join(', ')}`);
+    return record(shapes[state]!)(v, at);
+  };
