@@ -77,16 +77,10 @@ const api = proxyActivities<ExportActivities>({
   heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
-// Downloads the whole archive: long, heartbeating (its progress, and a keep-alive through silences, so
-// a task lost on its way to the worker is retried after the heartbeat timeout, not after 15 minutes).
-// Content problems are non-retryable (BundleInvalid).
-const verifier = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-});
-// A sink may run `helm upgrade` (minutes, silent: the attempt keeps itself alive) or copy the archive (mirror).
-const applier = proxyActivities<ExportActivities>({
+// Verify downloads the whole archive; a sink may run `helm upgrade` or copy the archive (mirror): long,
+// heartbeating (progress, or the attempt keeping itself alive), so a task lost on its way to the worker is
+// retried after the heartbeat timeout, not after 15 minutes. Content problems are non-retryable (BundleInvalid).
+const installer = proxyActivities<ExportActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
@@ -96,16 +90,9 @@ type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
 /** A publish or pin that arrived while an export runs: one more export after it (renders `commit`). */
 type FollowUp = { commit: PublishedCommit | null };
 /** The export: idle or wanted (carried), running (a staticExport child), finished (its outcome not taken yet). */
-type ExportState =
-  | CarriedExport
-  | { state: 'running'; commit: PublishedCommit | null; failures: number; next: FollowUp | null }
-  | {
-      state: 'finished';
-      commit: PublishedCommit | null;
-      failures: number;
-      next: FollowUp | null;
-      outcome: ExportOutcome;
-    };
+type Running = { state: 'running'; commit: PublishedCommit | null; failures: number; next: FollowUp | null };
+type Finished = Omit<Running, 'state'> & { state: 'finished'; outcome: ExportOutcome };
+type ExportState = CarriedExport | Running | Finished;
 
 /** The carried state but the export and the sink, which the keeper holds as ExportState and SinkState. */
 type KeeperState = Omit<BundleKeeperCarry, 'export' | 'sink'>;
@@ -452,18 +439,19 @@ class Keeper {
    */
   private async install(
     bundle: Bundle,
-    version: string | null,
+    from: { version: string | null; commit?: PublishedCommit | null },
     issuedAtMs: number,
     why: string,
   ): Promise<AppliedBundle> {
+    const { version, commit } = from;
     const sinkType = this.sinkType();
     if (sinkType !== 'mirror') {
-      await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
+      await installer.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
         bundle,
       ]);
     }
     const { jobId, bundleUrl, expiresAt, sizeBytes } = bundle;
-    const applied = await applier.applyBundle.executeWithOptions(
+    const applied = await installer.applyBundle.executeWithOptions(
       { summary: `Apply bundle of ${bundle.jobId} via ${sinkType} (${why})` },
       [{ domain: this.domain, ...this.applyTarget(), jobId, bundleUrl, expiresAt, sizeBytes, version }],
     );
@@ -481,13 +469,14 @@ class Keeper {
           ? null
           : refreshAtMs(issuedAtMs, expiresMs, this.input.refreshMargin),
       refreshFailures: 0,
+      ...(commit ? { commit } : {}),
     };
   }
 
   /** Starts the wanted export as a staticExport child; it finishes on its own (the loop takes its outcome). */
-  startExport(wanted: Extract<ExportState, { state: 'wanted' }>): void {
+  startExport(wanted: Extract<CarriedExport, { state: 'wanted' }>): void {
     const { domain, st } = this;
-    const running = { state: 'running' as const, commit: wanted.commit, failures: wanted.failures, next: null };
+    const running: Running = { state: 'running', commit: wanted.commit, failures: wanted.failures, next: null };
     this.exp = running;
     const version = st.version;
     let outcome: ExportOutcome;
@@ -512,7 +501,7 @@ class Keeper {
   }
 
   /** An export finished: queue its bundle for install, or back off after a failure. */
-  takeExportOutcome(done: Extract<ExportState, { state: 'finished' }>): void {
+  takeExportOutcome(done: Finished): void {
     const { domain, st } = this;
     const { outcome } = done;
     if ('ok' in outcome) {
@@ -563,8 +552,7 @@ class Keeper {
         );
         issuedAtMs = Date.now();
       }
-      const installed = await this.install(bundle, pending.version, issuedAtMs, 'new export');
-      st.current = pending.commit ? { ...installed, commit: pending.commit } : installed;
+      st.current = await this.install(bundle, pending, issuedAtMs, 'new export');
       this.sinkHeld();
       st.pending = null;
       st.lastError = null;
@@ -599,8 +587,7 @@ class Keeper {
         [current.jobId, { refresh: true }],
       );
       const issuedAtMs = Date.now();
-      const installed = await this.install(bundle, current.version, issuedAtMs, 'refresh');
-      st.current = current.commit ? { ...installed, commit: current.commit } : installed;
+      st.current = await this.install(bundle, current, issuedAtMs, 'refresh');
       this.sinkHeld();
       st.refreshesDone++;
       st.lastError = null;

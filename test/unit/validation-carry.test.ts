@@ -121,7 +121,7 @@ describe('shapes', () => {
       /^carry\.export\.state must be one of idle, wanted$/,
     ]);
     expectProblems(keeperCarryProblems, { ...flagsCarry(), sinkResolved: { name: 'attacker sink', type: 'file' } }, [
-      /^carry\.sinkResolved\.name must be a sink name$/,
+      /^carry\.sink\.name must be a sink name$/,
     ]);
     expectProblems(keeperCarryProblems, { ...keeperCarry(), exportsDone: '1', generation: -1, current: [] }, [
       /carry\.current must be an object/,

@@ -8,6 +8,7 @@ import {
   type KeeperSink,
   SINK_NAME_FORM,
   SINK_TYPES,
+  type SinkType,
 } from '../../shared/bundle-keeper';
 import type { PublishedCommit, PublishingState } from '../../shared/publishing';
 import {
@@ -117,42 +118,37 @@ const carryShape = record({
   publishing: optional(record(publishingFields)),
 });
 
-/** The carry of a02d727 and earlier: its export and sink as flags. Drop when no keeper of a02d727 runs. */
+/**
+ * The carry of a02d727 and earlier: its export and sink as flags, `publishing.ready` the commit owed an
+ * export, no `builtShas`. Checked as what it decodes to. Drop when no keeper of a02d727 or earlier runs.
+ */
 interface FlagsCarry extends Omit<BundleKeeperCarry, 'export' | 'sink' | 'publishing'> {
   exportWanted: boolean;
   exportFailures: number;
   exportRetryAtMs: number | null;
-  sinkResolved?: { name: string; type: (typeof SINK_TYPES)[number] } | null;
+  sinkResolved?: { name: string; type: SinkType } | null;
   sinkRefused?: { reason: string; checks: number; retryAtMs: number } | null;
-  publishing?: Omit<PublishingState, 'builtShas' | 'pendingSinceMs'> & {
-    ready: PublishedCommit | null;
-    builtShas?: string[];
-    pendingSinceMs?: number | null;
-  };
+  publishing?: Partial<PublishingState> & { ready?: PublishedCommit | null };
 }
 
-const flagsCarryShape = record({
-  ...bundles,
-  exportWanted: flag,
-  exportFailures: count,
-  exportRetryAtMs: nullable(time),
-  sinkResolved: optional(nullable(record({ name: sinkName, type: oneOf(SINK_TYPES) }))),
-  sinkRefused: optional(nullable(record({ reason: text, checks: count, retryAtMs: time }))),
-  publishing: optional(
-    record({
-      ...publishingFields,
-      ready: nullable(commit),
-      builtShas: optional(publishingFields.builtShas),
-      pendingSinceMs: optional(publishingFields.pendingSinceMs),
-    }),
-  ),
-});
+function fromFlags(carry: FlagsCarry): BundleKeeperCarry {
+  const { exportWanted, exportFailures, exportRetryAtMs, sinkResolved, sinkRefused, publishing, ...rest } = carry;
+  const wanted: CarriedExport = exportWanted
+    ? { state: 'wanted', commit: publishing?.ready ?? null, retryAtMs: exportRetryAtMs, failures: exportFailures }
+    : { state: 'idle' };
+  let sink: KeeperSink = { state: 'resolving' };
+  if (sinkRefused) sink = { state: 'refused', ...sinkRefused };
+  if (sinkResolved) sink = { state: 'resolved', ...sinkResolved };
+  if (!isRecord(publishing)) return { ...rest, export: wanted, sink, ...(publishing ? { publishing } : {}) };
+  const { ready: _exported, builtShas = [], pendingSinceMs = null, ...ps } = publishing;
+  return { ...rest, export: wanted, sink, publishing: { ...ps, builtShas, pendingSinceMs } as PublishingState };
+}
 
-const isFlagsCarry = (carry: unknown): boolean => isRecord(carry) && 'exportWanted' in carry;
+const decode = (carry: unknown): unknown =>
+  isRecord(carry) && 'exportWanted' in carry ? fromFlags(carry as unknown as FlagsCarry) : carry;
 
-/** Every problem with a keeper's carry, in the shape of the release that wrote it. */
-export const keeperCarryProblems: CarryCheck = (v, at) =>
-  isFlagsCarry(v) ? flagsCarryShape(v, at) : carryShape(v, at);
+/** Every problem with a keeper's carry (of any release: as what it decodes to). */
+export const keeperCarryProblems: CarryCheck = (v, at) => carryShape(decode(v), at);
 
 /**
  * The carry fields of a keeper's input, for carriedStateProblems. `carried` is the name releases before
@@ -166,20 +162,8 @@ export function keeperCarries(input: object): Record<string, unknown> {
 /** Today's carry from the checked input of a continued run, whichever release wrote it; null in a start. */
 export function decodeKeeperCarry(input: object): BundleKeeperCarry | null {
   const { carry, carried } = keeperCarries(input);
-  const given = (carry ?? carried) as BundleKeeperCarry | FlagsCarry | undefined;
-  if (!given) return null;
-  if (!isFlagsCarry(given)) return { ...(given as BundleKeeperCarry) };
-  const { exportWanted, exportFailures, exportRetryAtMs, sinkResolved, sinkRefused, publishing, ...rest } =
-    given as FlagsCarry;
-  const wanted: CarriedExport = exportWanted
-    ? { state: 'wanted', commit: publishing?.ready ?? null, retryAtMs: exportRetryAtMs, failures: exportFailures }
-    : { state: 'idle' };
-  let sink: KeeperSink = { state: 'resolving' };
-  if (sinkRefused) sink = { state: 'refused', ...sinkRefused };
-  if (sinkResolved) sink = { state: 'resolved', ...sinkResolved };
-  if (!publishing) return { ...rest, export: wanted, sink };
-  const { ready: _exported, builtShas = [], pendingSinceMs = null, ...ps } = publishing;
-  return { ...rest, export: wanted, sink, publishing: { ...ps, builtShas, pendingSinceMs } };
+  const given = carry ?? carried;
+  return given ? { ...(decode(given) as BundleKeeperCarry) } : null;
 }
 
 /** The next run's input: this one's with today's carry (`carried`, as releases before `carry` named it, dropped). */
