@@ -44,13 +44,8 @@ import { KEEPER_SOURCE_MEMO, type KeeperSourceMemo, type PublishedCommit } from 
 import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
-import { carriedStateProblems } from '../policies/validation/carry';
-import {
-  decodeKeeperCarry,
-  keeperCarries,
-  keeperCarryProblems,
-  nextKeeperInput,
-} from '../policies/validation/keeper-carry';
+import { carriedStateProblems, keeperCarryProblems } from '../policies/validation/carry';
+import { decodeKeeperCarry, keeperCarries, nextKeeperInput } from '../policies/validation/keeper-compat';
 import { deploymentProblems } from '../policies/validation/deployment';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
@@ -146,16 +141,14 @@ function throwConflicts(domain: string, conflicts: string[]): void {
   }
 }
 
-/** The type of an inline sink object, when it names a known one. */
-function inlineType(ref: unknown): SinkType | undefined {
-  const type = typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
-  return SINK_TYPES.find((t) => t === type);
-}
+/** The `type` of an inline sink object (or of anything else: undefined). */
+const typeOf = (ref: unknown): unknown =>
+  typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
 
 /** How the Web UI shows a sink reference the worker has not resolved (never an inline sink's address). */
 function sinkLabel(ref: unknown): string {
   if (typeof ref === 'string') return `"${ref.slice(0, 64)}"`;
-  const type = typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
+  const type = typeOf(ref);
   return typeof type === 'string' ? `an inline ${type.slice(0, 16)} sink` : 'an inline sink';
 }
 
@@ -206,7 +199,11 @@ class Keeper {
     this.exp = exp;
     this.sink = patched(KEEPER_NAMED_SINKS)
       ? sink
-      : { state: 'given', type: inlineType(this.sinkRef), refused: sink.state === 'refused' ? sink : null };
+      : {
+          state: 'given',
+          type: SINK_TYPES.find((t) => t === typeOf(this.sinkRef)),
+          refused: sink.state === 'refused' ? sink : null,
+        };
     this.pub = input.source
       ? new Publisher(input.domain, input.source, (this.st.publishing ??= initialPublishing()))
       : null;
@@ -328,15 +325,15 @@ class Keeper {
       this.want(null, true);
       this.wake++;
     });
-    setHandler(pauseSignal, () => {
-      st.paused = true;
-      this.wake++;
-    });
-    setHandler(resumeSignal, () => {
-      st.paused = false;
-      this.wake++;
-    });
+    setHandler(pauseSignal, () => this.pause(true));
+    setHandler(resumeSignal, () => this.pause(false));
   }
+
+  private pause(paused: boolean): void {
+    this.st.paused = paused;
+    this.wake++;
+  }
+
   /** DocsDomain when this run does not have it yet; DocsJobId as the applied job changes (upsertJob). */
   initSearchAttributes(): void {
     this.upsertedJobId = workflowInfo().typedSearchAttributes.get(SearchAttr.jobId) ?? null;
@@ -391,25 +388,14 @@ class Keeper {
   }
 
   private sinkRow(): string | undefined {
-    switch (this.sink.state) {
-      case 'resolved':
-        return `${this.sink.name} (${this.sink.type})`;
-      case 'given':
-        return this.sink.type;
-      default:
-        return sinkLabel(this.sinkRef);
-    }
+    if (this.sink.state === 'resolved') return `${this.sink.name} (${this.sink.type})`;
+    return this.sink.state === 'given' ? this.sink.type : sinkLabel(this.sinkRef);
   }
 
   private followUpRow(): string {
-    switch (this.exp.state) {
-      case 'wanted':
-        return this.exp.retryAtMs ? `after ${iso(this.exp.retryAtMs)}` : 'yes';
-      case 'idle':
-        return 'no';
-      default:
-        return this.exp.next ? 'yes' : 'no';
-    }
+    const exp = this.exp;
+    if (exp.state === 'wanted') return exp.retryAtMs ? `after ${iso(exp.retryAtMs)}` : 'yes';
+    return exp.state !== 'idle' && exp.next ? 'yes' : 'no';
   }
 
   /** Web UI rows of a keeper with a source: what it builds, the commit applied and where it came from. */

@@ -16,10 +16,11 @@ import {
   carriedStateProblems,
   carryOriginProblem,
   exportCarryProblems,
+  keeperCarryProblems,
   limiterCarryProblems,
   startCarryProblems,
 } from '../../src/policies/validation/carry';
-import { decodeKeeperCarry, keeperCarryProblems } from '../../src/policies/validation/keeper-carry';
+import { decodeKeeperCarry } from '../../src/policies/validation/keeper-compat';
 import { exportOptionsProblems } from '../../src/policies/validation/export';
 import { keeperInputProblems } from '../../src/policies/validation/keeper';
 import type { BundleKeeperCarry } from '../../src/shared/bundle-keeper';
