@@ -25,7 +25,7 @@ import {
 import { createActivities } from '../src/activities';
 import { SinksFile } from '../src/activities/sinks-file';
 import { AdminApiClient } from '../src/api/client';
-import { type EmulatorHandle, startEmulator } from '../emulator';
+import { type EmulatorHandle, type EmulatorOptions, startEmulator } from '../emulator';
 import { noopMetrics } from '../src/observability/metrics';
 import { bundleHostRules } from '../src/policies/bundle-hosts';
 import {
@@ -62,6 +62,15 @@ const KEY = 'mint_replay_capture_key_000000';
 const FAST: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
 /** Small enough that one project's burst queues and hands slots over, large enough to stay quick. */
 const RATE = { limit: 2, windowMs: 3_000 };
+/** The emulator's pace during a capture (a scenario that changes it puts these back). */
+const CAPTURE_EMULATOR = {
+  agentActiveMs: 300,
+  exportQueuedMs: 200,
+  exportDurationMs: 1_000,
+  updateQueuedMs: 100,
+  updateBuildMs: 1_000,
+  bundleTtlMs: 8_000,
+} satisfies Partial<EmulatorOptions>;
 
 export interface CorpusEntry {
   type: keyof typeof WorkflowType;
@@ -132,9 +141,12 @@ const REPLAY_SINK = 'replay-config';
 const LATER_SINK = 'replay-later';
 
 /** The domains of the captured keepers, which their sinks serve. */
-const REPLAY_DOMAINS = ['first', 'named', 'later', 'refresh', 'publish', 'pin', 'pause', 'verify', 'source', 'can'].map(
-  (name) => `${name}.example.com`,
-);
+const REPLAY_DOMAINS = [
+  ...['first', 'named', 'later', 'refresh', 'publish', 'pin', 'pause', 'verify', 'source', 'can'],
+  ...['run-wait', 'run-export', 'run-refused', 'run-update', 'run-can'],
+].map((name) => `${name}.example.com`);
+/** A sink a running-keeper scenario applies through, then takes out of the sinks file. */
+const REMOVED_SINK = 'replay-removed';
 
 /** The fleets' sinks file in `dir` (KEEPER_SINKS_FILE), holding REPLAY_SINK and `more`. */
 function writeReplaySinks(dir: string, more: string[] = []): string {
@@ -207,6 +219,29 @@ async function chain(handle: WorkflowHandle): Promise<Recorded[]> {
     { handle, runId: first },
     { handle, runId: (await latest.describe()).runId, suffix: '.continued' },
   ];
+}
+
+/**
+ * The keeper is between tasks: no workflow task or activity outstanding, so its history ends where a
+ * worker that takes it over would start replaying (a running keeper, recorded as it waits).
+ */
+async function between(handle: WorkflowHandle, what: string): Promise<void> {
+  await waitFor(async () => {
+    const d = await handle.describe();
+    if ((d.raw.pendingActivities ?? []).length > 0 || d.raw.pendingWorkflowTask) return false;
+    const last = (await eventsOf(handle)).at(-1);
+    return Boolean(last && !last.workflowTaskScheduledEventAttributes && !last.workflowTaskStartedEventAttributes);
+  }, waiting(what));
+}
+
+/** Runs `scenario` with the emulator configured by `options`, then puts the capture's settings back. */
+async function withEmulator<T>(ctx: Ctx, options: Partial<EmulatorOptions>, scenario: () => Promise<T>): Promise<T> {
+  ctx.emu.configure(options);
+  try {
+    return await scenario();
+  } finally {
+    ctx.emu.configure(CAPTURE_EMULATOR);
+  }
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -711,6 +746,102 @@ export const SCENARIOS: Scenario[] = [
       return chain(handle);
     },
   },
+  // ---- bundleKeeper, still running when recorded (a worker of the next release takes them over) ----
+  {
+    type: 'bundleKeeper',
+    path: 'running-waiting-for-refresh',
+    covers: 'running: the sink resolved, a link applied, waiting on the timer of its next refresh',
+    async run(ctx) {
+      return withEmulator(ctx, { bundleTtlMs: 30 * 60_000 }, async () => {
+        const handle = await keeper(ctx, { domain: 'run-wait.example.com' });
+        await until(handle, 'first apply', (s) => s.jobId !== null && s.nextRefreshAt !== null);
+        await between(handle, 'the keeper waiting for its refresh');
+        return [{ handle }];
+      });
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'running-export-in-flight',
+    covers: 'running: a link applied, a publish export polling, a second publish waiting for it (follow-up wanted)',
+    async run(ctx) {
+      const handle = await keeper(ctx, { domain: 'run-export.example.com' });
+      await until(handle, 'first apply', (s) => s.jobId !== null);
+      return withEmulator(ctx, { exportDurationMs: 5 * 60_000 }, async () => {
+        await handle.signal(publishSignal);
+        await until(handle, 'the publish export to run', (s) => s.exporting === true);
+        await handle.signal(publishSignal);
+        await until(handle, 'a follow-up export wanted', (s) => s.exporting === true && s.exportWanted === true);
+        await between(handle, 'the keeper waiting for its export');
+        return [{ handle }];
+      });
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'running-sink-refused',
+    covers:
+      'running: a link applied, then its sink left the sinks file: the next bundle refused, the sink refused, waiting to check again',
+    async run(ctx) {
+      writeReplaySinks(ctx.dir, [REMOVED_SINK]);
+      const handle = await keeper(ctx, { domain: 'run-refused.example.com', sink: REMOVED_SINK });
+      await until(handle, 'first apply', (s) => s.jobId !== null);
+      writeReplaySinks(ctx.dir);
+      await handle.signal(publishSignal);
+      await until(handle, 'the sink refused', (s) => s.sinkRefused !== null && s.sinkRefused !== undefined);
+      await until(handle, 'checked again and refused', (s) => !s.exporting && /not applied/.test(s.lastError ?? ''));
+      await between(handle, 'the keeper waiting to check its sink again');
+      return [{ handle }];
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'running-update-in-progress',
+    covers:
+      'running: a keeper with a source, a push signalled and a deployment update triggered and polled, not finished; a second push waits',
+    async run(ctx) {
+      const source = { projectId: 'replay-run-update', repository: 'https://github.com/acme/run', ref: 'main' };
+      const [a, b] = ['c', 'd'].map((c) => c.repeat(40)) as [string, string];
+      ctx.emu.push({ projectId: source.projectId, domain: 'run-update.example.com', sha: a });
+      const handle = await keeper(ctx, { domain: 'run-update.example.com', source });
+      await until(handle, 'first apply', (s) => s.jobId !== null);
+      return withEmulator(ctx, { updateBuildMs: 5 * 60_000 }, async () => {
+        const publish = (sha: string, deliveryId: string) =>
+          handle.signal(publishSignal, { repository: source.repository, ref: 'refs/heads/main', sha, deliveryId });
+        await publish(a, 'run-1');
+        await until(handle, 'the update building', (s) => s.publishing?.update?.status === 'in_progress');
+        ctx.emu.push({ projectId: source.projectId, sha: b });
+        await publish(b, 'run-2');
+        await until(handle, 'the second push waiting', (s) => s.publishing?.publishWanted === true);
+        await between(handle, 'the keeper waiting for its next update poll');
+        return [{ handle }];
+      });
+    },
+  },
+  {
+    type: 'bundleKeeper',
+    path: 'running-continued',
+    covers:
+      'running: a keeper with a source continued as new (carrying its sink, applied commit and publishing state) and waits in the continued run',
+    async run(ctx) {
+      const source = { projectId: 'replay-run-can', repository: 'https://github.com/acme/runcan', ref: 'main' };
+      const sha = 'e'.repeat(40);
+      ctx.emu.push({ projectId: source.projectId, domain: 'run-can.example.com', sha });
+      return withEmulator(ctx, { bundleTtlMs: 30 * 60_000 }, async () => {
+        const handle = await keeper(ctx, { domain: 'run-can.example.com', source, continueAsNewAfterCycles: 2 });
+        await until(handle, 'first apply', (s) => s.jobId !== null);
+        await handle.signal(publishSignal, { repository: source.repository, ref: 'main', sha, deliveryId: 'can-1' });
+        await waitFor(async () => {
+          const latest = ctx.client.workflow.getHandle(handle.workflowId);
+          const s = await keeperStatus(latest);
+          return (await latest.describe()).runId !== handle.firstExecutionRunId && s.publishing?.commit?.sha === sha;
+        }, waiting('the keeper to continue as new and apply the pushed commit'));
+        const latest = ctx.client.workflow.getHandle(handle.workflowId);
+        await between(latest, 'the continued keeper waiting for its refresh');
+        return chain(handle);
+      });
+    },
+  },
 ];
 
 interface Fleet {
@@ -783,14 +914,7 @@ export async function capture(
   });
   const scenarios = SCENARIOS.filter(only ?? (() => true));
   const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
-  const emu = await startEmulator({
-    agentActiveMs: 300,
-    exportQueuedMs: 200,
-    exportDurationMs: 1_000,
-    updateQueuedMs: 100,
-    updateBuildMs: 1_000,
-    bundleTtlMs: 8_000,
-  });
+  const emu = await startEmulator(CAPTURE_EMULATOR);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'replay-capture-'));
   const envs: TestWorkflowEnvironment[] = [];
   const fleets: Fleet[] = [];

@@ -13,8 +13,8 @@ export const SINK_TYPES = ['file', 'webhook', 'command', 'mirror'] as const;
 export type SinkType = (typeof SINK_TYPES)[number];
 
 /**
- * An inline sink object, as keepers of earlier releases carried it in their input. Refused at a new
- * start; a running keeper goes on with it only where the worker's sinks file holds an equal sink.
+ * An inline sink object, as keepers started before named sinks hold it in their input. Refused at a
+ * new start; a continued keeper goes on with it only where the worker's sinks file holds an equal sink.
  */
 export type InlineSink =
   | { type: 'file'; path: string }
@@ -62,8 +62,6 @@ export interface BundleKeeperInput {
   continueAsNewAfterCycles?: number;
   /** State from the previous run (set by the keeper itself when it continues as new; refused in a start). */
   carry?: BundleKeeperCarry;
-  /** The same, as runs continued by releases before `carry` wrote it: read, never written. */
-  carried?: BundleKeeperCarry;
 }
 
 export interface KeeperStatus {
@@ -128,6 +126,25 @@ export interface PendingBundle {
   commit?: PublishedCommit | null;
 }
 
+/** The export the keeper owes, between runs: none, or one wanted (the commit it renders, its back-off). */
+export type CarriedExport =
+  | { state: 'idle' }
+  | {
+      state: 'wanted';
+      /** Keepers with a source: the built commit the export renders (null: the branch as it is). */
+      commit: PublishedCommit | null;
+      /** Workflow time (ms) before which it does not start (a failed export's back-off); null: now. */
+      retryAtMs: number | null;
+      /** Consecutive failed exports so far. */
+      failures: number;
+    };
+
+/** The sink as the worker last answered for it: not asked yet (or to ask again), held, or refused. */
+export type KeeperSink =
+  | { state: 'resolving' }
+  | { state: 'resolved'; name: string; type: SinkType }
+  | { state: 'refused'; reason: string; checks: number; retryAtMs: number };
+
 /** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
 export interface BundleKeeperCarry {
   current: AppliedBundle | null;
@@ -136,20 +153,13 @@ export interface BundleKeeperCarry {
   version: string | null;
   exportsDone: number;
   refreshesDone: number;
-  /** A publish or pin arrived that no export has served yet. */
-  exportWanted: boolean;
   paused: boolean;
-  /** Consecutive failed exports, and the workflow time (ms) before which no new export starts. */
-  exportFailures: number;
-  exportRetryAtMs: number | null;
+  export: CarriedExport;
+  sink: KeeperSink;
   lastError: string | null;
   /** Continue-as-new generations so far (for the Web UI and tests). */
   generation: number;
-  /** The sink as the worker resolved it last (absent in runs of earlier releases). */
-  sinkResolved?: { name: string; type: SinkType } | null;
-  /** The worker refused the sink: why, checks so far, and when to look again (workflow ms). */
-  sinkRefused?: { reason: string; checks: number; retryAtMs: number } | null;
-  /** Keepers with a source (absent in carries of earlier releases). */
+  /** Keepers with a source. */
   publishing?: PublishingState;
 }
 

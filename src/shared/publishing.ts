@@ -86,17 +86,12 @@ export interface PublishingState {
   /** Commits named by the publishes waiting for the next round. */
   wantedShas: string[];
   round: UpdateRound | null;
-  /** Built and published, waiting for (or in) the next export. */
-  ready: PublishedCommit | null;
   lastUpdate: UpdateOutcome | null;
   /** Workflow time (ms) of the oldest publish not yet applied to the deployment (the alert's metric). */
   pendingSinceMs: number | null;
   /** Delivery ids already taken (bounded, newest last). */
   deliveries: string[];
-  /**
-   * Commits of finished rounds, asked for or built (bounded, newest last): a publish naming one starts
-   * nothing. Absent in carries of earlier releases (the Publisher adds it).
-   */
+  /** Commits of finished rounds, asked for or built (bounded, newest last): a publish naming one starts nothing. */
   builtShas: string[];
   /** Merged pull requests by their merge commit (bounded, newest last). */
   pullRequests: { sha: string; number: number; url: string; agentWorkflowId: string | null }[];

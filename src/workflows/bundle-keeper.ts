@@ -1,31 +1,10 @@
-// bundleKeeper: one long-lived workflow per domain (id keeperWorkflowId(domain); start it with
-// workflowIdConflictPolicy USE_EXISTING so a second start attaches) that keeps a deployment's config
-// pointing at a valid, verified bundle.
-//
-//   export   a `staticExport` child workflow (at start, on `publish`, on `pin`); publishes that arrive
-//            while one runs coalesce into a single follow-up export.
-//   install  verify the bundle (full streamed download: size, gzip magic and integrity), then apply it
-//            through the sink. A bundle that fails is never applied: the previous config stays live and
-//            the keeper retries with back-off (fresh link each time).
-//   refresh  before the applied link expires (keeper-schedule.ts: 10 % of its lifetime, at least a
-//            minute, configurable) generate a fresh link for the same job, verify, apply. A failed
-//            refresh is retried with a back-off capped at a quarter of the time the live link has left.
-//            The mirror sink's stable URL does not expire, so nothing is refreshed there.
-//   sink     the input names a sink of the worker's sinks file; the resolveSink activity answers its
-//            type, or why it is refused (an unknown name, an inline sink object, a symbolic link or a
-//            private address in the way). Refused, the keeper applies nothing and exports nothing: it says
-//            why in its status and details, and checks again with back-off until the file holds it.
-//            Keepers of earlier releases carried an inline sink: they go on where the file holds an equal
-//            one (runs that started before this change keep their commands: patched KEEPER_NAMED_SINKS).
-//   publish  with a `source`, a publish first has the platform build the branch (a deployment update,
-//            src/workflows/publishing.ts) and exports the commit it built once it succeeded.
-//   pause    stops exports, installs and refreshes (the deployment is left alone; the live link can
-//            expire while paused); publishes are remembered; `resume` catches up at once.
-//
-// History (what a refresh cycle costs: docs/design.md, "Polling and history"): the keeper continues as
-// new when the server suggests it (workflowInfo().continueAsNewSuggested), never while an export child
-// runs, carrying BundleKeeperCarry (plain JSON), which only a continued run may hold
-// (src/policies/validation/carry.ts). `continueAsNewAfterCycles` forces it sooner (tests).
+// bundleKeeper: one long-lived workflow per domain (id keeperWorkflowId(domain); a second start attaches)
+// that keeps a deployment's config pointing at a valid, verified bundle. Its lifecycle (docs/design.md,
+// "The bundle keeper"): the sink resolving, resolved or refused by the worker's sinks file; an export
+// (a staticExport child) idle, wanted, running or finished; the bundle it exported pending until
+// verified and applied; the applied one refreshed before its link expires; with a `source`, publishes
+// built by a deployment update first (./publishing.ts). The loop at the bottom does whatever is due,
+// else sleeps until something is, and continues as new when the server suggests it (mustContinueAsNew).
 import {
   ApplicationFailure,
   allHandlersFinished,
@@ -49,8 +28,11 @@ import {
   type AppliedBundle,
   type BundleKeeperInput,
   type BundleKeeperCarry,
+  type CarriedExport,
+  type KeeperSink,
   type KeeperStatus,
   SINK_REFUSED,
+  SINK_TYPES,
   type SinkType,
   keeperStatusQuery,
   pauseSignal,
@@ -63,6 +45,7 @@ import { SearchAttr } from '../shared/search-attributes';
 import { type StaticExportResult, exportWorkflowId } from '../shared/static-export';
 import { checkKeeperInput } from '../policies/validation/keeper';
 import { carriedStateProblems, keeperCarryProblems } from '../policies/validation/carry';
+import { decodeKeeperCarry, keeperCarries, nextKeeperInput } from '../policies/validation/keeper-compat';
 import { deploymentProblems } from '../policies/validation/deployment';
 import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
@@ -75,7 +58,7 @@ import { branchOf, repositoryKey } from '../policies/validation/publish';
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
 const FATAL_EXPORT_FAILURES = new Set<string>([ApiFailure.planRequired, WorkflowFailure.invalidInput]);
 
-/** Runs that started before named sinks apply their inline sink without resolving it first. */
+/** Runs that started before named sinks apply their input's inline sink as given (the `given` sink). */
 const KEEPER_NAMED_SINKS = 'keeper-named-sinks';
 
 /** Back-off between checks of a refused sink: the operator is editing the sinks file. */
@@ -89,20 +72,33 @@ const api = proxyActivities<ExportActivities>({
   heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
-// Downloads the whole archive: long, heartbeating (its progress, and a keep-alive through silences, so
-// a task lost on its way to the worker is retried after the heartbeat timeout, not after 15 minutes).
-// Content problems are non-retryable (BundleInvalid).
-const verifier = proxyActivities<ExportActivities>({
+// Verify downloads the whole archive; a sink may run `helm upgrade` or copy the archive (mirror): long,
+// heartbeating (progress, or the attempt keeping itself alive), so a task lost on its way to the worker is
+// retried after the heartbeat timeout, not after 15 minutes. Content problems are non-retryable (BundleInvalid).
+const installer = proxyActivities<ExportActivities>({
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 });
-// A sink may run `helm upgrade` (minutes, silent: the attempt keeps itself alive) or copy the archive (mirror).
-const applier = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-});
+
+type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
+/** A publish or pin that arrived while an export runs: one more export after it (renders `commit`). */
+type FollowUp = { commit: PublishedCommit | null };
+/** The export: idle or wanted (carried), running (a staticExport child), finished (its outcome not taken yet). */
+type Running = { state: 'running'; commit: PublishedCommit | null; failures: number; next: FollowUp | null };
+type Finished = Omit<Running, 'state'> & { state: 'finished'; outcome: ExportOutcome };
+type ExportState = CarriedExport | Running | Finished;
+
+/** The carried state but the export and the sink, which the keeper holds as ExportState and SinkState. */
+type KeeperState = Omit<BundleKeeperCarry, 'export' | 'sink'>;
+
+type Refusal = { reason: string; checks: number; retryAtMs: number };
+/**
+ * The sink: as the worker answered (KeeperSink), or `given`: a run that started before the keeper named
+ * its sinks applies its input's inline sink as is, and only shows a refusal. `given` goes with the patch
+ * keeper-named-sinks, once no keeper started by such a release runs (its next run resolves).
+ */
+type SinkState = KeeperSink | { state: 'given'; type: SinkType | undefined; refused: Refusal | null };
 
 function initialState(input: BundleKeeperInput): BundleKeeperCarry {
   return {
@@ -111,10 +107,9 @@ function initialState(input: BundleKeeperInput): BundleKeeperCarry {
     version: input.version ?? null,
     exportsDone: 0,
     refreshesDone: 0,
-    exportWanted: true,
     paused: false,
-    exportFailures: 0,
-    exportRetryAtMs: null,
+    export: { state: 'wanted', commit: null, retryAtMs: null, failures: 0 },
+    sink: { state: 'resolving' },
     lastError: null,
     generation: 0,
   };
@@ -125,9 +120,7 @@ function validate(input: BundleKeeperInput): void {
   problems.push(...reservedWorkflowIdProblems());
   // Only the keeper's own past: a carry says which sink is resolved and which bundle to apply next.
   if (typeof input === 'object' && input !== null)
-    problems.push(
-      ...carriedStateProblems(workflowInfo(), { carry: input.carry, carried: input.carried }, keeperCarryProblems),
-    );
+    problems.push(...carriedStateProblems(workflowInfo(), keeperCarries(input), keeperCarryProblems));
   if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -148,106 +141,155 @@ function throwConflicts(domain: string, conflicts: string[]): void {
   }
 }
 
+/** The `type` of an inline sink object (or of anything else: undefined). */
+const typeOf = (ref: unknown): unknown =>
+  typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
+
 /** How the Web UI shows a sink reference the worker has not resolved (never an inline sink's address). */
 function sinkLabel(ref: unknown): string {
   if (typeof ref === 'string') return `"${ref.slice(0, 64)}"`;
-  const type = typeof ref === 'object' && ref !== null ? (ref as { type?: unknown }).type : undefined;
+  const type = typeOf(ref);
   return typeof type === 'string' ? `an inline ${type.slice(0, 16)} sink` : 'an inline sink';
 }
-
-type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
 
 /** A retry or refresh time that has come (or none set). */
 const due = (atMs: number | null | undefined) => atMs === null || atMs === undefined || atMs <= Date.now();
 
+/** The Web UI's word for what the keeper is doing. */
+function phaseOf(st: KeeperState, sink: SinkState, exp: ExportState): string {
+  if (st.paused) return 'paused';
+  switch (sink.state) {
+    case 'resolving':
+      return 'checking its sink';
+    case 'refused':
+      return 'waiting: sink refused';
+  }
+  if (exp.state === 'running') return 'exporting';
+  if (st.pending) return 'installing a new bundle';
+  return st.current ? 'keeping' : 'starting';
+}
+
 /**
- * One keeper run: the carried state (`st`), what lives only in this run (the export child, wake-ups),
- * and the operations of the lifecycle. The workflow function below is the loop that picks the next one.
+ * One keeper run: the carried state (`st`, its export `exp` and `sink`), what lives only in
+ * this run (wake-ups, cycles), and the operations of the lifecycle. The workflow function below is the
+ * loop that picks the next one.
  */
 class Keeper {
-  readonly st: BundleKeeperCarry;
+  readonly st: KeeperState;
+  exp: ExportState;
+  sink: SinkState;
   readonly domain: string;
-  /** The sink as the input gives it: a name (or, from an earlier release, an inline sink). */
+  /** The sink as the input gives it: a name by the contract, but whatever JSON a starter sent (the worker judges). */
   readonly sinkRef: unknown;
-  /** This run resolves its sink through the worker (false: a run that started before named sinks). */
-  readonly named: boolean;
-  // Runtime-only state: never carried (the keeper does not continue as new while an export runs).
-  exporting = false;
-  exportOutcome: ExportOutcome | null = null;
+  /** A run continued from an earlier one (its carry passed validate()). */
+  readonly continued: boolean;
   wake = 0;
   cyclesThisRun = 0;
-  /** Keepers with a source: their publishing rounds; the commit the running export renders. */
+  /** Keepers with a source: their publishing rounds. */
   readonly pub: Publisher | null;
-  private exportCommit: PublishedCommit | null = null;
   private upsertedJobId: string | null = null;
 
   constructor(readonly input: BundleKeeperInput) {
     this.domain = input.domain;
-    this.sinkRef = input.sink;
-    // `carried`: the same carry, as runs continued by earlier releases wrote it.
-    const carry = input.carry ?? input.carried;
-    this.st = carry ? { ...carry } : initialState(input);
-    this.named = patched(KEEPER_NAMED_SINKS);
+    this.sinkRef = (input as { sink: unknown }).sink;
+    const carry = decodeKeeperCarry(input);
+    this.continued = carry !== null;
+    const { export: exp, sink, ...st } = carry ?? initialState(input);
+    this.st = st;
+    this.exp = exp;
+    this.sink = patched(KEEPER_NAMED_SINKS)
+      ? sink
+      : {
+          state: 'given',
+          type: SINK_TYPES.find((t) => t === typeOf(this.sinkRef)),
+          refused: sink.state === 'refused' ? sink : null,
+        };
     this.pub = input.source
       ? new Publisher(input.domain, input.source, (this.st.publishing ??= initialPublishing()))
       : null;
   }
 
-  /** The sink's type as far as the keeper knows it. */
-  private sinkType(): SinkType | undefined {
-    if (this.named) return this.st.sinkResolved?.type;
-    return (this.sinkRef as { type: SinkType }).type;
+  /** A sink the worker has not (or no longer) accepted: nothing is exported or applied. */
+  sinkBlocked(): boolean {
+    return this.sink.state === 'resolving' || this.sink.state === 'refused';
   }
 
-  /** A named run whose sink the worker has not (or no longer) accepted: nothing is exported or applied. */
-  sinkBlocked(): boolean {
-    return this.named && !this.st.sinkResolved;
+  private refusal(): Refusal | null {
+    if (this.sink.state === 'refused') return this.sink;
+    return this.sink.state === 'given' ? this.sink.refused : null;
   }
 
   /** Asks the worker for the sink; refused, waits (with back-off) and asks again. */
   async resolveSink(): Promise<void> {
-    const { st, input } = this;
-    // Only a keeper that continued from an earlier run (its carry passed validate()) may go on with an
-    // inline sink equal to one of the file.
-    const allowInline = input.carry !== undefined || input.carried !== undefined;
     const answer = await api.resolveSink.executeWithOptions({ summary: `Resolve sink ${sinkLabel(this.sinkRef)}` }, [
-      { domain: this.domain, sink: this.sinkRef, allowInline },
+      // Only a continued keeper may go on with an inline sink equal to one of the file.
+      { domain: this.domain, sink: this.sinkRef, allowInline: this.continued },
     ]);
     if ('refused' in answer) {
-      const checks = (st.sinkRefused?.checks ?? 0) + 1;
-      st.sinkRefused = {
-        reason: answer.refused,
-        checks,
-        retryAtMs: Date.now() + retryDelayMs(checks, undefined, SINK_BACKOFF),
-      };
+      const checks = (this.refusal()?.checks ?? 0) + 1;
+      const retryAtMs = Date.now() + retryDelayMs(checks, undefined, SINK_BACKOFF);
+      this.sink = { state: 'refused', reason: answer.refused, checks, retryAtMs };
       log.warn("the worker refused the keeper's sink; nothing is applied until its sinks file holds it", {
         domain: this.domain,
         checks,
       });
       return;
     }
-    throwConflicts(
-      this.domain,
-      deploymentProblems({ kind: input.kind, features: input.features, sinkType: answer.type }),
-    );
-    st.sinkResolved = answer;
-    st.sinkRefused = null;
+    const { kind, features } = this.input;
+    throwConflicts(this.domain, deploymentProblems({ kind, features, sinkType: answer.type }));
+    this.sink = { state: 'resolved', ...answer };
+  }
+
+  /** An apply the worker refused (the file changed): the sink is asked for again before anything else. */
+  private noteRefusedApply(err: unknown): void {
+    if (failureType(err) !== SINK_REFUSED) return;
+    const refused = { reason: failureMessage(err), checks: (this.refusal()?.checks ?? 0) + 1, retryAtMs: Date.now() };
+    if (this.sink.state === 'given') this.sink.refused = refused;
+    else this.sink = { state: 'refused', ...refused };
+  }
+
+  /** An apply passed: the sink is held. */
+  private sinkHeld(): void {
+    if (this.sink.state === 'given') this.sink.refused = null;
+  }
+
+  /** The sink's type as far as the keeper knows it. */
+  private sinkType(): SinkType | undefined {
+    return this.sink.state === 'resolved' || this.sink.state === 'given' ? this.sink.type : undefined;
   }
 
   /**
-   * An apply the worker refused (the file changed): a named run asks for the sink again before anything
-   * else; a run that started before named sinks only shows it (its install retries keep their back-off
-   * and commands). Cleared by the next apply that passes.
+   * Another export is owed: rendering `commit` (null: the one already owed, if any); `now` drops a failed
+   * export's back-off. While one runs, a single follow-up is owed however many arrive.
    */
-  private noteRefusedApply(err: unknown): void {
-    if (failureType(err) !== SINK_REFUSED) return;
-    const checks = (this.st.sinkRefused?.checks ?? 0) + 1;
-    this.st.sinkRefused = { reason: failureMessage(err), checks, retryAtMs: Date.now() };
-    if (this.named) this.st.sinkResolved = null;
+  private want(commit: PublishedCommit | null, now: boolean): void {
+    const exp = this.exp;
+    switch (exp.state) {
+      case 'idle':
+        this.exp = { state: 'wanted', commit, retryAtMs: null, failures: 0 };
+        return;
+      case 'wanted':
+        this.exp = { ...exp, commit: commit ?? exp.commit, retryAtMs: now ? null : exp.retryAtMs };
+        return;
+      default:
+        exp.next = { commit: commit ?? exp.next?.commit ?? null };
+    }
+  }
+
+  /** The built commit owed the next export (not the running one). */
+  private owedCommit(): PublishedCommit | null {
+    if (this.exp.state === 'wanted') return this.exp.commit;
+    return this.exp.state === 'idle' ? null : (this.exp.next?.commit ?? null);
+  }
+
+  /** Commits the keeper's exports and bundles hold: a publish naming one starts nothing. */
+  private heldShas(): (string | undefined)[] {
+    const running = this.exp.state === 'running' || this.exp.state === 'finished' ? this.exp.commit : null;
+    return [running?.sha, this.owedCommit()?.sha, this.st.pending?.commit?.sha, this.st.current?.commit?.sha];
   }
 
   status(): KeeperStatus {
-    const { st } = this;
+    const { st, exp } = this;
     return {
       jobId: st.current?.jobId ?? null,
       bundleUrl: st.current?.appliedUrl ?? null,
@@ -259,9 +301,9 @@ class Keeper {
       refreshesDone: st.refreshesDone,
       paused: st.paused,
       lastError: st.lastError,
-      exporting: this.exporting,
-      exportWanted: st.exportWanted,
-      sinkRefused: st.sinkRefused?.reason ?? null,
+      exporting: exp.state === 'running',
+      exportWanted: exp.state === 'wanted' || (exp.state !== 'idle' && exp.next !== null),
+      sinkRefused: this.refusal()?.reason ?? null,
       ...(this.pub ? { publishing: this.pub.status(st.current?.commit) } : {}),
     };
   }
@@ -272,28 +314,24 @@ class Keeper {
     setHandler(keeperStatusQuery, () => this.status());
     setHandler(publishSignal, (request) => {
       if (this.pub) {
-        const held = [this.exportCommit?.sha, st.pending?.commit?.sha, st.current?.commit?.sha];
-        if (this.pub.accept(request, Date.now(), held)) this.wake++;
+        if (this.pub.accept(request, Date.now(), this.heldShas())) this.wake++;
         return;
       }
-      st.exportWanted = true;
-      st.exportRetryAtMs = null; // new content: try now, whatever the back-off said
+      this.want(null, true); // new content: try now, whatever the back-off said
       this.wake++;
     });
     setHandler(pinVersionSignal, (version) => {
       st.version = typeof version === 'string' && version.trim() !== '' ? version : null;
-      st.exportWanted = true;
-      st.exportRetryAtMs = null;
+      this.want(null, true);
       this.wake++;
     });
-    setHandler(pauseSignal, () => {
-      st.paused = true;
-      this.wake++;
-    });
-    setHandler(resumeSignal, () => {
-      st.paused = false;
-      this.wake++;
-    });
+    setHandler(pauseSignal, () => this.pause(true));
+    setHandler(resumeSignal, () => this.pause(false));
+  }
+
+  private pause(paused: boolean): void {
+    this.st.paused = paused;
+    this.wake++;
   }
 
   /** DocsDomain when this run does not have it yet; DocsJobId as the applied job changes (upsertJob). */
@@ -324,30 +362,14 @@ class Keeper {
   }
 
   show(): void {
-    const { st } = this;
+    const { st, sink } = this;
     const s = this.status();
-    const resolved = st.sinkResolved;
-    const state = st.paused
-      ? 'paused'
-      : this.sinkBlocked()
-        ? st.sinkRefused
-          ? 'waiting: sink refused'
-          : 'checking its sink'
-        : this.exporting
-          ? 'exporting'
-          : st.pending
-            ? 'installing a new bundle'
-            : st.current
-              ? 'keeping'
-              : 'starting';
+    const refusal = this.refusal();
     setCurrentDetails(
       markdownTable(`Bundle keeper · ${this.domain}`, [
-        ['state', state],
-        [
-          'sink',
-          resolved ? `${resolved.name} (${resolved.type})` : this.named ? sinkLabel(this.sinkRef) : this.sinkType(),
-        ],
-        ['sink refused', st.sinkRefused ? `${st.sinkRefused.reason} (checked ${st.sinkRefused.checks}x)` : null],
+        ['state', phaseOf(st, sink, this.exp)],
+        ['sink', this.sinkRow()],
+        ['sink refused', refusal ? `${refusal.reason} (checked ${refusal.checks}x)` : null],
         ['kind', this.input.kind ?? 'client-hosted'],
         ['job', s.jobId ? `\`${s.jobId}\`` : null],
         ['applied link', linkForDisplay(s.bundleUrl)],
@@ -356,16 +378,24 @@ class Keeper {
         ['last applied', s.lastAppliedAt],
         ['next refresh', s.nextRefreshAt],
         ['pending job', st.pending ? `\`${st.pending.jobId}\` (attempt ${st.pending.failures + 1})` : null],
-        [
-          'follow-up export',
-          st.exportWanted ? (st.exportRetryAtMs ? `after ${iso(st.exportRetryAtMs)}` : 'yes') : 'no',
-        ],
+        ['follow-up export', this.followUpRow()],
         ...this.publishingRows(s),
         ['exports / refreshes', `${st.exportsDone} / ${st.refreshesDone}`],
         ['last error', st.lastError],
         ['continued as new', st.generation],
       ]),
     );
+  }
+
+  private sinkRow(): string | undefined {
+    if (this.sink.state === 'resolved') return `${this.sink.name} (${this.sink.type})`;
+    return this.sink.state === 'given' ? this.sink.type : sinkLabel(this.sinkRef);
+  }
+
+  private followUpRow(): string {
+    const exp = this.exp;
+    if (exp.state === 'wanted') return exp.retryAtMs ? `after ${iso(exp.retryAtMs)}` : 'yes';
+    return exp.state !== 'idle' && exp.next ? 'yes' : 'no';
   }
 
   /** Web UI rows of a keeper with a source: what it builds, the commit applied and where it came from. */
@@ -384,39 +414,32 @@ class Keeper {
     ];
   }
 
+  /** Where applyBundle applies: the name the worker resolved (and the type it expects), or the given sink. */
+  private applyTarget(): { sink: unknown; sinkType?: SinkType } {
+    return this.sink.state === 'resolved' ? { sink: this.sink.name, sinkType: this.sink.type } : { sink: this.sinkRef };
+  }
+
   /**
    * Verify (unless the sink verifies itself) and apply `bundle`. Returns the applied record, or throws
    * the activity failure: the caller keeps the previous config and schedules a retry.
    */
   private async install(
     bundle: Bundle,
-    version: string | null,
+    from: { version: string | null; commit?: PublishedCommit | null },
     issuedAtMs: number,
     why: string,
   ): Promise<AppliedBundle> {
-    const { domain, st } = this;
+    const { version, commit } = from;
     const sinkType = this.sinkType();
     if (sinkType !== 'mirror') {
-      await verifier.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
+      await installer.verifyBundle.executeWithOptions({ summary: `Verify bundle of ${bundle.jobId} (${why})` }, [
         bundle,
       ]);
     }
-    const applied = await applier.applyBundle.executeWithOptions(
+    const { jobId, bundleUrl, expiresAt, sizeBytes } = bundle;
+    const applied = await installer.applyBundle.executeWithOptions(
       { summary: `Apply bundle of ${bundle.jobId} via ${sinkType} (${why})` },
-      [
-        {
-          domain,
-          // A named run applies the name the worker resolved, and says which type it expects.
-          ...(this.named && st.sinkResolved
-            ? { sink: st.sinkResolved.name, sinkType: st.sinkResolved.type }
-            : { sink: this.sinkRef }),
-          jobId: bundle.jobId,
-          bundleUrl: bundle.bundleUrl,
-          expiresAt: bundle.expiresAt,
-          sizeBytes: bundle.sizeBytes,
-          version,
-        },
-      ],
+      [{ domain: this.domain, ...this.applyTarget(), jobId, bundleUrl, expiresAt, sizeBytes, version }],
     );
     const expiresMs = applied.appliedExpiresAt === null ? null : Date.parse(applied.appliedExpiresAt);
     return {
@@ -432,60 +455,57 @@ class Keeper {
           ? null
           : refreshAtMs(issuedAtMs, expiresMs, this.input.refreshMargin),
       refreshFailures: 0,
+      ...(commit ? { commit } : {}),
     };
   }
 
-  startExport(): void {
+  /** Starts the wanted export as a staticExport child; it finishes on its own (the loop takes its outcome). */
+  startExport(wanted: Extract<CarriedExport, { state: 'wanted' }>): void {
     const { domain, st } = this;
-    this.exporting = true;
-    st.exportWanted = false;
-    if (st.publishing) {
-      this.exportCommit = st.publishing.ready;
-      st.publishing.ready = null;
-    }
+    const running: Running = { state: 'running', commit: wanted.commit, failures: wanted.failures, next: null };
+    this.exp = running;
     const version = st.version;
-    const workflowId = exportWorkflowId(domain, `keeper-${uuid4()}`);
+    let outcome: ExportOutcome;
     void executeChild(staticExport, {
-      workflowId,
+      workflowId: exportWorkflowId(domain, `keeper-${uuid4()}`),
       args: [{ domain, ...(version ? { version } : {}) }],
       staticSummary: `Export for the bundle keeper of ${domain}`,
     })
       .then(
         (ok) => {
-          this.exportOutcome = { ok };
+          outcome = { ok };
         },
         (err: unknown) => {
-          this.exportOutcome = { err };
+          outcome = { err };
         },
       )
       .finally(() => {
-        this.exporting = false;
+        // `running` itself: its follow-up may have been asked for meanwhile.
+        this.exp = { ...running, state: 'finished', outcome };
         this.wake++;
       });
   }
 
   /** An export finished: queue its bundle for install, or back off after a failure. */
-  takeExportOutcome(outcome: ExportOutcome): void {
+  takeExportOutcome(done: Finished): void {
     const { domain, st } = this;
+    const { outcome } = done;
     if ('ok' in outcome) {
       const r = outcome.ok;
       st.exportsDone++;
-      st.exportFailures = 0;
-      st.exportRetryAtMs = null;
       st.pending = {
         jobId: r.jobId,
         version: st.version,
         bundle: { bundleUrl: r.bundleUrl, expiresAt: r.expiresAt, sizeBytes: r.sizeBytes },
         failures: 0,
         retryAtMs: null,
-        ...(this.exportCommit ? { commit: this.exportCommit } : {}),
+        ...(done.commit ? { commit: done.commit } : {}),
       };
-      this.exportCommit = null;
+      this.exp = done.next
+        ? { state: 'wanted', commit: done.next.commit, retryAtMs: null, failures: 0 }
+        : { state: 'idle' };
       return;
     }
-    // The commit is still to be exported (unless a newer one is ready).
-    if (st.publishing && !st.publishing.ready) st.publishing.ready = this.exportCommit;
-    this.exportCommit = null;
     const type = failureType(outcome.err);
     st.lastError = `export failed: ${failureMessage(outcome.err)}`;
     if (type && FATAL_EXPORT_FAILURES.has(type)) {
@@ -496,12 +516,12 @@ class Keeper {
         nonRetryable: true,
       });
     }
-    st.exportFailures++;
-    st.exportWanted = true;
-    st.exportRetryAtMs = Date.now() + retryDelayMs(st.exportFailures, undefined, EXPORT_BACKOFF);
-    log.warn('export for the bundle keeper failed; will retry', { domain, type, failures: st.exportFailures });
+    // Its commit is still to be exported (unless a newer one is owed).
+    const failures = done.failures + 1;
+    const retryAtMs = Date.now() + retryDelayMs(failures, undefined, EXPORT_BACKOFF);
+    this.exp = { state: 'wanted', commit: done.next?.commit ?? done.commit, retryAtMs, failures };
+    log.warn('export for the bundle keeper failed; will retry', { domain, type, failures });
   }
-
   /** Install the pending export's bundle (first its own link, later a fresh one). */
   async installPending(): Promise<void> {
     const { domain, st } = this;
@@ -518,13 +538,12 @@ class Keeper {
         );
         issuedAtMs = Date.now();
       }
-      const installed = await this.install(bundle, pending.version, issuedAtMs, 'new export');
-      st.current = pending.commit ? { ...installed, commit: pending.commit } : installed;
-      st.sinkRefused = null;
+      st.current = await this.install(bundle, pending, issuedAtMs, 'new export');
+      this.sinkHeld();
       st.pending = null;
       st.lastError = null;
       this.upsertJob(st.current.jobId);
-      if (this.pub && pending.commit) await this.pub.applied(pending.commit);
+      if (this.pub && pending.commit) await this.pub.applied(pending.commit, this.owedCommit());
     } catch (err) {
       this.noteRefusedApply(err);
       pending.failures++;
@@ -534,7 +553,7 @@ class Keeper {
       if (failureType(err) === ApiFailure.notFound) {
         // The job is gone: export again instead.
         st.pending = null;
-        st.exportWanted = true;
+        this.want(null, false);
       }
       log.warn('bundle not applied; previous config stays', {
         domain,
@@ -554,9 +573,8 @@ class Keeper {
         [current.jobId, { refresh: true }],
       );
       const issuedAtMs = Date.now();
-      const installed = await this.install(bundle, current.version, issuedAtMs, 'refresh');
-      st.current = current.commit ? { ...installed, commit: current.commit } : installed;
-      st.sinkRefused = null;
+      st.current = await this.install(bundle, current, issuedAtMs, 'refresh');
+      this.sinkHeld();
       st.refreshesDone++;
       st.lastError = null;
     } catch (err) {
@@ -567,7 +585,7 @@ class Keeper {
       const leftMs = (current.appliedExpiresAt ? Date.parse(current.appliedExpiresAt) : Date.now()) - Date.now();
       current.refreshAtMs = Date.now() + retryDelayMs(current.refreshFailures, leftMs > 0 ? leftMs : undefined);
       st.lastError = `refresh of ${current.jobId} failed (live link expires ${current.appliedExpiresAt}): ${failureMessage(err)}`;
-      if (failureType(err) === ApiFailure.notFound && !this.exporting) st.exportWanted = true;
+      if (failureType(err) === ApiFailure.notFound && this.exp.state !== 'running') this.want(null, false);
       log.warn('bundle refresh failed; will retry before expiry', {
         domain,
         jobId: current.jobId,
@@ -578,17 +596,15 @@ class Keeper {
 
   /** Does the next thing that is due, if any: true when it did something (look again at once). */
   async step(): Promise<boolean> {
-    const { st } = this;
+    const { st, sink } = this;
     if (st.paused) return false;
-    if (this.exportOutcome) {
-      const outcome = this.exportOutcome;
-      this.exportOutcome = null;
-      this.takeExportOutcome(outcome);
+    if (this.exp.state === 'finished') {
+      this.takeExportOutcome(this.exp);
       this.cyclesThisRun++;
       return true;
     }
     if (this.sinkBlocked()) {
-      if (!due(st.sinkRefused?.retryAtMs)) return false;
+      if (sink.state === 'refused' && !due(sink.retryAtMs)) return false;
       await this.resolveSink();
       return true;
     }
@@ -604,34 +620,31 @@ class Keeper {
     }
     if (this.pub) {
       const stepped = await this.pub.step(Date.now());
-      if (stepped !== null && stepped !== 'busy') {
-        // Built and published: export it (a follow-up export when one runs now).
-        st.publishing!.ready = stepped;
-        st.exportWanted = true;
-        st.exportRetryAtMs = null;
-      }
-      if (stepped !== null) return true;
+      // Built and published: export it (a follow-up export when one runs now).
+      if (stepped.step === 'built') this.want(stepped.commit, true);
+      if (stepped.step !== 'idle') return true;
     }
-    if (st.exportWanted && !this.exporting && due(st.exportRetryAtMs)) {
-      this.startExport();
+    if (this.exp.state === 'wanted' && due(this.exp.retryAtMs)) {
+      this.startExport(this.exp);
       return true;
     }
     return false;
   }
 
+  /** The moments something falls due (none: only a signal or the export child wakes the keeper). */
+  private dueTimes(): number[] {
+    const { st, sink } = this;
+    if (st.paused) return [];
+    if (this.sinkBlocked()) return [sink.state === 'refused' ? sink.retryAtMs : Date.now()];
+    const exportAtMs = this.exp.state === 'wanted' ? this.exp.retryAtMs : null;
+    return [st.pending?.retryAtMs, st.current?.refreshAtMs, exportAtMs, this.pub?.dueAtMs()].filter(
+      (t): t is number => typeof t === 'number',
+    );
+  }
+
   /** Sleeps until the earliest due moment, or until a signal or the export child wakes the keeper. */
   async sleepUntilDue(): Promise<void> {
-    const { st } = this;
-    const dueTimes = st.paused
-      ? []
-      : this.sinkBlocked()
-        ? [st.sinkRefused?.retryAtMs ?? Date.now()]
-        : [
-            st.pending?.retryAtMs,
-            st.current?.refreshAtMs,
-            st.exportWanted && !this.exporting ? st.exportRetryAtMs : null,
-            this.pub?.dueAtMs(),
-          ].filter((t): t is number => typeof t === 'number');
+    const dueTimes = this.dueTimes();
     const seen = this.wake;
     if (dueTimes.length === 0) {
       await condition(() => this.wake !== seen);
@@ -639,6 +652,22 @@ class Keeper {
       const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
       await condition(() => this.wake !== seen, waitMs);
     }
+  }
+
+  /** Between cycles, with no export running or untaken: when the server suggests it (or the input's cycles). */
+  mustContinueAsNew(): boolean {
+    if (this.exp.state === 'running' || this.exp.state === 'finished') return false;
+    const limit = this.input.continueAsNewAfterCycles;
+    return workflowInfo().continueAsNewSuggested || (limit !== undefined && this.cyclesThisRun >= limit);
+  }
+
+  /** What the next run carries: the export owed (none runs) and the sink as the worker answered. */
+  carry(): BundleKeeperCarry {
+    const { st, exp, sink } = this;
+    if (exp.state === 'running' || exp.state === 'finished') throw new Error('an export runs: no carry');
+    const refused = sink.state === 'given' && sink.refused ? { state: 'refused' as const, ...sink.refused } : null;
+    const carried = sink.state === 'given' ? (refused ?? { state: 'resolving' as const }) : sink;
+    return { ...st, export: exp, sink: carried, generation: st.generation + 1 };
   }
 }
 
@@ -650,17 +679,9 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
   for (;;) {
     keeper.show();
     if (await keeper.step()) continue;
-
-    const limit = input.continueAsNewAfterCycles;
-    const { st } = keeper;
-    if (
-      !keeper.exporting &&
-      !keeper.exportOutcome &&
-      (workflowInfo().continueAsNewSuggested || (limit !== undefined && keeper.cyclesThisRun >= limit))
-    ) {
+    if (keeper.mustContinueAsNew()) {
       await condition(allHandlersFinished);
-      const { carried: _earlierRelease, ...next } = input;
-      return continueAsNew<typeof bundleKeeper>({ ...next, carry: { ...st, generation: st.generation + 1 } });
+      return continueAsNew<typeof bundleKeeper>(nextKeeperInput(input, keeper.carry()));
     }
     await keeper.sleepUntilDue();
   }

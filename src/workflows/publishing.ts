@@ -10,7 +10,7 @@
 // none) tries again. All state is PublishingState (plain JSON, carried by the keeper).
 import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { PublishingActivities } from '../activities/publishing';
-import { UPDATE_TERMINAL_STATUSES } from '../api/types';
+import { type DeploymentUpdate, UPDATE_TERMINAL_STATUSES } from '../api/types';
 import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import { ApiFailure, failureMessage, failureType } from '../shared/failures';
 import type {
@@ -52,7 +52,6 @@ export function initialPublishing(): PublishingState {
     wantedSinceMs: null,
     wantedShas: [],
     round: null,
-    ready: null,
     lastUpdate: null,
     pendingSinceMs: null,
     deliveries: [],
@@ -68,6 +67,10 @@ const pushBounded = <T>(list: T[], item: T, max: number): void => {
   if (list.length > max) list.splice(0, list.length - max);
 };
 
+/** What one step of the publishing loop did. */
+export type PublishStep =
+  { step: 'idle' } | { step: 'triggered' } | { step: 'polled' } | { step: 'built'; commit: PublishedCommit };
+
 export class Publisher {
   /** Commits of the round whose trigger call is in flight (runtime: an activity ends before any continue-as-new). */
   private triggering: string[] = [];
@@ -76,10 +79,7 @@ export class Publisher {
     readonly domain: string,
     readonly source: KeeperSource,
     readonly ps: PublishingState,
-  ) {
-    // Carried by a release before builtShas: its finished rounds are not known.
-    ps.builtShas ??= [];
-  }
+  ) {}
 
   /** For the metric: the oldest publish not applied yet (reported by every trigger and poll). */
   private wait(fallbackMs: number) {
@@ -90,7 +90,7 @@ export class Publisher {
    * A publish signal. True when it asks for a round (the keeper wakes up); false when it is a
    * redelivery, not for this source, or names a commit already built or being built: waiting for a
    * round, in one, built by one that finished (successful or not), exported, pending or applied.
-   * `held`: the shas the keeper's export and applied bundle already hold.
+   * `held`: the shas the keeper's exports (owed or running) and its bundles already hold.
    */
   accept(raw: unknown, nowMs: number, held: (string | null | undefined)[]): boolean {
     const { ps } = this;
@@ -116,7 +116,7 @@ export class Publisher {
     const sha = request.sha;
     if (sha) {
       const building = ps.round ? [...ps.round.coveredShas, ps.round.sha] : this.triggering;
-      if ([...building, ps.ready?.sha, ...ps.wantedShas, ...held].includes(sha)) return false;
+      if ([...building, ...ps.wantedShas, ...held].includes(sha)) return false;
       if (ps.builtShas.includes(sha) && patched(BUILT_ONCE_PATCH)) {
         log.info('publish ignored: an earlier update built this commit', { sha });
         return false;
@@ -135,23 +135,17 @@ export class Publisher {
     return ps.wantedSinceMs !== null ? ps.wantedSinceMs : null;
   }
 
-  /**
-   * Triggers or polls when due. Returns the commit an update just published (the keeper exports it),
-   * 'busy' when it did something else, or null when nothing was due.
-   */
-  async step(nowMs: number): Promise<PublishedCommit | 'busy' | null> {
+  /** Triggers or polls when due: what it did (`built`: an update published this commit; the keeper exports it). */
+  async step(nowMs: number): Promise<PublishStep> {
     const { ps } = this;
-    if (ps.round && ps.round.nextPollAtMs <= nowMs) return this.poll(nowMs);
-    if (!ps.round && ps.wantedSinceMs !== null) {
-      await this.trigger(nowMs);
-      return 'busy';
-    }
-    return null;
+    if (ps.round && ps.round.nextPollAtMs <= nowMs) return this.poll(ps.round, nowMs);
+    if (ps.round || ps.wantedSinceMs === null) return { step: 'idle' };
+    await this.trigger(ps.wantedSinceMs);
+    return { step: 'triggered' };
   }
 
-  private async trigger(nowMs: number): Promise<void> {
+  private async trigger(requestedAtMs: number): Promise<void> {
     const { ps } = this;
-    const requestedAtMs = ps.wantedSinceMs ?? nowMs;
     const coveredShas = ps.wantedShas;
     ps.wantedSinceMs = null;
     ps.wantedShas = [];
@@ -162,13 +156,14 @@ export class Publisher {
         [this.source.projectId, this.wait(requestedAtMs)],
       );
       const at = Date.now();
+      const observations = [{ atMs: at, status: 'queued' }];
       ps.round = {
         statusId,
         startedAtMs: at,
         requestedAtMs,
         coveredShas,
-        observations: [{ atMs: at, status: 'queued' }],
-        nextPollAtMs: at + updatePollDelay([{ atMs: at, status: 'queued' }], at),
+        observations,
+        nextPollAtMs: at + updatePollDelay(observations, at),
         failedPolls: 0,
         sha: null,
         status: 'queued',
@@ -180,39 +175,13 @@ export class Publisher {
     }
   }
 
-  private async poll(nowMs: number): Promise<PublishedCommit | 'busy'> {
-    const { ps } = this;
-    const round = ps.round!;
+  private async poll(round: UpdateRound, nowMs: number): Promise<PublishStep> {
     try {
       const update = await api.getUpdateStatus.executeWithOptions(
         { summary: `Poll deployment update ${round.statusId}` },
         [round.statusId, this.wait(round.requestedAtMs)],
       );
-      const at = Date.now();
-      round.status = update.status;
-      round.sha = update.commit?.sha ?? round.sha;
-      round.failedPolls = 0;
-      pushBounded(round.observations, { atMs: at, status: update.status }, MAX_OBSERVATIONS);
-      if (update.status === 'success') {
-        this.remember(round);
-        const commit = this.published(update.commit?.sha ?? null, update.commit?.ref, update.commit?.message);
-        ps.lastUpdate = { statusId: round.statusId, status: 'success', sha: round.sha, endedAtMs: at, error: null };
-        ps.updatesDone++;
-        ps.round = null;
-        if (commit) return commit;
-        this.fail(round.statusId, null, 'update succeeded without naming its commit');
-        return 'busy';
-      }
-      if ((UPDATE_TERMINAL_STATUSES as readonly string[]).includes(update.status)) {
-        const tail = update.logs.slice(-2).join(' / ').slice(0, 300);
-        this.fail(round.statusId, round.sha, `update ${round.statusId} ended ${update.status}: ${tail}`);
-      } else if (at - round.startedAtMs > UPDATE_GIVE_UP_MS) {
-        this.fail(round.statusId, round.sha, `update ${round.statusId} still ${update.status} after an hour`);
-      } else {
-        // observations[0] is the trigger: the delay grows with the time since it.
-        const first = round.observations[0]!;
-        round.nextPollAtMs = at + updatePollDelay([first, ...round.observations.slice(1)], at);
-      }
+      return this.observe(round, update, Date.now());
     } catch (err) {
       if (failureType(err) === ApiFailure.notFound) {
         this.fail(round.statusId, round.sha, `update ${round.statusId} is gone: ${failureMessage(err)}`);
@@ -220,8 +189,39 @@ export class Publisher {
         round.failedPolls++;
         round.nextPollAtMs = nowMs + retryDelayMs(round.failedPolls);
       }
+      return { step: 'polled' };
     }
-    return 'busy';
+  }
+
+  /** What a poll said: built (the commit to export), ended otherwise, given up, or the next poll planned. */
+  private observe(round: UpdateRound, update: DeploymentUpdate, at: number): PublishStep {
+    round.status = update.status;
+    round.sha = update.commit?.sha ?? round.sha;
+    round.failedPolls = 0;
+    pushBounded(round.observations, { atMs: at, status: update.status }, MAX_OBSERVATIONS);
+    if (update.status === 'success') return this.succeeded(round, update, at);
+    if ((UPDATE_TERMINAL_STATUSES as readonly string[]).includes(update.status)) {
+      const tail = update.logs.slice(-2).join(' / ').slice(0, 300);
+      this.fail(round.statusId, round.sha, `update ${round.statusId} ended ${update.status}: ${tail}`);
+    } else if (at - round.startedAtMs > UPDATE_GIVE_UP_MS) {
+      this.fail(round.statusId, round.sha, `update ${round.statusId} still ${update.status} after an hour`);
+    } else {
+      // observations[0] is the trigger: the delay grows with the time since it.
+      round.nextPollAtMs = at + updatePollDelay(round.observations, at);
+    }
+    return { step: 'polled' };
+  }
+
+  private succeeded(round: UpdateRound, update: DeploymentUpdate, at: number): PublishStep {
+    const { ps } = this;
+    this.remember(round);
+    const commit = this.published(update.commit?.sha ?? null, update.commit?.ref, update.commit?.message);
+    ps.lastUpdate = { statusId: round.statusId, status: 'success', sha: round.sha, endedAtMs: at, error: null };
+    ps.updatesDone++;
+    ps.round = null;
+    if (commit) return { step: 'built', commit };
+    this.fail(round.statusId, null, 'update succeeded without naming its commit');
+    return { step: 'polled' };
   }
 
   /** The commit a successful update built, with the merged pull request it came from when known. */
@@ -257,11 +257,11 @@ export class Publisher {
 
   /**
    * `commit` is applied to the deployment: the publishes it answers have arrived; the metric now shows
-   * the oldest publish still on its way (built, building or waiting), or none.
+   * the oldest publish still on its way (`owed`: built and owed an export; building or waiting), or none.
    */
-  async applied(commit: PublishedCommit): Promise<void> {
+  async applied(commit: PublishedCommit, owed: PublishedCommit | null): Promise<void> {
     const { ps } = this;
-    const still = [ps.ready?.requestedAtMs, ps.round?.requestedAtMs, ps.wantedSinceMs].filter(
+    const still = [owed?.requestedAtMs, ps.round?.requestedAtMs, ps.wantedSinceMs].filter(
       (t): t is number => typeof t === 'number',
     );
     ps.pendingSinceMs = still.length > 0 ? Math.min(...still) : null;

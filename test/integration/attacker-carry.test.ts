@@ -136,14 +136,11 @@ describe('forged carry on each workflow type', () => {
     version: null,
     exportsDone: 1,
     refreshesDone: 0,
-    exportWanted: false,
     paused: false,
-    exportFailures: 0,
-    exportRetryAtMs: null,
+    export: { state: 'idle' },
+    sink: { state: 'resolved', name: 'prod-config', type: 'file' },
     lastError: null,
     generation: 1,
-    sinkResolved: { name: 'prod-config', type: 'file' },
-    sinkRefused: null,
   });
 
   async function assertNothingApplied(callsBefore: number): Promise<void> {

@@ -366,7 +366,8 @@ describe('bundleKeeper over simulated days', () => {
     const inline = { type: 'file', path: '/srv/keeper/old.json' } as unknown as string;
     // A run of that release continues as new into today's code (a start holding the carry is refused).
     const taskQueue = uniqueTaskQueue('keeper-ts-earlier');
-    const keeperInput: BundleKeeperInput = { domain: 'docs.example.com', sink: inline, carry };
+    // The carry as that release wrote it: its export and sink as flags (decoded where it enters today).
+    const keeperInput = { domain: 'docs.example.com', sink: inline, carry };
     await runWorker(env, { taskQueue, activities: fake.activities(), workflowsPath: EARLIER_RELEASE }, async () => {
       const handle = await env.client.workflow.start('continueInto', {
         taskQueue,

@@ -20,6 +20,7 @@ import {
   limiterCarryProblems,
   startCarryProblems,
 } from '../../src/policies/validation/carry';
+import { decodeKeeperCarry } from '../../src/policies/validation/keeper-compat';
 import { exportOptionsProblems } from '../../src/policies/validation/export';
 import { keeperInputProblems } from '../../src/policies/validation/keeper';
 import type { BundleKeeperCarry } from '../../src/shared/bundle-keeper';
@@ -44,15 +45,25 @@ const keeperCarry = (): BundleKeeperCarry => ({
   version: null,
   exportsDone: 1,
   refreshesDone: 0,
-  exportWanted: false,
   paused: false,
-  exportFailures: 0,
-  exportRetryAtMs: null,
+  export: { state: 'idle' },
+  sink: { state: 'resolved', name: 'prod-config', type: 'file' },
   lastError: null,
   generation: 1,
-  sinkResolved: { name: 'prod-config', type: 'file' },
-  sinkRefused: null,
 });
+
+/** The same carry as a02d727 and earlier wrote it: its export and sink as flags. */
+const flagsCarry = () => {
+  const { export: _export, sink: _sink, ...rest } = keeperCarry();
+  return {
+    ...rest,
+    exportWanted: false,
+    exportFailures: 0,
+    exportRetryAtMs: null,
+    sinkResolved: { name: 'prod-config', type: 'file' },
+    sinkRefused: null,
+  };
+};
 
 describe('carryOriginProblem: only a run that continued from its own chain, as its first attempt', () => {
   test('a continued first attempt may take its carry', () => {
@@ -101,11 +112,17 @@ describe('shapes', () => {
   test('keeper: the bundle it fetches is an http(s) link, its sink a name and a known type', () => {
     const carry = keeperCarry();
     carry.pending!.bundle!.bundleUrl = 'file:///etc/evil?sig=s3cr3t';
-    carry.sinkResolved = { name: 'attacker sink', type: 'shell' as 'file' };
+    carry.sink = { state: 'resolved', name: 'attacker sink', type: 'shell' as 'file' };
     expectProblems(keeperCarryProblems, carry, [
       /^carry\.pending\.bundle\.bundleUrl must be an http\(s\) URL$/,
-      /^carry\.sinkResolved\.name must be a sink name$/,
-      /^carry\.sinkResolved\.type must be one of file, webhook, command, mirror$/,
+      /^carry\.sink\.name must be a sink name$/,
+      /^carry\.sink\.type must be one of file, webhook, command, mirror$/,
+    ]);
+    expectProblems(keeperCarryProblems, { ...keeperCarry(), export: { state: 'running' } }, [
+      /^carry\.export\.state must be one of idle, wanted$/,
+    ]);
+    expectProblems(keeperCarryProblems, { ...flagsCarry(), sinkResolved: { name: 'attacker sink', type: 'file' } }, [
+      /^carry\.sink\.name must be a sink name$/,
     ]);
     expectProblems(keeperCarryProblems, { ...keeperCarry(), exportsDone: '1', generation: -1, current: [] }, [
       /carry\.current must be an object/,
@@ -120,8 +137,9 @@ describe('shapes', () => {
       wantedSinceMs: null,
       wantedShas: ['abc1234'],
       round: null,
-      ready: null,
       lastUpdate: null,
+      pendingSinceMs: null,
+      builtShas: [],
       deliveries: 'evil',
       pullRequests: [],
       updatesDone: 0,
@@ -130,6 +148,41 @@ describe('shapes', () => {
     expectProblems(keeperCarryProblems, { ...keeperCarry(), publishing }, [
       /carry\.publishing\.deliveries must be a list/,
     ]);
+  });
+
+  test("keeper: a carry of a02d727 and earlier (flags, `carried`) is decoded into today's shape once", () => {
+    const commit = { sha: 'a'.repeat(40), ref: 'main', message: null, pullRequest: null, agentWorkflowId: null };
+    const publishing = {
+      wantedSinceMs: null,
+      wantedShas: [],
+      round: null,
+      ready: { ...commit, requestedAtMs: 5 },
+      lastUpdate: null,
+      deliveries: [],
+      pullRequests: [],
+      updatesDone: 1,
+      updatesFailed: 0,
+    };
+    const old = { ...flagsCarry(), exportWanted: true, exportFailures: 2, exportRetryAtMs: 9, publishing };
+    assert.deepEqual(keeperCarryProblems(old, 'carried'), []);
+    const today = decodeKeeperCarry({ domain: 'docs.example.com', sink: 'prod-config', carried: old })!;
+    assert.deepEqual(keeperCarryProblems(today, 'carry'), []);
+    assert.deepEqual(today.export, { state: 'wanted', commit: publishing.ready, retryAtMs: 9, failures: 2 });
+    assert.deepEqual(today.sink, { state: 'resolved', name: 'prod-config', type: 'file' });
+    const { ready: _exported, ...rest } = publishing;
+    assert.deepEqual(today.publishing, { ...rest, builtShas: [], pendingSinceMs: null });
+    assert.equal('exportWanted' in today, false);
+    const refused = { ...flagsCarry(), sinkResolved: undefined, sinkRefused: { reason: 'r', checks: 3, retryAtMs: 1 } };
+    assert.deepEqual(decodeKeeperCarry({ carry: refused })!.sink, {
+      state: 'refused',
+      reason: 'r',
+      checks: 3,
+      retryAtMs: 1,
+    });
+    const fresh = { ...flagsCarry(), sinkResolved: undefined, sinkRefused: undefined };
+    assert.deepEqual(decodeKeeperCarry({ carry: fresh })!.export, { state: 'idle' });
+    assert.deepEqual(decodeKeeperCarry({ carry: fresh })!.sink, { state: 'resolving' });
+    assert.equal(decodeKeeperCarry({ domain: 'docs.example.com' }), null);
   });
 
   test('staticExport, agentJob and the limiter: ids, numbers and lists', () => {

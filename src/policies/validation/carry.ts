@@ -7,6 +7,7 @@
 // workflow writes. Pure and sandbox-safe: the four workflows check at start, the client library refuses a
 // carry in a start.
 import { SINK_NAME_FORM, SINK_TYPES } from '../../shared/bundle-keeper';
+import { decodeFlagsCarry } from './keeper-compat';
 
 /** How a run began, as workflowInfo() tells it. */
 export interface RunOrigin {
@@ -142,6 +143,16 @@ export const limiterCarryProblems: CarryCheck = record({
   queue: listOf(record(permitRequest)),
 });
 
+/** One of several object shapes, told apart by their `state`. */
+const variants =
+  (shapes: Record<string, Record<string, CarryCheck>>): CarryCheck =>
+  (v, at) => {
+    const state = isRecord(v) ? v.state : undefined;
+    if (typeof state !== 'string' || !Object.hasOwn(shapes, state))
+      return must(`${at}.state`, `one of ${Object.keys(shapes).join(', ')}`);
+    return record(shapes[state]!)(v, at);
+  };
+
 const commit = record({
   sha: text,
   ref: nullable(text),
@@ -167,12 +178,12 @@ const publishing = record({
       status: text,
     }),
   ),
-  ready: nullable(commit),
   lastUpdate: nullable(
     record({ statusId: nullable(text), status: text, sha: nullable(text), endedAtMs: time, error: nullable(text) }),
   ),
-  pendingSinceMs: optional(nullable(time)),
+  pendingSinceMs: nullable(time),
   deliveries: listOf(text),
+  builtShas: listOf(text),
   pullRequests: listOf(record({ sha: text, number: count, url: text, agentWorkflowId: nullable(text) })),
   updatesDone: count,
   updatesFailed: count,
@@ -181,8 +192,12 @@ const publishing = record({
 const sinkName: CarryCheck = (v, at) =>
   typeof v === 'string' && SINK_NAME_FORM.test(v) ? [] : must(at, 'a sink name');
 
-/** bundleKeeper's BundleKeeperCarry: what it applied, what it is about to apply, and its sink as the worker resolved it. */
-export const keeperCarryProblems: CarryCheck = record({
+/**
+ * bundleKeeper's BundleKeeperCarry (one of an earlier release decoded first: keeper-compat.ts): what it
+ * applied, is about to apply and owes an export, and its sink as the worker answered.
+ */
+export const keeperCarryProblems: CarryCheck = (v, at) => keeperCarry(decodeFlagsCarry(v), at);
+const keeperCarry = record({
   current: nullable(
     record({
       jobId: id,
@@ -210,13 +225,17 @@ export const keeperCarryProblems: CarryCheck = record({
   version: nullable(text),
   exportsDone: count,
   refreshesDone: count,
-  exportWanted: flag,
   paused: flag,
-  exportFailures: count,
-  exportRetryAtMs: nullable(time),
   lastError: nullable(text),
   generation: count,
-  sinkResolved: optional(nullable(record({ name: sinkName, type: oneOf(SINK_TYPES) }))),
-  sinkRefused: optional(nullable(record({ reason: text, checks: count, retryAtMs: time }))),
+  export: variants({
+    idle: {},
+    wanted: { commit: nullable(commit), retryAtMs: nullable(time), failures: count },
+  }),
+  sink: variants({
+    resolving: {},
+    resolved: { name: sinkName, type: oneOf(SINK_TYPES) },
+    refused: { reason: text, checks: count, retryAtMs: time },
+  }),
   publishing: optional(publishing),
 });
