@@ -29,6 +29,8 @@ const ARTIFACTS = path.join(ROOT, 'test-artifacts');
 /** The last whole run's file times: the next run starts the long parallel files first. */
 const LAST_TIMES_FILE = path.join(ARTIFACTS, 'last-file-times.json');
 const SLOWEST = 10;
+/** Workflow bundles made once and read by every later file (DOCS_ADMIN_TEST_BUNDLE_CACHE= turns it off). */
+const BUNDLE_CACHE = path.join(ARTIFACTS, 'workflow-bundles');
 
 function testsIn(dir: string): string[] {
   const full = path.join(ROOT, dir);
@@ -111,7 +113,13 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
     {
       cwd: ROOT,
       stdio: 'inherit',
-      env: { ...process.env, DOCS_ADMIN_TEST_TIMINGS: timings, DOCS_ADMIN_TEST_SUMMARY: summaryFile },
+      env: {
+        // The workflow bundles every file and spawned worker of the run share (test/helpers/bundle-cache.ts).
+        DOCS_ADMIN_TEST_BUNDLE_CACHE: BUNDLE_CACHE,
+        ...process.env,
+        DOCS_ADMIN_TEST_TIMINGS: timings,
+        DOCS_ADMIN_TEST_SUMMARY: summaryFile,
+      },
     },
   );
   interruption.children.add(child);

@@ -19,6 +19,7 @@ import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from '../../scripts/wait';
 import { monitoringRunning, registerWorkerTarget } from '../../scripts/cluster/monitoring';
+import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 
 const run = promisify(execFile);
 
@@ -286,10 +287,17 @@ export class WorkerProcess {
     const metricsPort = options.env.METRICS_PORT ?? (monitoringRunning() ? String(await freeLoopbackPort()) : '0');
     const child = spawn(
       process.execPath,
-      [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+      // In a test run, the run's workflow bundle cache (test/helpers/bundle-cache.ts): the start's bundle, made once.
+      [...(options.nodeArgs ?? []), '--import', 'tsx', ...bundleCacheNodeArgs(), script, ...(options.args ?? [])],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env, METRICS_PORT: metricsPort },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...bundleCacheEnv(),
+          ...options.env,
+          METRICS_PORT: metricsPort,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

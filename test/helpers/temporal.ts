@@ -32,6 +32,7 @@ import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 import { assertClusterLane } from '../../scripts/test-lanes';
+import { cachedBundle } from './bundle-cache';
 
 /** The one wait-until helper (scripts/wait.ts), re-exported for the tests that import the harness. */
 export { waitFor } from '../../scripts/wait';
@@ -195,7 +196,8 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 /**
- * src/workflows (or another workflows module) bundled once per process: bundling takes seconds.
+ * src/workflows (or another workflows module) bundled once per process, and once per test run through
+ * the run's bundle cache (./bundle-cache.ts): bundling takes seconds of CPU.
  * `encrypted`: with the failure converter of an encrypting worker (src/codec/failure-converter.ts).
  */
 export function workflowBundle(
@@ -205,13 +207,16 @@ export function workflowBundle(
   const key = `${workflowsPath}${encrypted ? ' encrypted' : ''}`;
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath,
-      // As the worker bundles it (src/worker/tracing.ts): the replay corpus replays what production runs.
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-      failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
-      logger: new DefaultLogger('WARN'),
-    });
+    bundle = cachedBundle(
+      {
+        workflowsPath,
+        // As the worker bundles it (src/worker/tracing.ts): the replay corpus replays what production runs.
+        workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+        failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
+        logger: new DefaultLogger('WARN'),
+      },
+      bundleWorkflowCode,
+    );
     bundles.set(key, bundle);
   }
   return bundle;

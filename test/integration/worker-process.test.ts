@@ -23,6 +23,7 @@ import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '.
 import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/worker';
 import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
 import { writeSinksFile } from '../helpers/sinks';
+import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_worker_process_test_key_0123456789';
@@ -36,7 +37,7 @@ interface Exit {
   atMs: number;
 }
 
-/** `node --import tsx <script>` with exactly `env` (plus PATH and HOME); stdout and stderr collected. */
+/** `node --import tsx <script>` with exactly `env` (plus PATH, HOME and the bundle cache); stdout and stderr collected. */
 class Spawned {
   stdout = '';
   stderr = '';
@@ -48,9 +49,10 @@ class Spawned {
     readonly env: Record<string, string>,
     script = 'src/worker.ts',
   ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], {
+    // With the test run's workflow bundle cache (test/helpers/bundle-cache.ts): each start's bundle is made once.
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...bundleCacheNodeArgs(), script], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...bundleCacheEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
