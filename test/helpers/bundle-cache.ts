@@ -74,8 +74,10 @@ function sourcesDigest(): string {
 export function bundleKey(options: BundleOptions): string | undefined {
   if (options.webpackConfigHook || options.plugins?.length) return undefined;
   const { logger: _logger, ...named } = options;
+  // Keys sorted: the same options given in another order are the same bundle.
+  const settings = JSON.stringify(named, Object.keys(named).sort());
   return createHash('sha256')
-    .update(JSON.stringify([ROOT, process.version, sourcesDigest(), named]))
+    .update(JSON.stringify([ROOT, process.version, sourcesDigest(), settings]))
     .digest('hex')
     .slice(0, 32);
 }

@@ -2,7 +2,6 @@
 // production-shaped cluster), a unique task queue per test, workflows bundled once per process, and
 // workers that always shut down.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -37,7 +36,8 @@ import { cachedBundle } from './bundle-cache';
 /** The one wait-until helper (scripts/wait.ts), re-exported for the tests that import the harness. */
 export { waitFor } from '../../scripts/wait';
 
-const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
+/** As the worker resolves it (src/worker/worker.ts): the same bundle as `npm run worker` makes, shared with it. */
+const WORKFLOWS_PATH = require.resolve('../../src/workflows');
 
 let runtimeInstalled = false;
 /** Keeps the SDK quiet in test output unless TEST_LOG_LEVEL asks for more. */
