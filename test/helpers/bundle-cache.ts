@@ -4,6 +4,7 @@
 // key of everything it is made from: the bundle options and the content of every code file under src/
 // and test/ and of package-lock.json, so a cached bundle is the one bundleWorkflowCode would make now.
 // The first process that misses makes it (the SDK's bundler, unchanged); the others wait for its file.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -32,6 +33,8 @@ const STALE_LOCK_MS = 5 * 60_000;
 const CODE = /\.(?:[cm]?[jt]s|json)$/;
 
 type Bundle = (options: BundleOptions) => Promise<WorkflowBundleWithSourceMap>;
+/** Set while this process makes a bundle: a bundler that goes through the cache again (the preload's) just bundles. */
+const making = new AsyncLocalStorage<boolean>();
 
 /** Node options that give a spawned process the cache, when this one has it (none otherwise). */
 export function bundleCacheNodeArgs(): string[] {
@@ -117,7 +120,7 @@ function prune(dir: string): void {
  */
 export async function cachedBundle(options: BundleOptions, bundle: Bundle): Promise<WorkflowBundleWithSourceMap> {
   const dir = process.env[BUNDLE_CACHE_ENV];
-  const key = dir ? bundleKey(options) : undefined;
+  const key = dir && !making.getStore() ? bundleKey(options) : undefined;
   if (!dir || !key) return bundle(options);
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${key}.json`);
@@ -129,7 +132,7 @@ export async function cachedBundle(options: BundleOptions, bundle: Bundle): Prom
   });
   if (found !== 'mine') return found;
   try {
-    const made = await bundle(options);
+    const made = await making.run(true, () => bundle(options));
     const partial = `${file}.${process.pid}`;
     await writeFile(partial, JSON.stringify({ code: made.code, sourceMap: made.sourceMap }));
     renameSync(partial, file);
