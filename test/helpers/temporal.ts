@@ -19,6 +19,7 @@ import { loadWorkerConfig } from '../../src/config';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared/search-attributes';
+import type { AgentJobOptions } from '../../src/shared/agent-job';
 import {
   type DocsAdminWorker,
   WORKFLOW_INTERCEPTOR_MODULES,
@@ -189,6 +190,12 @@ export async function terminateAll(client: Client, workflowIds: Iterable<string 
         .terminate('test finished')
         .catch(() => undefined);
 }
+
+/**
+ * An agent job's options that poll the emulator's short jobs every few hundred ms, for tests that time
+ * something else (the default polling waits 3 s before its first poll).
+ */
+export const FAST_AGENT_POLLS: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
 
 export function uniqueTaskQueue(prefix = 'test'): string {
   return `${prefix}-${randomUUID()}`;

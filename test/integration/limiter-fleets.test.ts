@@ -13,12 +13,13 @@ import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { type AgentRateLimiterInput, rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { WorkflowType } from '../../src/shared/workflow-types';
-import { type AgentJobOptions, agentStatusQuery } from '../../src/shared/agent-job';
+import { agentStatusQuery } from '../../src/shared/agent-job';
 import { workflowTracingSinks } from '../../src/worker/tracing';
 import { becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/versioning';
 import { type Fleet, type FleetOptions, deploymentTools, queueRouting, startFleet } from '../helpers/fleets';
 import {
   type ClusterEnv,
+  FAST_AGENT_POLLS,
   clusterSkipReason,
   createClusterEnv,
   uniqueTaskQueue,
@@ -30,8 +31,6 @@ import {
 const SERVED_JOB_MS = 15_000;
 /** A job that has not completed by then hangs (the bug: given up after 60 s). */
 const HANG_MS = 60_000;
-/** An agent job's options that poll the emulator's 200 ms jobs every few hundred ms. */
-const FAST_POLLS: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
 
 /** The workflow's result, or a failure once `ms` have passed without one. */
 async function resultWithin<T>(handle: WorkflowHandle<() => Promise<T>>, ms = HANG_MS): Promise<T> {
@@ -82,7 +81,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       taskQueue,
       workflowId: `limiter-fleets-${projectId}-${++seq}`,
       // Fast polls: a job's own polling (a 3 s floor by default) is not what these tests time.
-      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }, FAST_POLLS],
+      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }, FAST_AGENT_POLLS],
     });
   /** Runs one job to completion; its duration in ms. */
   const timedJob = async (taskQueue: string, projectId: string) => {

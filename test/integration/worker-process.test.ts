@@ -19,10 +19,16 @@ import { freeLoopbackPort } from '../../src/observability/free-port';
 import { DEFAULT_TASK_QUEUE } from '../../src/shared/defaults';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
-import type { AgentJobOptions } from '../../src/shared/agent-job';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
 import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/worker';
-import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import {
+  FAST_AGENT_POLLS,
+  createDevEnv,
+  type DevEnv,
+  uniqueTaskQueue,
+  waitFor,
+  workflowBundle,
+} from '../helpers/temporal';
 import { writeSinksFile } from '../helpers/sinks';
 import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 
@@ -31,8 +37,6 @@ const KEY = 'mint_worker_process_test_key_0123456789';
 const GRACE_MS = 2_000;
 /** Slack for a loaded 2-core machine on top of the limits under test. */
 const SLACK_MS = 3_000;
-/** An agent job's options that poll the emulator's short jobs every few hundred ms. */
-const FAST_POLLS: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
 
 interface Exit {
   code: number | null;
@@ -380,7 +384,7 @@ describe('the worker process', () => {
         taskQueue,
         workflowId: `${projectId}-job-${n}`,
         // Fast polls: the job's own polling (a 3 s floor by default) is not what this test waits for.
-        args: [{ projectId, prompt: `Job ${n}` }, FAST_POLLS],
+        args: [{ projectId, prompt: `Job ${n}` }, FAST_AGENT_POLLS],
       });
       await handle.result();
       return handle;
