@@ -39,11 +39,14 @@ export interface Job {
   ms: number;
 }
 
-/** A file never timed here (a fresh clone): a unit file takes seconds, an integration or chaos file a minute or more. */
+/**
+ * A file never timed here and not in the typical times: a unit file takes seconds, an integration file
+ * half a minute (the long ones are in test/typical-times.json), a full-size chaos file minutes.
+ */
 export function guessMs(file: string): number {
   if (/(^|\/)test\/unit\//.test(file)) return 5_000;
   if (/(^|\/)test\/chaos\//.test(file)) return 120_000;
-  return 60_000;
+  return 30_000;
 }
 
 /** Parallel files shorter than this share a process with others (a node --test process costs a few tenths of a second). */

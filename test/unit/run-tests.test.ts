@@ -194,7 +194,7 @@ test('jobs: a process per file, longest first; short parallel files share one; a
   ]);
   assert.deepEqual(
     [guessMs('test/unit/x.test.ts'), guessMs('test/integration/x.test.ts'), guessMs('test/chaos/x.test.ts')],
-    [5_000, 60_000, 120_000],
+    [5_000, 30_000, 120_000],
   );
 });
 
