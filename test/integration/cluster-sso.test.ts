@@ -274,18 +274,18 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
   });
 
   test('without a token, and as a reader, the CLI is refused with one line naming the role', async () => {
-    const nobody = await run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], base());
+    assert.ok(doneJob);
+    // Three CLI processes side by side: none depends on another.
+    const [nobody, reader, status] = await Promise.all([
+      run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], base()),
+      run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], { ...base(), ...serviceEnv(READER_SERVICE) }),
+      run(['status', doneJob.workflowId, '--json'], { ...base(), ...serviceEnv(READER_SERVICE) }),
+    ]);
     assert.equal(nobody.code, 1, said(nobody));
     assert.equal(nobody.stderr.trim().split('\n').length, 1, said(nobody));
     assert.match(nobody.stderr, /needs the writer role on namespace default/);
-    const reader = await run(['agent', '--project', `sso-${tag}`, '--prompt', 'x'], {
-      ...base(),
-      ...serviceEnv(READER_SERVICE),
-    });
     assert.equal(reader.code, 1, said(reader));
     assert.match(reader.stderr, /needs the writer role on namespace default.*role reader/);
-    assert.ok(doneJob);
-    const status = await run(['status', doneJob.workflowId, '--json'], { ...base(), ...serviceEnv(READER_SERVICE) });
     assert.equal(status.code, 0, `a reader reads: ${said(status)}`);
   });
 
@@ -383,12 +383,14 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
     assert.ok(doneJob);
     const both = await ensureCluster({ sso: true, tls: true });
     assert.ok(both.sso && both.tls);
-    const status = await run(['status', doneJob.workflowId, '--json'], { ...asCli(), ...both.clientEnv });
+    const [status, certless, tokenless] = await Promise.all([
+      run(['status', doneJob.workflowId, '--json'], { ...asCli(), ...both.clientEnv }),
+      run(['status', doneJob.workflowId], asCli()),
+      run(['status', doneJob.workflowId], { ...base(), ...both.clientEnv }),
+    ]);
     assert.equal(status.code, 0, said(status));
     assert.equal(lastJson(status.stdout).workflowId, doneJob.workflowId);
-    const certless = await run(['status', doneJob.workflowId], asCli());
     assert.notEqual(certless.code, 0, 'a token without a client certificate is refused');
-    const tokenless = await run(['status', doneJob.workflowId], { ...base(), ...both.clientEnv });
     assert.match(tokenless.stderr, /needs the reader role on namespace default/);
   });
 });
