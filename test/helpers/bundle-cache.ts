@@ -16,6 +16,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -26,8 +27,8 @@ const ROOT = path.resolve(__dirname, '../..');
 export const BUNDLE_CACHE_ENV = 'DOCS_ADMIN_TEST_BUNDLE_CACHE';
 /** The preload that gives a spawned worker process the cache (node --import tsx --import <this>). */
 export const BUNDLE_CACHE_PRELOAD = path.join(__dirname, 'bundle-cache-preload.mjs');
-/** Bundles kept: a few code versions of each kind (plain, encrypted, fixtures). */
-const KEEP = 16;
+/** A bundle no run has used for this long is of code that changed since: removed. */
+const UNUSED_MS = 24 * 60 * 60_000;
 /** A lock older than this is a bundler that died: taken over. */
 const STALE_LOCK_MS = 5 * 60_000;
 const CODE = /\.(?:[cm]?[jt]s|json)$/;
@@ -85,9 +86,13 @@ export function bundleKey(options: BundleOptions): string | undefined {
     .slice(0, 32);
 }
 
+/** The bundle in `file`, marked used (its time is what prune() goes by), or undefined. */
 function read(file: string): WorkflowBundleWithSourceMap | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
+    const bundle = JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
+    const now = new Date();
+    utimesSync(file, now, now);
+    return bundle;
   } catch {
     return undefined;
   }
@@ -107,11 +112,11 @@ function lock(file: string): boolean {
 }
 
 function prune(dir: string): void {
-  const bundles = readdirSync(dir)
-    .filter((name) => name.endsWith('.json'))
-    .map((name) => ({ file: path.join(dir, name), at: statSync(path.join(dir, name)).mtimeMs }))
-    .sort((a, b) => b.at - a.at);
-  for (const { file } of bundles.slice(KEEP)) rmSync(file, { force: true });
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name);
+    const mtimeMs = statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (name.endsWith('.json') && Date.now() - mtimeMs > UNUSED_MS) rmSync(file, { force: true });
+  }
 }
 
 /**
