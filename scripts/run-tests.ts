@@ -7,10 +7,10 @@
 // clean-up). Then it prints the ten slowest files.
 // Files run TEST_CONCURRENCY at a time (default 3: most files wait on servers and timers, not on the 2
 // cores), each in a node --test process of its own (short parallel files in batches), scheduled by their
-// lanes (scripts/test-lanes.ts, a marker on each file's first line): the files that change the shared
-// cluster one after another from the start, parallel files beside them; then the cluster files; the
-// alone files last, with nothing beside them. A slot that frees takes the longest file allowed, by the
-// last run's times (test/typical-times.json on a fresh clone). Node's summary comes once, for all the
+// lanes (scripts/test-lanes.ts, a marker on each file's first line): the cluster files first; then the
+// files that change the shared cluster, one after another, the parallel files beside them (and in any
+// slot no cluster file waits for); the alone files last, with nothing beside them. A slot that frees
+// takes the longest file allowed, by the last run's times (test/typical-times.json on a fresh clone). Node's summary comes once, for all the
 // node --test processes, after their output.
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
 // worker or timer left open would otherwise keep it alive after its tests failed), and --test-timeout
@@ -163,9 +163,10 @@ async function runJobs(files: string[]): Promise<RunResult[]> {
   const jobs = planJobs(files, previous, undefined, typical);
   const slots = concurrency();
   const planned = plannedWallMs(jobs, slots);
+  const by = previous.size > 0 ? "the last run's times" : 'typical times (test/typical-times.json)';
   console.log(
     `\nnpm test: ${files.length} file(s) in ${jobs.length} process(es), ${slots} at a time; ` +
-      `planned ${minutes(planned)} min of wall time, by ${previous.size > 0 ? "the last run's times" : typical.size > 0 ? 'typical times (test/typical-times.json)' : 'guessed times'}`,
+      `planned ${minutes(planned)} min of wall time, by ${by}`,
   );
   const pending = [...jobs];
   const running = new Set<Job>();

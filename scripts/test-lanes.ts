@@ -8,8 +8,8 @@
 //   // test-lane: alone           it holds machine-wide state or measures what a busy machine would skew:
 //                                nothing beside it
 // A file without the marker runs alone: a new file is safe until someone says otherwise. A run schedules
-// them as it goes (nextJob): the cluster-alone files first, one by one, with parallel files beside
-// them; then the cluster files beside parallel ones; the alone files last; longest first throughout.
+// them as it goes (nextJob): the cluster files first; then the cluster-alone files one by one, with the
+// parallel files beside them; the alone files last; longest first throughout.
 import { readFileSync } from 'node:fs';
 
 export type Lane = 'parallel' | 'cluster' | 'cluster-alone' | 'alone';
@@ -91,29 +91,31 @@ export function planJobs(
 }
 
 /**
- * The job to start next in a free slot, or undefined (none may start now). The cluster-alone files, the
- * one chain that must run one by one, go first and back to back, with parallel jobs beside them in the
- * other slots; the cluster files follow once the chain has ended; the alone files last, with nothing
- * beside them. Among the jobs allowed, the longest (`pending` is longest first): a long file never
- * starts last and ends the run alone.
+ * The job to start next in a free slot, or undefined (none may start now). The cluster files first, on
+ * the cluster as the run found it; then the cluster-alone files, the one chain that must run one by one,
+ * back to back; the parallel files fill every other slot (held back while a cluster file waits for one,
+ * so they are there to run beside the chain); the alone files last, with nothing beside them. Among the
+ * jobs allowed, the longest (`pending` is longest first): a long file never starts last and ends the run
+ * alone.
  */
 export function nextJob(pending: readonly Job[], running: readonly Job[], slots: number): Job | undefined {
   if (running.length >= Math.max(1, slots) || running.some((job) => job.lane === 'alone')) return undefined;
   const busy = new Set(running.map((job) => job.lane));
-  const chainLeft = pending.some((job) => job.lane === 'cluster-alone');
+  const clusterLeft = pending.some((job) => job.lane === 'cluster');
   const allowed = (job: Job): boolean => {
     switch (job.lane) {
-      case 'cluster-alone':
-        return !busy.has('cluster') && !busy.has('cluster-alone');
       case 'cluster':
-        return !chainLeft && !busy.has('cluster-alone');
+        return !busy.has('cluster-alone');
+      case 'cluster-alone':
+        return !clusterLeft && !busy.has('cluster') && !busy.has('cluster-alone');
       case 'parallel':
         return true;
       case 'alone':
         return running.length === 0 && pending.every((other) => other.lane === 'alone');
     }
   };
-  return pending.find((job) => job.lane === 'cluster-alone' && allowed(job)) ?? pending.find(allowed);
+  const first = (lane: Lane) => pending.find((job) => job.lane === lane && allowed(job));
+  return first('cluster') ?? first('cluster-alone') ?? pending.find(allowed);
 }
 
 /** The wall time of the jobs run `slots` at a time by nextJob, each taking its `ms`: what a run plans. */

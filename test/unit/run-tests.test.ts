@@ -198,33 +198,41 @@ test('jobs: a process per file, longest first; short parallel files share one; a
   );
 });
 
-test('schedule: the cluster-alone files first, one by one, parallel files beside; cluster files after; alone files last', () => {
+test('schedule: cluster files first; then the cluster-alone files one by one, parallel files beside; alone files last', () => {
   const jobs = planJobs(Object.keys(FIRST_LINES), PREVIOUS, readFirstLine, new Map([['new.test.ts', 40_000]]));
   const named = (file: string) => jobs.find((j) => j.files.includes(file))!;
   const without = (...files: string[]) => jobs.filter((j) => !files.some((f) => j.files.includes(f)));
-  // At the start: the chain's first file, then the longest parallel files; no cluster file yet.
-  const first = nextJob(jobs, [], 3);
-  assert.equal(first, named('chaos.test.ts'));
-  assert.equal(nextJob(without('chaos.test.ts'), [first!], 3), named('worker.test.ts'));
+  // The cluster files first, longest first; parallel files only in the slots no cluster file waits for.
+  assert.equal(nextJob(jobs, [], 3), named('fleets.test.ts'));
   assert.equal(
-    nextJob(
-      without('chaos.test.ts', 'worker.test.ts', 'cli.test.ts', 'new.test.ts', 'unit-c.test.ts', 'unit-b.test.ts'),
-      [first!],
-      3,
-    ),
-    undefined,
-    'no cluster file beside the chain',
+    nextJob(without('fleets.test.ts', 'worker.test.ts'), [named('fleets.test.ts'), named('worker.test.ts')], 3),
+    named('e2e.test.ts'),
   );
-  // The chain's next file waits for the first; then the cluster files, beside parallel ones.
   assert.equal(
-    nextJob(without('chaos.test.ts', 'worker.test.ts'), [first!, named('worker.test.ts')], 3),
-    named('cli.test.ts'),
+    nextJob(without('fleets.test.ts', 'e2e.test.ts'), [named('fleets.test.ts'), named('e2e.test.ts')], 3),
+    named('worker.test.ts'),
   );
-  assert.equal(nextJob(without('chaos.test.ts', 'worker.test.ts'), [named('worker.test.ts')], 3), named('tls.test.ts'));
-  const afterChain = without('chaos.test.ts', 'tls.test.ts');
-  assert.equal(nextJob(afterChain, [named('worker.test.ts')], 3), named('fleets.test.ts'));
+  // No cluster-alone file beside a cluster file, nor before every cluster file has run.
+  const chainAndAlone = without(
+    'fleets.test.ts',
+    'e2e.test.ts',
+    'worker.test.ts',
+    'cli.test.ts',
+    'new.test.ts',
+    'unit-c.test.ts',
+    'unit-b.test.ts',
+  );
+  assert.equal(nextJob(chainAndAlone, [named('fleets.test.ts')], 3), undefined);
+  assert.equal(nextJob([...chainAndAlone, named('e2e.test.ts')], [], 3), named('e2e.test.ts'));
+  // Then the chain, before parallel files, one file at a time, parallel files beside it.
+  const afterCluster = without('fleets.test.ts', 'e2e.test.ts');
+  assert.equal(nextJob(afterCluster, [named('worker.test.ts')], 3), named('chaos.test.ts'));
   assert.equal(
-    nextJob(afterChain, [named('fleets.test.ts'), named('worker.test.ts'), named('cli.test.ts')], 3),
+    nextJob(without('fleets.test.ts', 'e2e.test.ts', 'chaos.test.ts'), [named('chaos.test.ts')], 3),
+    named('worker.test.ts'),
+  );
+  assert.equal(
+    nextJob(afterCluster, [named('chaos.test.ts'), named('worker.test.ts'), named('cli.test.ts')], 3),
     undefined,
     'every slot taken',
   );
@@ -238,8 +246,9 @@ test('schedule: the cluster-alone files first, one by one, parallel files beside
 
 test('planned wall time: the schedule of nextJob with each job its time', () => {
   const jobs = planJobs(Object.keys(FIRST_LINES), PREVIOUS, readFirstLine, new Map([['new.test.ts', 40_000]]));
-  // chaos 0-110 and tls 110-170 in one slot; worker 0-130, cli 0-80 then new 80-120, unit-c 120-145,
-  // unit-a+b 130-144 beside them; fleets 170-320 and e2e 170-240 after the chain; alone 320-351.
+  // fleets 0-150 and e2e 0-70 first, worker 0-130 beside them, then cli 70-150 and new 130-170; the chain
+  // once fleets ended: chaos 150-260, tls 260-320, with unit-c 150-175 and unit-a+b 170-184 beside it;
+  // the alone files 320-351.
   assert.equal(plannedWallMs(jobs, 3), 351_000);
   // One slot: every job one after another.
   assert.equal(
