@@ -341,13 +341,16 @@ async function launchServer(release: ServerRelease, settings: ServerSettings) {
     CLUSTER_FILES.serverLog,
     120_000,
   );
-  // The data folder is at this release from the moment a server of it serves on it.
-  recordRelease(release.version);
 }
 
+/**
+ * A new data folder's databases made at `release`'s schema (or a folder's at that release checked), then
+ * its server started. The release is recorded at once: a new database holds no data a server must move.
+ */
 async function startServer(release: ServerRelease, settings: ServerSettings) {
   settings.log(`Temporal schema: creating or updating the databases to server ${release.version}'s (setup.sh schema)`);
   await updateSchema(release);
+  recordRelease(release.version);
   await launchServer(release, settings);
 }
 
@@ -387,6 +390,8 @@ async function upgradeDataFolder(
       await stopServerNode();
     }
     await launchServer(release, { ...settings, log: (line) => log(`${step}: ${line}`) });
+    // At this release once its server has served on the data (a server may move data as it starts).
+    recordRelease(release.version);
     running = true;
     const serverMs = Date.now() - serverStarted;
     log(`${step}: server ${release.version} serves after ${(serverMs / 1000).toFixed(1)}s; the data folder is at it`);
@@ -541,7 +546,8 @@ interface ReleasePlan {
 async function planRelease(options: ClusterOptions): Promise<ReleasePlan> {
   const target = releaseAsked(options);
   const releases = serverReleases();
-  const from = dataFolderRelease(isInitialized());
+  // A database whose schema was ever set up (setup.sh logs) but without a record is from before the records.
+  const from = dataFolderRelease(isInitialized() && existsSync(CLUSTER_FILES.setupLog));
   const versions = releases.map((r) => r.version);
   const steps = (from === undefined ? [] : upgradeSteps(from, target.version, versions)).map((version) =>
     releases.find((r) => r.version === version)!,
@@ -565,7 +571,7 @@ async function ensureServer(
     const upgrade = await upgradeDataFolder(plan.from, plan.steps, status.server, settings);
     // A server that was down counts as started by this call; one that was up was upgraded in place.
     if (!status.server) started.push('temporal-server');
-    Object.assign(status, { server: true, setup: false });
+    status.setup = false;
     return upgrade;
   }
   if (!status.server) {

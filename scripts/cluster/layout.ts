@@ -117,8 +117,8 @@ export const CLUSTER_FILES = {
    */
   historyShards: path.join(CLUSTER_DATA_DIR, 'history-shards'),
   /**
-   * The server release the data folder's schema and data are at (scripts/cluster/upgrade.ts), written
-   * when a server of that release first serves on it. A folder without it is 1.29.1's.
+   * The server release the data folder's schema and data are at (scripts/cluster/upgrade.ts): written when
+   * a new folder's databases are made, and after each upgrade step. A folder set up without it is 1.29.1's.
    */
   serverRelease: path.join(CLUSTER_DATA_DIR, 'server-release'),
   uiLog: path.join(CLUSTER_DATA_DIR, 'temporal-ui.log'),

@@ -4,7 +4,8 @@
 // made with an older release is brought to the release asked by steps, one per minor version: the SQL
 // tool of the step's release updates both databases (the previous server may still serve on them),
 // then the step's server starts on them and serves. The folder records the release it is at
-// (CLUSTER_FILES.serverRelease) once a server of that release has served on it. The releases are
+// (CLUSTER_FILES.serverRelease): after a step, once that release's server has served on the data (a
+// server may move data as it starts); for a new folder, as soon as its databases are made. The releases are
 // scripts/cluster/releases/<minor>/go.mod and the checkout's scripts/cluster/go.mod (scripts/tools.ts).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { compareVersions } from '../tools';
@@ -57,8 +58,8 @@ export function upgradeSteps(from: string, target: string, releases: readonly st
 }
 
 /**
- * The release a data folder is at: its record; UNRECORDED_RELEASE for a folder whose database exists
- * without one; undefined for a folder without a database (a new cluster is made at the release asked).
+ * The release a data folder is at: its record; UNRECORDED_RELEASE for a folder whose databases were set
+ * up without one (before the records); undefined for a new folder (made at the release asked).
  */
 export function dataFolderRelease(databaseExists: boolean, file = CLUSTER_FILES.serverRelease): string | undefined {
   if (existsSync(file)) {
