@@ -57,7 +57,7 @@ import {
   startPostgres,
   stopPostgres,
 } from './postgres';
-import { dataFolderRelease, recordRelease, upgradeSteps } from './upgrade';
+import { clusterRelease, recordRelease, upgradeSteps } from './upgrade';
 import { ensureNodes, recordedNodes, runningNode, stopNodes } from './nodes';
 import {
   answersOk,
@@ -546,8 +546,7 @@ interface ReleasePlan {
 async function planRelease(options: ClusterOptions): Promise<ReleasePlan> {
   const target = releaseAsked(options);
   const releases = serverReleases();
-  // A database whose schema was ever set up (setup.sh logs) but without a record is from before the records.
-  const from = dataFolderRelease(isInitialized() && existsSync(CLUSTER_FILES.setupLog));
+  const from = clusterRelease();
   const versions = releases.map((r) => r.version);
   const steps = (from === undefined ? [] : upgradeSteps(from, target.version, versions)).map((version) =>
     releases.find((r) => r.version === version)!,
@@ -621,7 +620,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
   const startedNodes = first !== undefined && nodes > 1 ? await ensureNodes(nodes, first, cli, log) : [];
   return {
-    release: dataFolderRelease(true) ?? plan.target.version,
+    release: clusterRelease() ?? plan.target.version,
     upgrade,
     started,
     startedNodes,

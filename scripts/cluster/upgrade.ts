@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { compareVersions } from '../tools';
 import { CLUSTER_FILES } from './layout';
+import { isInitialized } from './postgres';
 
 /** The release of a data folder that has a database and no record: every folder made before 1.32. */
 export const UNRECORDED_RELEASE = '1.29.1';
@@ -70,7 +71,13 @@ export function dataFolderRelease(databaseExists: boolean, file = CLUSTER_FILES.
   return databaseExists ? UNRECORDED_RELEASE : undefined;
 }
 
-/** Records the release a server has just served on the data folder with. */
+/** The release the cluster's data folder (CLUSTER_DATA_DIR) is at, as dataFolderRelease reads it. */
+export function clusterRelease(): string | undefined {
+  // Databases whose schema was ever set up (setup.sh logs it) without a record: from before the records.
+  return dataFolderRelease(isInitialized() && existsSync(CLUSTER_FILES.setupLog));
+}
+
+/** Records the release the data folder is at now. */
 export function recordRelease(version: string, file = CLUSTER_FILES.serverRelease): void {
   writeFileSync(file, `${version}\n`);
 }
