@@ -89,10 +89,32 @@ export const CLUSTER_GO_MODULE_DIR = path.join(ROOT, 'scripts', 'cluster');
 export const RELEASES_GO_MODULE_DIR = path.join(CLUSTER_GO_MODULE_DIR, 'releases');
 
 /**
- * The Go toolchain of the cluster builds. Server 1.30.9 and later (and the UI server) need Go 1.26.10 or
- * newer; the go command fetches this exact toolchain from the module proxy the first time (about 76 MB).
+ * The Go toolchain of a cluster build whose module needs a newer Go than the machine's (server 1.30.9 and
+ * later need 1.26.10): the go command fetches this exact toolchain from the module proxy the first time
+ * (about 76 MB). A module the machine's Go can build is built with it, so the 1.29.1 server reuses what
+ * the Temporal CLI's build compiled.
  */
 export const CLUSTER_GO_TOOLCHAIN = 'go1.27.3';
+
+/** The Go version a go.mod asks for (its `go` line), e.g. 1.26.10. */
+export function goVersionOf(goMod: string): string | undefined {
+  return /^go (\d+\.\d+(?:\.\d+)?)\s*$/m.exec(goMod)?.[1];
+}
+
+/** GOTOOLCHAIN for building in `moduleDir`: the machine's Go when it is new enough, else CLUSTER_GO_TOOLCHAIN. */
+export function toolchainFor(moduleDir: string, localGo = localGoVersion()): string {
+  const wanted = goVersionOf(readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'));
+  return wanted && localGo && compareVersions(localGo, wanted) >= 0 ? 'local' : CLUSTER_GO_TOOLCHAIN;
+}
+
+/** The machine's own Go (`go env GOVERSION` with GOTOOLCHAIN=local), e.g. 1.26.8. */
+function localGoVersion(): string | undefined {
+  const found = spawnSync('go', ['env', 'GOVERSION'], {
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local' },
+  });
+  return found.status === 0 ? found.stdout.trim().replace(/^go/, '') : undefined;
+}
 
 /** The binaries `npm run cluster` runs, built from CLUSTER_GO_MODULE_DIR into .tools/bin. */
 export const CLUSTER_BINARIES = {
@@ -204,12 +226,13 @@ export async function buildReleaseBinaries(release: ServerRelease): Promise<void
     throw new Error(
       `Go is not installed: \`npm run cluster\` needs it to build the Temporal server ${release.version} once`,
     );
+  const toolchain = toolchainFor(release.moduleDir);
   process.stderr.write(
     `Building the Temporal server ${release.version}${release.current ? ', its SQL tool and the UI server' : ' and its SQL tool'} ` +
-      `(Go module ${path.relative(ROOT, release.moduleDir)}, ${CLUSTER_GO_TOOLCHAIN}) into ${TOOLS_BIN}.\n` +
+      `(Go module ${path.relative(ROOT, release.moduleDir)}, GOTOOLCHAIN=${toolchain}) into ${TOOLS_BIN}.\n` +
       'First time only: minutes on a cold Go cache. Progress every 10s:\n',
   );
-  const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: CLUSTER_GO_TOOLCHAIN };
+  const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: toolchain };
   mkdirSync(TOOLS_BIN, { recursive: true });
   for (const binary of binariesOf(release)) {
     const partial = `${binary.path}.partial-${process.pid}`;

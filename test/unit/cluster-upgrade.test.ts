@@ -14,7 +14,15 @@ import {
   recordRelease,
   upgradeSteps,
 } from '../../scripts/cluster/upgrade';
-import { compareVersions, currentServerRelease, pinnedVersion, serverReleases } from '../../scripts/tools';
+import {
+  CLUSTER_GO_TOOLCHAIN,
+  compareVersions,
+  currentServerRelease,
+  goVersionOf,
+  pinnedVersion,
+  serverReleases,
+  toolchainFor,
+} from '../../scripts/tools';
 
 const RELEASES = ['1.29.1', '1.30.9', '1.31.2', '1.32.2'];
 
@@ -75,4 +83,12 @@ test("the checkout's releases form the path: 1.29.1 up to the current release, o
   assert.equal(releases.at(-1), currentServerRelease().version);
   assert.deepEqual(upgradeSteps(releases[0]!, releases.at(-1)!, releases), releases.slice(1));
   assert.deepEqual(new Set(serverReleases().map((r) => r.server)).size, releases.length, 'binaries side by side');
+});
+
+test("a release builds with the machine's Go when its go.mod allows, else with the pinned newer toolchain", () => {
+  const [oldest] = serverReleases();
+  assert.equal(toolchainFor(oldest!.moduleDir, '1.26.8'), 'local', '1.29.1 reuses what the CLI build compiled');
+  assert.equal(toolchainFor(currentServerRelease().moduleDir, '1.26.8'), CLUSTER_GO_TOOLCHAIN, '1.32.2 needs 1.26.10');
+  assert.equal(toolchainFor(currentServerRelease().moduleDir, '1.27.3'), 'local');
+  assert.equal(goVersionOf('module x\n\ngo 1.26.10\n'), '1.26.10');
 });
