@@ -258,7 +258,7 @@ async function startWave(w: Workload, name: string, release: string): Promise<Wa
     exports: WAVE,
     agents: WAVE,
     projects: 5,
-    tag: `upgrade-${name}-${Date.now().toString(36)}`,
+    tag: `upgrade-${name.replace(/\./g, '-')}-${Date.now().toString(36)}`,
     plain: true,
   });
   const wave: Wave = { name, release, lifecycles };
