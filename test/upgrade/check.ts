@@ -9,7 +9,9 @@
 // runs on the newest release. Nothing may be lost (every workflow completes with its own job's result),
 // duplicated (one agent job per prompt, one export per domain at the API) or stuck (everything settles
 // within its deadline; no workflow task failed; the keeper still refreshes after the last step). The
-// end-to-end file runs again on the newest release. Prints what it moved and how long each step took.
+// end-to-end file runs again on the newest release. Last, the user's path: one `npm run cluster` on a
+// fresh folder of the oldest release (no record, its server up) takes it through every step to the newest.
+// Prints what it moved and how long each step took.
 // It builds four server releases the first time (minutes each): not part of `npm test`.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -24,6 +26,7 @@ import { WorkflowType } from '../../src/shared/workflow-types';
 import { clusterStatus, ensureCluster, stopCluster, type UpgradeStep } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_DATA_DIR, CLUSTER_FILES, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 import { isPostgresReady } from '../../scripts/cluster/postgres';
+import { stopWebhookReceiver } from '../../scripts/cluster/webhooks';
 import {
   DATA_DIR,
   ROOT,
@@ -189,6 +192,47 @@ async function workflowTaskTrouble(client: Client, ids: string[]): Promise<{ fai
     }
   }
   return { failed: [...new Set(failed)], timedOut };
+}
+
+/**
+ * The user's path: one `npm run cluster` on a folder of the oldest release without a record (as every
+ * folder made before the records), its server up, brings it to the newest release through every minor
+ * version, saying each step. Returns its time and the step lines it printed.
+ */
+async function upgradeInOneRun(oldest: ServerRelease, newest: ServerRelease): Promise<{ s: number; steps: number }> {
+  await stopCluster();
+  rmSync(CLUSTER_DATA_DIR, { recursive: true, force: true });
+  await ensureCluster({ release: oldest.version });
+  rmSync(CLUSTER_FILES.serverRelease);
+  say(`== one \`npm run cluster\` on a ${oldest.version} folder without a record, its server serving`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DOCS_ADMIN_CLUSTER_RELEASE;
+  const started = Date.now();
+  const child = spawn('npm', ['run', '--silent', 'cluster'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const steps = out.split('\n').filter((line) => line.startsWith('Temporal upgrade'));
+  for (const line of steps) say(`  ${line}`);
+  assert.equal(code, 0, `npm run cluster upgraded the folder:\n${out}`);
+  const serving = steps
+    .filter((line) => / serves after /.test(line))
+    .map((line) => /server (\S+) serves/.exec(line)?.[1]);
+  assert.deepEqual(serving, releasesAfter(oldest), 'each minor version served in turn');
+  const conn = await connect(CLUSTER_ADDRESS);
+  try {
+    assert.equal(await serverVersion(conn.client), newest.version);
+  } finally {
+    await conn.close();
+  }
+  return { s: seconds(Date.now() - started), steps: serving.length };
+}
+
+/** The releases after `oldest`, in order. */
+function releasesAfter(oldest: ServerRelease): string[] {
+  return serverReleases()
+    .map((r) => r.version)
+    .filter((v) => v !== oldest.version);
 }
 
 /** The workload that runs across the upgrades: the emulator, two worker processes, a keeper, the waves. */
@@ -357,6 +401,7 @@ function report(figures: {
   steps: StepFigures[];
   moved: Awaited<ReturnType<typeof verify>>;
   e2eS: Record<string, number>;
+  oneRun: { s: number; steps: number };
 }): void {
   const steps = figures.steps.map((s) => ({
     step: `${s.from} -> ${s.to}`,
@@ -384,6 +429,7 @@ function report(figures: {
     `  lost ${m.lost}, duplicated ${m.duplicated.agentJobs + m.duplicated.exports}, stuck 0 (workflow tasks failed ` +
       `${m.workflowTasksFailed}, timed out ${m.workflowTasksTimedOut}); end to end (s): ${JSON.stringify(figures.e2eS)}`,
   );
+  say(`  one npm run cluster on a folder of the oldest release: ${figures.oneRun.steps} steps in ${figures.oneRun.s}s`);
 }
 
 export async function main(): Promise<void> {
@@ -420,10 +466,13 @@ export async function main(): Promise<void> {
       await stopWorkload(w);
     }
     e2eS[newest.version] = await runE2e(newest);
-    report({ totalS: seconds(Date.now() - started), buildS, steps, moved, e2eS });
+    const oneRun = await upgradeInOneRun(oldest, newest);
+    report({ totalS: seconds(Date.now() - started), buildS, steps, moved, e2eS, oneRun });
   } finally {
-    if (process.env.UPGRADE_CHECK_KEEP_CLUSTER !== '1')
+    if (process.env.UPGRADE_CHECK_KEEP_CLUSTER !== '1') {
+      if (await stopWebhookReceiver()) say('  stopped the webhook receiver');
       for (const line of await stopCluster()) say(`  stopped ${line}`);
+    }
     if (existsSync(CLUSTER_DATA_DIR)) say(`  data and logs of the check's cluster: ${CLUSTER_DATA_DIR}`);
   }
 }
