@@ -18,7 +18,7 @@ import { refusalLogger } from './refusal-log';
 export const DEFAULT_CODEC_SERVER_PORT = 8634;
 /** Temporal caps a payload at 2 MB; the UI decodes a page of history at once. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-// What the Web UI's browser code sends (ui-server 2.42, codec.passAccessToken): Authorization-Extras
+// What the Web UI's browser code sends (ui-server 2.42 and 2.54, codec.passAccessToken): Authorization-Extras
 // carries the person's ID token beside the access token; a preflight that left it out fails the call.
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization, Authorization-Extras';
 /** Temporal's namespace names; anything else in X-Namespace is refused before it reaches a message. */
@@ -35,7 +35,7 @@ export interface CodecServerOptions {
   auth: CodecServerAuth | undefined;
   /**
    * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
-   * only to an https:// codec endpoint (ui-server 2.42's browser code), so sign-on needs it.
+   * only to an https:// codec endpoint (ui-server 2.42's browser code, and 2.54's), so sign-on needs it.
    */
   tls?: { cert: Buffer; key: Buffer };
   host?: string;
