@@ -35,7 +35,7 @@ export interface CodecServerOptions {
   auth: CodecServerAuth | undefined;
   /**
    * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
-   * only to an https:// codec endpoint (ui-server 2.42's browser code, and 2.54's), so sign-on needs it.
+   * only to an https:// codec endpoint (ui-server 2.42's browser code; 2.54 signs on through it too), so sign-on needs it.
    */
   tls?: { cert: Buffer; key: Buffer };
   host?: string;
