@@ -343,7 +343,89 @@ export const SCENARIOS: Scenario[] = [
       }
     },
   },
+  {
+    type: 'agentJob',
+    path: 'running-permit-queued',
+    covers: 'running: the create queued at a full limiter (the ask answered queued), waiting for its grant signal',
+    async run(ctx) {
+      const projectId = unique('runq');
+      const handles = await Promise.all([0, 1, 2].map((i) => agent(ctx, { projectId, prompt: `Queued job ${i}` })));
+      const queued = await waitFor(async () => {
+        for (const handle of handles)
+          if ((await handle.query(agentStatusQuery)).waitingFor?.startsWith('a permit from')) return handle;
+        return null;
+      }, waiting('a job of the burst to queue for its permit'));
+      const events = await eventsOf(queued);
+      if (events.some((e) => e.workflowExecutionSignaledEventAttributes))
+        throw new Error('the queued job was granted before its history was read');
+      return [{ handle: queued }];
+    },
+  },
+  {
+    type: 'agentJob',
+    path: 'running-granted-by-signal-polling',
+    covers: 'running: the create granted by permitGranted signal, made, and the job still polling',
+    async run(ctx) {
+      ctx.emu.configure({ agentActiveMs: 60_000 });
+      try {
+        const projectId = unique('runsig');
+        const handles = await Promise.all([0, 1, 2].map((i) => agent(ctx, { projectId, prompt: `Signalled ${i}` })));
+        const signalled = await waitFor(async () => {
+          for (const handle of handles) {
+            const events = await eventsOf(handle);
+            const granted = events.some(
+              (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'permitGranted',
+            );
+            const polls = (await handle.query(agentStatusQuery)).phase === 'polling';
+            if (granted && polls && events.filter((e) => e.timerFiredEventAttributes).length >= 2) return handle;
+          }
+          return null;
+        }, waiting('a job granted by signal to poll'));
+        for (const handle of handles) if (handle !== signalled) await handle.terminate('replay capture done');
+        return [{ handle: signalled }];
+      } finally {
+        ctx.emu.configure({ agentActiveMs: 300 });
+      }
+    },
+  },
   // ---- agentRateLimiter ----
+  {
+    type: 'agentRateLimiter',
+    path: 'running-handed-over',
+    covers:
+      'running: asks answered by update (granted, queued), uses reported, the queued ones granted ahead of time by permitGranted signal; waiting',
+    async run(ctx) {
+      const projectId = unique('limrun');
+      // Started here and asked directly, as continue-as-new-when-quiet (the replayer cannot replay
+      // update-with-start); a 10 s window hands a reported slot on within 5 s.
+      const handle = await ctx.client.workflow.start(WorkflowType.agentRateLimiter, {
+        taskQueue: ctx.limiterQueue,
+        workflowId: rateLimiterWorkflowId(projectId),
+        args: [{ projectId, limit: 2, windowMs: 10_000 } satisfies AgentRateLimiterInput],
+      });
+      const request = (requestKey: string) => ({ requesterWorkflowId: `${projectId}-requester`, requestKey });
+      await handle.executeUpdate(admitPermitsUpdate, {
+        args: [['a', 'b', 'c', 'd'].map(request), { limit: 2, windowMs: 10_000 }],
+      });
+      await handle.signal(permitsUsedSignal, [
+        { ...request('a'), usedAtMs: Date.now() },
+        { ...request('b'), usedAtMs: Date.now() },
+      ]);
+      await waitFor(async () => {
+        const signalled = (await eventsOf(handle)).filter(
+          (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'permitGranted',
+        );
+        return signalled.length === 2;
+      }, waiting('the queued asks to be granted ahead of time'));
+      await waitFor(
+        async () =>
+          (await eventsOf(handle)).at(-1)?.workflowTaskCompletedEventAttributes !== undefined ||
+          (await eventsOf(handle)).at(-1)?.timerStartedEventAttributes !== undefined,
+        waiting('the limiter to wait again'),
+      );
+      return [{ handle }];
+    },
+  },
   {
     type: 'agentRateLimiter',
     path: 'queued-grants',

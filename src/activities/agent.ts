@@ -8,18 +8,16 @@ import { validateProjectId, validatePrompt } from '../policies/validation/agent'
 import { WorkflowFailure } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
-import type { Permit } from '../shared/rate-limiter';
-import { LimiterClient, type LimiterAnswer } from './limiter-client';
+import { type LimiterAnswer, type Permit, permitOf } from '../shared/rate-limiter';
+import { LimiterClient } from './limiter-client';
 import { type CheckpointChannel, withCheckpointChannel, withSendCheckpoints } from './send-checkpoint';
 
 /**
- * A create's or message's outcome: the API's answer (and when it came, on this worker's clock), or
- * nothing sent because the permit's use-by time passed before the call could be made (the job asks for
- * another permit). `admitted` says which: true when the permit was still valid and the call was made
- * (whatever the API answered: its failures are thrown), false when it had expired; it is not the API's
- * acceptance (a result field held in job histories: the name stays). `fromCheckpoint` is set by the
- * workflow, when the answer came from a dead attempt's send checkpoint (src/workflows/send-once.ts):
- * that attempt never reported its use.
+ * A create's or message's outcome: `admitted` (the permit was still valid, so the call was made) with
+ * the API's answer and when it came on this worker's clock (the API's failures are thrown), or nothing
+ * sent because the permit's use-by time passed first (the job asks for another). `fromCheckpoint` is set
+ * by the workflow for an answer from a dead attempt's send checkpoint (src/workflows/send-once.ts),
+ * which never reported its use.
  */
 export type CallResult<T> =
   { admitted: true; value: T; answeredAtMs?: number; fromCheckpoint?: true } | { admitted: false; expired: true };
@@ -58,8 +56,10 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
   }
 }
 
-function assertPermit(permit: Permit | undefined): asserts permit is Permit {
-  if (typeof permit?.requestKey === 'string') return;
+/** The call's permit as received (untrusted): a permit, else InvalidInput before anything is sent. */
+function permitInput(permit: unknown): Permit {
+  const decoded = typeof permit === 'object' && permit !== null ? permitOf(permit) : null;
+  if (decoded) return decoded;
   throw ApplicationFailure.create({
     type: WorkflowFailure.invalidInput,
     message: "invalid agent input: a create or message needs a permit of the project's rate limiter",
@@ -147,8 +147,7 @@ export function createAgentActivities(deps: ActivityDeps) {
      */
     async createAgentJob({ projectId, prompt, permit }: CreateAgentJobInput): Promise<CallResult<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      assertPermit(permit);
-      return sendOnce(projectId, permit, 'createAgentJob', (signal) =>
+      return sendOnce(projectId, permitInput(permit), 'createAgentJob', (signal) =>
         deps.api.createAgentJob(projectId, prompt, { signal }),
       );
     },
@@ -162,8 +161,7 @@ export function createAgentActivities(deps: ActivityDeps) {
     /** POST /v2/agent/{projectId}/job/{id}/message. Ambiguous failures arrive as OutcomeUnknown. */
     async sendAgentMessage({ projectId, jobId, prompt, permit }: SendAgentMessageInput): Promise<CallResult<AgentJob>> {
       assertValid(projectId, prompt, deps);
-      assertPermit(permit);
-      return sendOnce(projectId, permit, 'sendAgentMessage', (signal) =>
+      return sendOnce(projectId, permitInput(permit), 'sendAgentMessage', (signal) =>
         deps.api.sendAgentMessage(projectId, jobId, prompt, { signal }),
       );
     },

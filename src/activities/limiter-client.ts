@@ -11,12 +11,12 @@ import type { RateLimit } from '../config';
 import { inSpan } from '../observability/tracing';
 import {
   type AgentRateLimiterInput,
+  type LimiterAnswer,
   type PermitAdmission,
   type PermitRequest,
-  type PermitTimes,
   type PermitUse,
   admitPermitsUpdate,
-  permitTimes,
+  permitOf,
   permitsUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
@@ -43,18 +43,9 @@ export const LIMITER_ANSWER_TIMEOUT_MS = 10_000;
 /** The span of one ask for a permit (its attribute docs_admin.limiter.answer: granted, queued, unanswered). */
 export const LIMITER_SPAN = 'AgentRateLimiterAsk';
 
-/**
- * The answer to one ask (the askPermit local activity's result, held in job histories): granted, with
- * the grant's times; queued (a grant signal follows); or no answer in time.
- */
-export type LimiterAnswer =
-  | ({ kind: 'granted' } & PermitTimes)
-  | { kind: 'queued'; position?: number; expectedAtMs?: number }
-  | { kind: 'unanswered'; reason: string };
-
-/** The ask's answer from the limiter's: a grant keeps all its times. */
-export function answerOf(admission: PermitAdmission | undefined): LimiterAnswer {
-  if (admission?.granted) return { kind: 'granted', ...permitTimes(admission) };
+/** The ask's answer from the limiter's for `request`: a grant is its permit, all its times kept. */
+export function answerOf(request: PermitRequest, admission: PermitAdmission | undefined): LimiterAnswer {
+  if (admission?.granted) return { kind: 'granted', ...permitOf({ ...admission, requestKey: request.requestKey })! };
   return { kind: 'queued', position: admission?.position, expectedAtMs: admission?.expectedAtMs };
 }
 
@@ -126,7 +117,7 @@ export class LimiterClient {
         replaced = true;
         continue;
       }
-      return answerOf(admission);
+      return answerOf(request, admission);
     }
   }
 

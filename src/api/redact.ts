@@ -9,12 +9,15 @@ const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 
 export const REDACTED = '[redacted]';
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** Returns `text` with every secret in `secrets` and every bearer token / admin key replaced. */
 export function redact(text: string, secrets: readonly (string | undefined)[] = []): string {
   let out = text;
   for (const secret of secrets) {
-    // Short strings would shred ordinary text; real keys are long.
-    if (secret && secret.length >= 6) out = out.split(secret).join(REDACTED);
+    // Short strings would shred ordinary text; real keys are long. Any case: a status or message the
+    // API echoes may come back lower-cased (src/api/schemas.ts).
+    if (secret && secret.length >= 6) out = out.replace(new RegExp(escapeRegExp(secret), 'gi'), REDACTED);
   }
   return out
     .replace(AUTH_HEADER, `$1${REDACTED}`)

@@ -1,5 +1,5 @@
 // Boundary validation of admin API responses (docs/contract.md: "be liberal in what you accept"): unknown fields
-// are ignored, numbers may arrive as strings, unknown status values pass through (the client logs each
+// are ignored, numbers may arrive as strings, statuses are trimmed and lower-cased and unknown ones pass through (the client logs each
 // once and callers treat them as not yet terminal). What cannot be used becomes MalformedResponse; a field
 // nothing uses never fails a call (`.catch`): the documented shapes (./documented.ts) are what the platform
 // promises, not what it will always send.
@@ -10,6 +10,12 @@ import type { AgentJob, Bundle, DeploymentUpdate, StaticExportJob, UpdateTrigger
 const id = z.union([z.string().min(1), z.number().finite()]).transform(String);
 /** A number that may arrive as a numeric string ("42", " 3.5 "). */
 const numeric = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().finite());
+/** A status, compared by the workflows as written in the documentation: ` Completed ` reads `completed`. */
+const status = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((s) => s.toLowerCase());
 const nullableString = z
   .string()
   .nullish()
@@ -18,7 +24,7 @@ const nullableString = z
 export const agentJobSchema = z
   .object({
     id,
-    status: z.string().min(1),
+    status,
     source: z
       .object({ repository: nullableString.catch(null), ref: nullableString.catch(null) })
       .nullish()
@@ -35,7 +41,7 @@ export const agentJobSchema = z
 export const staticExportJobSchema = z
   .object({
     jobId: id,
-    status: z.string().min(1),
+    status,
     progress: numeric.pipe(z.number().min(0).max(100)).optional(),
     pageCount: numeric.pipe(z.number().int().min(0)).optional(),
     createdAt: z.string(),
@@ -96,7 +102,7 @@ const deploymentCommit = z
 
 export const deploymentUpdateSchema = z
   .object({
-    status: z.string().min(1),
+    status,
     commit: deploymentCommit,
     // Documented as a label; anything else is of no use to the client.
     source: z

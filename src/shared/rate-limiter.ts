@@ -8,9 +8,7 @@ export const rateLimiterWorkflowId = (projectId: string): string => `${RATE_LIMI
 /**
  * The task queue of every agentRateLimiter workflow, whatever the fleet's TEMPORAL_TASK_QUEUE: every
  * worker process serves it, always unversioned (createLimiterWorker), so fleets on different queues
- * share a project's limiter and whichever fleet is up serves it. A limiter an older release left on
- * another queue (`docs-admin-limiter`, `<queue>-limiter`) is not served: docs/operations.md says how
- * to retire it.
+ * share a project's limiter and whichever fleet is up serves it.
  */
 export const LIMITER_TASK_QUEUE = 'docs-admin-rate-limiter';
 
@@ -69,69 +67,60 @@ export interface PermitRequest {
 }
 
 /**
- * A grant; with notBeforeMs (epoch ms) the permit is handed on ahead of time: call no earlier than that.
- * The third argument, the permit's use-by time (epoch ms), came later: a grant without it has no deadline.
+ * A permit: the limiter's grant of one request, one shape from the grant to the use report. It is the
+ * limiter's answer to an ask (with `granted: true`, PermitAdmission), the permitGranted signal, the
+ * ask's result (with `kind: 'granted'`, LimiterAnswer) and the create or message activity's input.
  */
-export const permitGrantedSignal =
-  defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
-
-/**
- * When a granted permit's call may be made (epoch ms), the same in every form a grant takes: the
- * limiter's answer (PermitAdmission), the grant signal, the ask's result (LimiterAnswer) and the Permit.
- */
-export interface PermitTimes {
-  /** A slot handed on ahead of time: not before this (the previous holder's slot frees then). */
+export interface Permit {
+  requestKey: string;
+  /** Handed on ahead of time: call no earlier than this (epoch ms; the previous holder's slot frees then). */
   notBeforeMs?: number;
-  /** By this, or asked for again (rate-window.ts permitUseByMs); absent in grants of older releases. */
+  /** Call by this (epoch ms), or ask again (rate-window.ts permitUseByMs). */
   useByMs?: number;
 }
 
-/** The times of a grant as received (untrusted, or from an older release): finite numbers only. */
-export function permitTimes(from: { notBeforeMs?: unknown; useByMs?: unknown } | undefined): PermitTimes {
+/** A permit as received (untrusted): the request key and finite times, nothing else (e.g. no `granted: true`). */
+export function permitOf(from: { requestKey?: unknown; notBeforeMs?: unknown; useByMs?: unknown }): Permit | null {
+  if (typeof from.requestKey !== 'string') return null;
   const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
   return {
-    ...(finite(from?.notBeforeMs) ? { notBeforeMs: from.notBeforeMs } : {}),
-    ...(finite(from?.useByMs) ? { useByMs: from.useByMs } : {}),
+    requestKey: from.requestKey,
+    ...(finite(from.notBeforeMs) ? { notBeforeMs: from.notBeforeMs } : {}),
+    ...(finite(from.useByMs) ? { useByMs: from.useByMs } : {}),
   };
 }
 
 /**
- * A permit as the job holds it, from the limiter's grant to the use report: the request it answers
- * and its times, whether it came in the ask's answer or by signal. Plain JSON: the create and message
- * activities take it in their input (src/workflows/permits.ts).
+ * A permit granted by signal, spread over the signal's arguments: jobs of every release served by the
+ * shared limiter queue read it so (grantSignalArgs writes it, the job's handler reads it with permitOf).
  */
-export interface Permit extends PermitTimes {
-  requestKey: string;
-  /**
-   * Always true, for workers of the previous release only: there a permit without it was not granted
-   * yet, and the activity asked the limiter itself. Drop it once no worker of that release serves jobs.
-   */
-  granted: true;
-}
+export const permitGrantedSignal =
+  defineSignal<[requestKey: string, notBeforeMs?: number, useByMs?: number]>('permitGranted');
+export const grantSignalArgs = (p: Permit): [string, number?, number?] => [p.requestKey, p.notBeforeMs, p.useByMs];
 
 /**
- * The limiter's answer to one request of admitPermitsUpdate. When granted, its PermitTimes: useByMs
- * while the use is not reported, and notBeforeMs for a grant handed on ahead of time (answers of older
- * releases leave it out).
+ * The limiter's answer to one ask of admitPermitsUpdate: granted, the permit; queued (a permitGranted
+ * signal follows when a slot frees), the ask's place and when the permit can be expected (epoch ms; a
+ * hint for the status, not a promise).
  */
-export interface PermitAdmission extends PermitTimes {
-  requestKey: string;
-  /**
-   * true: granted, now or before (a repeated ask of a request already granted, maybe by a signal that
-   * is still on its way: the permit is the same, its times too); false: queued, permitGrantedSignal
-   * follows when a slot frees.
-   */
+export interface PermitAdmission extends Permit {
   granted: boolean;
-  /** When queued: requests ahead of this one. */
   position?: number;
-  /** When queued: when the permit can be expected (epoch ms; a hint for the status, not a promise). */
   expectedAtMs?: number;
 }
 
 /**
+ * The askPermit local activity's result (held in job histories): the permit, the ask's place in the
+ * queue (a grant signal follows), or no answer in time and why.
+ */
+export type LimiterAnswer =
+  | ({ kind: 'granted' } & Permit)
+  | { kind: 'queued'; position?: number; expectedAtMs?: number }
+  | { kind: 'unanswered'; reason: string };
+
+/**
  * Who asks, sent with every admitPermitsUpdate: its AGENT_RATE_LIMIT. A limiter enforces the window it
- * started with and refuses an ask naming another (RateWindowMismatch, naming both); limiters of earlier
- * releases applied it from then on.
+ * started with and refuses an ask naming another (RateWindowMismatch, naming both).
  */
 export interface LimiterRequestContext {
   limit: number;
@@ -158,10 +147,8 @@ export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
 export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
 
 /** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
-export interface PermitGrant extends PermitRequest {
+export interface PermitGrant extends PermitRequest, Pick<Permit, 'notBeforeMs'> {
   atMs: number;
-  /** Handed on ahead of time: the call must not be made before this (the previous holder's slot frees then). */
-  notBeforeMs?: number;
   /**
    * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
    * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to

@@ -91,9 +91,15 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   return listen(server, options.port, options.host);
 }
 
-/** A failure of Temporal (a lookup or a signal): 503, so that GitHub's redelivery may succeed. */
+/**
+ * A failed lookup or signal: 503, so that GitHub's redelivery may succeed. Temporal may be down, or the
+ * keeper's run may have continued as new since the (2 s) lookup: the redelivery finds the new run.
+ */
 const temporalUnreachable = (err: unknown) =>
-  new StatusError(503, `could not reach Temporal: ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`);
+  new StatusError(
+    503,
+    `could not signal the keepers through Temporal (GitHub's redelivery tries again): ${(err as Error).message.split('\n')[0]!.slice(0, 200)}`,
+  );
 
 class DeliveryHandler {
   readonly #keepers: KeeperDirectory;

@@ -386,7 +386,7 @@ async function createLimiterWorker(
     workflowBundle: WorkflowBundleOption;
     limiterQueue: string;
     dataConverter?: WorkerOptions['dataConverter'];
-    sinks: WorkerOptions['sinks'];
+    tracingSinks: WorkerOptions['sinks'];
   },
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
@@ -405,7 +405,7 @@ async function createLimiterWorker(
     stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
     shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
     dataConverter: parts.dataConverter,
-    sinks: parts.sinks,
+    sinks: parts.tracingSinks,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
@@ -493,7 +493,8 @@ export async function createDocsAdminWorker(
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(payloads, logger));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
     const tracing = options.tracing ?? activeTracing();
-    const sinks = workflowTracingSinks(tracing);
+    // Temporal's workflow sinks (spans out of the sandbox), not the keeper's bundle sinks above.
+    const tracingSinks = workflowTracingSinks(tracing);
     const activities = createActivities({
       api,
       metrics,
@@ -518,7 +519,7 @@ export async function createDocsAdminWorker(
       ...versioning,
       dataConverter: payloads.dataConverter,
       interceptors: { activity: [...activityTracingInterceptors(tracing), activityInterceptor(metrics, active)] },
-      sinks,
+      sinks: tracingSinks,
       ...options.workerOptions,
     });
     cleanups.push(() => releaseUnrunWorker(worker));
@@ -526,7 +527,7 @@ export async function createDocsAdminWorker(
     const limiterWorker = await createLimiterWorker(
       config,
       options,
-      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter, sinks },
+      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter, tracingSinks },
       cleanups,
     );
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);

@@ -15,7 +15,6 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -41,12 +40,7 @@ import {
   sendMessageUpdate,
 } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
-import {
-  agentOptionsProblems,
-  promptPreview,
-  validateAgentJobInput,
-  validatePrompt,
-} from '../policies/validation/agent';
+import { agentOptionsProblems, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
 import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
 import { ProjectPermits } from './permits';
 import { type Observation, agentPollDelay, recentObservations } from '../policies/polling';
@@ -54,11 +48,12 @@ import { callOnceSafely } from './send-once';
 import { Parking, parkedDetails, parkedFailure } from './parking';
 import { Mutex } from './mutex';
 import { reservedWorkflowIdProblems } from './reserved-ids';
-
-/** Histories from before parking failed an unknown outcome at once; they replay that path. */
-const PARKING_PATCH = 'agent-job-parks-unknown-outcomes';
-/** Messages queued behind a running one go one at a time; runs from before released them all at once. */
-const MESSAGES_IN_TURN_PATCH = 'agent-job-messages-in-turn';
+import {
+  jobParksUnknownOutcomes,
+  jobSendsMessagesInTurn,
+  unparkedCreateFailure,
+  unparkedMessageFailure,
+} from './earlier-runs';
 
 /** Admin API calls: Temporal owns retries; 429 honours Retry-After through nextRetryDelay. */
 const API_OPTIONS: ActivityOptions = {
@@ -290,7 +285,7 @@ class AgentRun {
   /** The sendMessage update: once the job exists, one message at a time (the mutex), in arrival order. */
   private async sendMessage(prompt: string): Promise<AgentJob> {
     await condition(() => this.stage.name !== 'starting');
-    const inTurn = patched(MESSAGES_IN_TURN_PATCH);
+    const inTurn = jobSendsMessagesInTurn();
     const send = async (): Promise<AgentJob> => {
       const { stage } = this;
       if (!('job' in stage)) throw stage.name === 'not-created' ? stage.failure : new Error('no agent job yet');
@@ -314,7 +309,7 @@ class AgentRun {
       this.observe(refreshed, true);
       return refreshed;
     } finally {
-      // Shown as the message ends, sent or not (a parked one no longer needs an operator), as runs before did.
+      // Shown as the message ends, sent or not (a parked one no longer needs an operator).
       this.show();
     }
   }
@@ -337,7 +332,7 @@ class AgentRun {
         });
       } catch (err) {
         if (failureType(err) !== ApiFailure.outcomeUnknown) throw err;
-        if (!patched(PARKING_PATCH)) throw messageFailure(input, jobId, prompt, attemptedAt, err);
+        if (!jobParksUnknownOutcomes()) throw unparkedMessageFailure(input, jobId, prompt, attemptedAt, err);
         const to = new Date().toISOString();
         const call = { operation: 'message' as const, projectId: input.projectId, jobId, from: attemptedAt, to };
         const { settlement, parked } = await this.parking.park(call);
@@ -378,8 +373,8 @@ class AgentRun {
         break;
       } catch (err) {
         if (isCancellation(err)) throw err;
-        if (failureType(err) !== ApiFailure.outcomeUnknown || !patched(PARKING_PATCH))
-          return this.fail(createFailure(input, err, attempt.at));
+        if (failureType(err) !== ApiFailure.outcomeUnknown) return this.fail(createFailure(input, err));
+        if (!jobParksUnknownOutcomes()) return this.fail(unparkedCreateFailure(input, err, attempt.at));
         const { settlement, parked } = await this.parking.park(parkedCreate(input, attempt.at));
         if (settlement.kind === 'resend') continue;
         if (settlement.kind === 'resolved') {
@@ -405,8 +400,7 @@ class AgentRun {
           [{ projectId: input.projectId, prompt: input.prompt, permit }],
         ),
       );
-      const madeInTime = result.admitted; // the permit was still valid (CallResult)
-      if (madeInTime) answeredAtMs = result.answeredAtMs;
+      if (result.admitted) answeredAtMs = result.answeredAtMs;
       return result;
     });
     return { job, ...(answeredAtMs !== undefined ? { answeredAtMs } : {}) };
@@ -452,7 +446,7 @@ class AgentRun {
   /** Hands the job on to a new run once no handler is running (a message may change the job meanwhile). */
   private async continueAsNew(job: AgentJob): Promise<never> {
     const quiet = () => allHandlersFinished() && !this.messages.locked;
-    // Waited for first, as runs recorded before did: they end at the same point of their task.
+    // Handlers first, then the reports in flight: the run ends at this point of its task.
     await condition(quiet);
     await this.permits.delivered(quiet);
     const carry = {
@@ -540,34 +534,8 @@ function parkedCreate(input: AgentJobInput, from: string): Omit<ParkedCall, 'dea
   };
 }
 
-/** A follow-up message whose outcome is unknown, in histories from before parking. */
-function messageFailure(input: AgentJobInput, jobId: string, prompt: string, attemptedAt: string, err: unknown) {
-  return ApplicationFailure.create({
-    type: ApiFailure.outcomeUnknown,
-    nonRetryable: true,
-    message:
-      `the outcome of the follow-up message to agent job ${jobId} is unknown (project "${input.projectId}", ` +
-      `attempted at ${attemptedAt}, prompt starting "${promptPreview(prompt)}"). It was not retried, to avoid ` +
-      `running the instruction twice: check the job and its pull request before sending it again`,
-    cause: err as Error,
-  });
-}
-
-/** Why creating the job failed: OutcomeUnknown (it may exist: check before starting again) or the API's reason. */
-function createFailure(input: AgentJobInput, err: unknown, attemptedAt: string): ApplicationFailure {
-  if (failureType(err) === ApiFailure.outcomeUnknown) {
-    return ApplicationFailure.create({
-      type: ApiFailure.outcomeUnknown,
-      nonRetryable: true,
-      message:
-        `the outcome of creating the agent job is unknown: the request may have reached the API. Project ` +
-        `"${input.projectId}", request id ${input.requestId ? `"${input.requestId}"` : '(none)'}, attempted at ` +
-        `${attemptedAt}, prompt starting "${promptPreview(input.prompt)}". It was not retried, to avoid a ` +
-        `duplicate job and pull request: check the project's agent jobs and pull requests opened since then ` +
-        `before starting it again`,
-      cause: err as Error,
-    });
-  }
+/** Why creating the job failed: the API's reason. */
+function createFailure(input: AgentJobInput, err: unknown): ApplicationFailure {
   return ApplicationFailure.create({
     type: failureType(err) ?? 'Error',
     nonRetryable: true,

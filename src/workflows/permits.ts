@@ -16,7 +16,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -24,16 +23,17 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallResult } from '../activities/agent';
-import type { LimiterAnswer } from '../activities/limiter-client';
 import {
+  type LimiterAnswer,
   type Permit,
-  type PermitTimes,
   permitGrantedSignal,
-  permitTimes,
+  permitOf,
   permitUsedSignal,
   rateLimiterWorkflowId,
 } from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
+import { iso } from './details';
+import { permitCallLeadMs } from './earlier-runs';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
@@ -41,13 +41,6 @@ const RECHECK_MIN_MS = 60_000;
 const RECHECK_MAX_MS = 10 * 60_000;
 /** A limiter that did not answer is asked again after 5 s, doubling up to a minute. */
 const UNANSWERED_RETRY = { initialMs: 5_000, maxMs: 60_000 };
-/**
- * A permit handed on ahead of time waits on a timer until this long before its slot frees, then in the
- * activity: the lead covers a loaded server's timer, task and dispatch. Runs from before the patch: 1 s.
- */
-const CALL_LEAD_MS = 2_500;
-const CALL_LEAD_BEFORE_MS = 1_000;
-const CALL_LEAD_PATCH = 'permit-call-lead-2.5s';
 
 /**
  * One ask's longest path (limiter-client.ts), each step bounded by its LIMITER_ANSWER_TIMEOUT_MS
@@ -70,17 +63,6 @@ interface Backoff {
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-/**
- * The permit a grant gives, the same whether it came in the ask's answer or by signal (`granted` for
- * the previous release's workers: see Permit).
- */
-const permit = (requestKey: string, times: PermitTimes): Permit => ({
-  requestKey,
-  granted: true,
-  ...permitTimes(times),
-});
 
 /**
  * Who reports a permit's use to the limiter (step 4), by how its call ended. The job's report says
@@ -114,8 +96,7 @@ export class ProjectPermits {
   /** What a call is waiting for right now, or null. */
   waitingFor: string | null = null;
   /**
-   * The request keys acquire() is asking for (several in runs from before messages went one at a time):
-   * a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
+   * The request keys acquire() is asking for: a grant signal for any other key (one that lost the race to an ask's answer, or a late duplicate) is
    * dropped, so `signalled` holds nothing stale.
    */
   private readonly acquiring = new Set<string>();
@@ -132,7 +113,8 @@ export class ProjectPermits {
   ) {
     this.limiterId = rateLimiterWorkflowId(projectId);
     setHandler(permitGrantedSignal, (requestKey, notBeforeMs, useByMs) => {
-      if (this.acquiring.has(requestKey)) this.signalled.set(requestKey, permit(requestKey, { notBeforeMs, useByMs }));
+      const granted = permitOf({ requestKey, notBeforeMs, useByMs });
+      if (granted && this.acquiring.has(granted.requestKey)) this.signalled.set(granted.requestKey, granted);
     });
   }
 
@@ -146,8 +128,7 @@ export class ProjectPermits {
       const granted = await this.acquire(requestKey, backoff);
       await this.untilSlot(granted);
       const outcome = await this.call(granted, call);
-      const madeInTime = outcome.admitted; // the permit was still valid: the call was made
-      if (madeInTime) return outcome.value;
+      if (outcome.admitted) return outcome.value;
       // Past its use-by time before the (first or next) attempt could call, e.g. a 429 retried after a
       // Retry-After that outlasted it (send-once.ts): ask a new permit. The old slot stays counted: until
       // one window after its last reported use (the 429's attempt reported), or to its lease end if no
@@ -177,7 +158,8 @@ export class ProjectPermits {
   private async askUntilGranted(requestKey: string, backoff: Backoff): Promise<Permit> {
     for (;;) {
       const answer = await this.ask(requestKey);
-      if (answer.kind === 'granted') return permit(requestKey, answer);
+      // The job's own key: an ask's result recorded by issue 56's release has none (drop it with those jobs).
+      if (answer.kind === 'granted') return permitOf({ ...answer, requestKey })!;
       const now = Date.now();
       if (answer.kind === 'unanswered') {
         const delay = Math.min(UNANSWERED_RETRY.maxMs, UNANSWERED_RETRY.initialMs * 2 ** backoff.unanswered++);
@@ -218,8 +200,8 @@ export class ProjectPermits {
   /** Step 2, a permit handed on ahead of time: a timer until shortly before its slot frees (the activity waits the rest). */
   private async untilSlot(granted: Permit): Promise<void> {
     if (granted.notBeforeMs === undefined) return;
-    const lead = patched(CALL_LEAD_PATCH) ? CALL_LEAD_MS : CALL_LEAD_BEFORE_MS;
-    const aheadMs = granted.notBeforeMs - lead - Date.now();
+    // The lead (permitCallLeadMs) covers a loaded server's timer, task and dispatch.
+    const aheadMs = granted.notBeforeMs - permitCallLeadMs() - Date.now();
     if (aheadMs <= 0) return;
     this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(granted.notBeforeMs)}`);
     await sleep(aheadMs);
@@ -235,8 +217,7 @@ export class ProjectPermits {
       if (reportedBy(err) === 'job') this.report(granted);
       throw err;
     }
-    const madeInTime = result.admitted;
-    if (madeInTime && result.fromCheckpoint) this.report(granted);
+    if (result.admitted && result.fromCheckpoint) this.report(granted);
     return result;
   }
 

@@ -14,7 +14,6 @@ import {
   getExternalWorkflowHandle,
   log,
   metricMeter,
-  patched,
   setCurrentDetails,
   setHandler,
   workflowInfo,
@@ -35,14 +34,15 @@ import { askWindowProblem, limiterInputProblems } from '../policies/validation/r
 import {
   type AgentRateLimiterInput,
   type LimiterRequestContext,
+  type Permit,
   type PermitAdmission,
   type PermitGrant,
   type PermitRequest,
-  type PermitTimes,
   type PermitUse,
   type RateLimiterCarry,
   type RateLimiterStatus,
   admitPermitsUpdate,
+  grantSignalArgs,
   permitGrantedSignal,
   permitUsedSignal,
   permitsUsedSignal,
@@ -50,31 +50,24 @@ import {
 } from '../shared/rate-limiter';
 import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
 import { WorkflowFailure } from '../shared/failures';
-import { markdownTable } from './details';
+import { iso, markdownTable } from './details';
 import { deliverAll } from './deliver';
+import {
+  askersWindow,
+  limiterCompactsWhenQuiet,
+  limiterHasHistoryBudget,
+  limiterKeepsStartWindow,
+  limiterPayloadsPlain,
+} from './earlier-runs';
 
 /** Continue as new past this many events when the start set no budget (workers set 2,000: limiter-client.ts). */
 const MAX_HISTORY_EVENTS = 500;
-const SHORT_HISTORY_PATCH = 'limiter-short-history';
 /** And once quiet this long past a fifth of them (at most 100), so a burst meets a short history. */
 const QUIET_MS = 5_000;
 const QUIET_COMPACT_MAX_EVENTS = 100;
-const COMPACT_WHEN_QUIET_PATCH = 'limiter-compact-when-quiet';
-/**
- * Runs started before the limiter's payloads were left plain (src/codec/public-payloads.ts) continue as
- * new at their first task on this code: the next run's history holds no payload encrypted with a key.
- */
-const PLAIN_PAYLOADS_PATCH = 'limiter-plain-payloads';
-/**
- * Runs from this release on check their start and keep its window: an ask naming another is refused
- * (the update's validator). Runs of earlier releases adopted each ask's window; their histories replay so.
- */
-const FIXED_WINDOW_PATCH = 'limiter-fixed-window';
 
 const sameRequest = (a: PermitRequest, b: PermitRequest): boolean =>
   a.requesterWorkflowId === b.requesterWorkflowId && a.requestKey === b.requestKey;
-
-const atLeastOne = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 1;
 
 const isRequest = (r: PermitRequest | undefined): r is PermitRequest =>
   !!r && typeof r.requesterWorkflowId === 'string' && typeof r.requestKey === 'string';
@@ -96,10 +89,7 @@ type End = 'complete' | 'continue-as-new';
 
 class Limiter {
   readonly state: RateLimiterCarry;
-  /**
-   * The window applied (permits, length, margin): the start's, carried across continue-as-new. Only a
-   * run of an earlier release, replayed, changes it (replayAskersLimit).
-   */
+  /** The window applied (permits, length, margin): the start's, carried across continue-as-new. */
   window: WindowLimit;
   /** When a request or a use report last arrived. */
   lastHeardAtMs = Date.now();
@@ -132,12 +122,12 @@ class Limiter {
   }
 
   historyIsLong(): boolean {
-    return workflowInfo().historyLength > this.maxHistoryEvents && patched(SHORT_HISTORY_PATCH);
+    return workflowInfo().historyLength > this.maxHistoryEvents && limiterHasHistoryBudget();
   }
 
   worthCompacting(): boolean {
     const compactPast = Math.min(this.maxHistoryEvents / 5, QUIET_COMPACT_MAX_EVENTS);
-    return workflowInfo().historyLength > compactPast && patched(COMPACT_WHEN_QUIET_PATCH);
+    return workflowInfo().historyLength > compactPast && limiterCompactsWhenQuiet();
   }
 
   /** Grants whose slot is still counted (one that handed its slot over counts through its successor's grant). */
@@ -185,14 +175,14 @@ class Limiter {
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
   admit(requests: PermitRequest[], context?: LimiterRequestContext): PermitAdmission[] {
     const now = Date.now();
-    this.replayAskersLimit(context);
+    this.window = askersWindow(context, this.window, this.input.projectId) ?? this.window;
     const asked = Array.isArray(requests) ? requests : [];
     asked.forEach((r) => this.enqueue(r));
     this.grantWhatFits(now, asked);
     const slots = this.counted().map((g) => g.freeAtMs);
     return asked.map((r): PermitAdmission => {
       const grant = this.state.grants.find((g) => sameRequest(g, r));
-      if (grant) return { requestKey: r.requestKey, granted: true, ...this.timesOf(grant) };
+      if (grant) return { ...this.permit(grant), granted: true };
       const position = this.state.queue.findIndex((q) => sameRequest(q, r));
       const expectedAtMs = estimateGrantAt(slots, Math.max(0, position), now, this.window);
       return { requestKey: r?.requestKey, granted: false, position, expectedAtMs };
@@ -211,9 +201,9 @@ class Limiter {
       queued: this.queued,
       inWindow: live.length,
       granted: this.grantsThisRun,
-      nextFreeAt: this.queued > 0 ? new Date(nextFreeAt(frees, now, this.window)).toISOString() : null,
-      asOf: new Date(now).toISOString(),
-      windowEmptyAt: frees.length > 0 ? new Date(Math.max(...frees)).toISOString() : null,
+      nextFreeAt: this.queued > 0 ? iso(nextFreeAt(frees, now, this.window)) : null,
+      asOf: iso(now),
+      windowEmptyAt: frees.length > 0 ? iso(Math.max(...frees)) : null,
     };
   }
 
@@ -301,12 +291,11 @@ class Limiter {
 
   /**
    * The run hands its state to a new one when the server suggests it; past its own history budget
-   * (smaller: a worker that takes the limiter over replays its history before it answers; runs from
-   * before SHORT_HISTORY_PATCH had none); and at once when it started before its payloads were left
-   * plain (PLAIN_PAYLOADS_PATCH), so that the next run's history holds no encrypted payload.
+   * (smaller: a worker that takes the limiter over replays its history before it answers); and at once
+   * when its payloads were not plain from its start, so that the next run's history holds none encrypted.
    */
   private mustContinueAsNew(plainFromStart: boolean): boolean {
-    const leaveEncrypted = !plainFromStart && patched(PLAIN_PAYLOADS_PATCH);
+    const leaveEncrypted = !plainFromStart && limiterPayloadsPlain();
     return workflowInfo().continueAsNewSuggested || this.historyIsLong() || leaveEncrypted;
   }
 
@@ -364,19 +353,6 @@ class Limiter {
 
   // --- internals ---
 
-  /**
-   * Runs of earlier releases applied the asking worker's window from each ask on; their asks replay so.
-   * A new ask naming another window never gets here: checkAsk refused it (validators do not run in replay).
-   */
-  private replayAskersLimit(context: LimiterRequestContext | undefined): void {
-    const { limit, windowMs } = context ?? {};
-    if (!atLeastOne(limit) || !Number.isInteger(limit) || !atLeastOne(windowMs)) return;
-    if (limit === this.window.limit && windowMs === this.window.windowMs) return;
-    if (patched(FIXED_WINDOW_PATCH)) return;
-    log.info('agentRateLimiter: applying a new limit', { projectId: this.input.projectId, limit, windowMs });
-    this.window = { limit, windowMs, marginMs: this.input.marginMs };
-  }
-
   private grant(request: PermitRequest, now: number, freeAtMs: number): PermitGrant {
     const grant: PermitGrant = { ...request, atMs: now, freeAtMs };
     this.state.grants.push(grant);
@@ -385,20 +361,20 @@ class Limiter {
   }
 
   /**
-   * A grant's times, the same in its answer and its signal. useByMs only while the use is not reported:
+   * A grant's permit, the same in its answer and its signal. useByMs only while the use is not reported:
    * freeAtMs is then the lease's end, which it is computed from (after a report, nothing is left to use).
    */
-  private timesOf(grant: PermitGrant): PermitTimes {
+  private permit(grant: PermitGrant): Permit {
     return {
+      requestKey: grant.requestKey,
       ...(grant.notBeforeMs !== undefined ? { notBeforeMs: grant.notBeforeMs } : {}),
       ...(grant.usedAtMs === undefined ? { useByMs: permitUseByMs(grant.freeAtMs, this.window) } : {}),
     };
   }
 
   private notify(grant: PermitGrant): void {
-    const { notBeforeMs, useByMs } = this.timesOf(grant);
     const sent = getExternalWorkflowHandle(grant.requesterWorkflowId)
-      .signal(permitGrantedSignal, grant.requestKey, notBeforeMs, useByMs)
+      .signal(permitGrantedSignal, ...grantSignalArgs(this.permit(grant)))
       .catch((err: unknown) => {
         // The requester is gone: its permit stays spent, which errs on the safe side.
         log.warn('agentRateLimiter: could not deliver a permit', {
@@ -423,9 +399,8 @@ function handle(limiter: Limiter): void {
   });
 }
 
-/** A start outside the bounds (src/policies/validation/rate-limiter.ts) fails before it grants anything. */
-function refuseInvalidStart(input: AgentRateLimiterInput): void {
-  const problems = limiterInputProblems(input);
+/** A start with a carry not of this limiter's own past, or outside the bounds, fails before it grants anything. */
+function refuseStart(problems: string[]): void {
   if (problems.length > 0)
     throw ApplicationFailure.create({
       type: WorkflowFailure.invalidInput,
@@ -435,19 +410,12 @@ function refuseInvalidStart(input: AgentRateLimiterInput): void {
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
-  // Grants and queue only from this limiter's own past: forged ones would fill a project's window or
-  // signal grants to any workflow.
-  const problems = carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems);
-  if (problems.length > 0)
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
-  if (patched(FIXED_WINDOW_PATCH)) refuseInvalidStart(input);
+  // Forged grants and queue would fill a project's window or signal grants to any workflow.
+  refuseStart(carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems));
+  if (limiterKeepsStartWindow()) refuseStart(limiterInputProblems(input));
   const limiter = new Limiter(input);
   handle(limiter);
-  const plainFromStart = patched(PLAIN_PAYLOADS_PATCH);
+  const plainFromStart = limiterPayloadsPlain();
   for (;;) {
     const end = await limiter.step(plainFromStart);
     if (end === 'complete') return;

@@ -212,6 +212,43 @@ async function pollUntilTerminal(
   return last;
 }
 
+/** A new run starts the job; a continued one takes its job and observations from the carry. */
+async function begin(
+  run: ExportRun,
+  request: StaticExportInput,
+  carry: StaticExportCarry | undefined,
+): Promise<{ jobId: string; observations: Observation[]; last: StaticExportJob | null }> {
+  if (carry) {
+    run.resume(carry.jobId);
+    return { jobId: carry.jobId, observations: recentObservations(carry.observations), last: null };
+  }
+  const last = await startJob(run, request);
+  Object.assign(run.status, {
+    phase: 'exporting',
+    jobId: last.jobId,
+    status: last.status,
+    progress: last.progress,
+    pageCount: last.pageCount,
+  });
+  run.upsertJob(last.jobId, last.status);
+  run.show();
+  return { jobId: last.jobId, observations: [observe(last, Date.now())], last };
+}
+
+/** A job that ended failed fails the run with ExportFailed, the API's error text in its details. */
+function refuseFailedJob(run: ExportRun, jobId: string, last: StaticExportJob | null): void {
+  if (run.status.status?.trim().toLowerCase() !== 'failed') return;
+  run.setPhase('failed');
+  const error = last?.error ?? null;
+  const details: ExportFailedDetails = { jobId, domain: run.domain, error };
+  throw ApplicationFailure.create({
+    type: WorkflowFailure.exportFailed,
+    message: `static export ${jobId} of ${run.domain} failed: ${error ?? 'the API gave no error text'}`,
+    nonRetryable: true,
+    details: [details],
+  });
+}
+
 export async function staticExport(
   input: StaticExportInput,
   options: StaticExportOptions = {},
@@ -230,47 +267,15 @@ export async function staticExport(
   }
   const request = normalizeExportInput(input);
   const { domain } = request;
-  const carry = options.carry;
+  const { carry } = options;
   const run = new ExportRun(domain, carry);
-  const { status } = run;
-  setHandler(exportStatusQuery, () => status);
+  setHandler(exportStatusQuery, () => run.status);
   run.show();
 
-  let jobId: string;
-  let last: StaticExportJob | null = null;
-  let observations: Observation[];
   const startedAtMs = carry?.startedAtMs ?? Date.now();
-  if (carry) {
-    jobId = carry.jobId;
-    observations = recentObservations(carry.observations);
-    run.resume(jobId);
-  } else {
-    last = await startJob(run, request);
-    jobId = last.jobId;
-    observations = [observe(last, Date.now())];
-    Object.assign(status, {
-      phase: 'exporting',
-      jobId,
-      status: last.status,
-      progress: last.progress,
-      pageCount: last.pageCount,
-    });
-    run.upsertJob(jobId, last.status);
-    run.show();
-  }
-  last = await pollUntilTerminal(run, input, options, { jobId, observations, startedAtMs, last });
-
-  if (status.status?.trim().toLowerCase() === 'failed') {
-    run.setPhase('failed');
-    const error = last?.error ?? null;
-    const details: ExportFailedDetails = { jobId, domain, error };
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.exportFailed,
-      message: `static export ${jobId} of ${domain} failed: ${error ?? 'the API gave no error text'}`,
-      nonRetryable: true,
-      details: [details],
-    });
-  }
+  const { jobId, observations, last: started } = await begin(run, request, carry);
+  const last = await pollUntilTerminal(run, input, options, { jobId, observations, startedAtMs, last: started });
+  refuseFailedJob(run, jobId, last);
 
   run.setPhase('bundling');
   const bundle = await callApi().generateBundle.executeWithOptions(
@@ -281,7 +286,7 @@ export async function staticExport(
   return {
     jobId,
     domain,
-    pageCount: status.pageCount,
+    pageCount: run.status.pageCount,
     bundleUrl: bundle.bundleUrl,
     expiresAt: bundle.expiresAt,
     sizeBytes: bundle.sizeBytes,

@@ -112,10 +112,27 @@ export function startLocalDevServer(
   });
 }
 
+/** Starts of the test server before a run gives up: each one that misses is killed by the SDK. */
+const TEST_SERVER_STARTS = 3;
+
+/**
+ * The SDK waits a fixed 5 s for the test server to answer (sdk-core's ephemeral_server), and a JVM on a
+ * loaded machine can take longer; a start that missed is tried again, as a person would.
+ */
+async function startTimeSkippingServer(): Promise<TestWorkflowEnvironment> {
+  for (let start = 1; ; start++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: testServerExecutable() } });
+    } catch (err) {
+      if (start >= TEST_SERVER_STARTS || !/did not start within/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** Temporal's time-skipping test server (Java), for workflows that sleep for hours or days. */
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: testServerExecutable() } });
+  const env = await startTimeSkippingServer();
   // The dev server gets the search attributes on its command line; this one must be told, or every
   // upsert fails the workflow task.
   await env.connection.operatorService.addSearchAttributes({

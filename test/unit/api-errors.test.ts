@@ -161,6 +161,10 @@ describe('toApplicationFailure', () => {
 describe('redact', () => {
   test('removes configured secrets, bearer tokens, admin keys and Authorization headers', () => {
     assert.equal(redact('key is abc123secret here', ['abc123secret']), 'key is [redacted] here');
+    assert.equal(
+      redact('echoed as k3y.Secret+1 and K3Y.SECRET+1', ['k3y.Secret+1']),
+      'echoed as [redacted] and [redacted]',
+    );
     assert.equal(redact('Authorization: Bearer xyz.abc-def'), 'Authorization: [redacted]');
     assert.equal(redact('sent bearer sometoken123 to server'), 'sent bearer [redacted] to server');
     assert.equal(redact('{"authorization":"Bearer tok"}'), '{"authorization":"[redacted]"}');

@@ -88,6 +88,15 @@ describe('deployment update (client)', () => {
   test('what the client uses is still checked: status', () => {
     assert.throws(() => parseUpdate({ ...documentedUpdate, status: undefined }));
     assert.throws(() => parseUpdate({ ...documentedUpdate, status: 3 }));
+    assert.throws(() => parseUpdate({ ...documentedUpdate, status: '  ' }));
+  });
+
+  test('every status is compared as documented: trimmed and lower case, in one place', () => {
+    assert.equal(parseUpdate({ ...documentedUpdate, status: ' Success ' }).status, 'success');
+    const job = { id: 'aj_1', status: 'COMPLETED', prLink: null, createdAt: '2026-01-01T00:00:00Z' };
+    assert.equal(agentJobSchema.parse(job).status, 'completed');
+    const exportJob = { jobId: 'ex_1', status: 'Failed ', createdAt: '2026-01-01T00:00:00Z' };
+    assert.equal(staticExportJobSchema.parse(exportJob).status, 'failed');
   });
 });
 
