@@ -1,8 +1,11 @@
 // `npm run cluster`: a production-shaped Temporal on 127.0.0.1, built and run natively: PostgreSQL
-// (persistence and SQL visibility), the Temporal server 1.29.1 with production-default dynamic
-// config, the namespace and search attributes, and the Web UI. The first run builds the binaries
-// (scripts/tools.ts) and creates the database; later runs find what is running and start only what
-// is down. Everything is in the background; logs and data in .data/cluster/.
+// (persistence and SQL visibility), the Temporal server of scripts/cluster/go.mod (1.32.2) with
+// production-default dynamic config, the namespace and search attributes, and the Web UI. The first run
+// builds the binaries (scripts/tools.ts) and creates the database; later runs find what is running and
+// start only what is down. Everything is in the background; logs and data in .data/cluster/
+// (DOCS_ADMIN_CLUSTER_DIR). A data folder of an older server release is upgraded one minor version at a
+// time, schema first, each step said as it goes (scripts/cluster/upgrade.ts, docs/operations.md);
+// DOCS_ADMIN_CLUSTER_RELEASE runs an older release of scripts/cluster/releases/ instead (the upgrade check).
 //   --nodes N  N server nodes sharing the PostgreSQL, each running every service on its own ports
 //             (node n: node 1's ports + 100 * (n - 1)); starts the nodes that are down, stops none
 //   --history-shards N  the history shard count of a cluster this run creates (default 4; fixed after)
@@ -47,10 +50,17 @@ async function up(command: Extract<ClusterCommand, { action: 'up' }>): Promise<v
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const what = [...result.started, ...result.startedNodes.map((n) => `node ${n}`)];
-  say(what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.');
+  const upgraded = result.upgrade.length
+    ? ` Upgraded ${result.upgrade[0]!.from} -> ${result.upgrade.map((s) => s.to).join(' -> ')}.`
+    : '';
+  say(
+    (what.length ? `Cluster up in ${seconds}s (started ${what.join(', ')}).` : 'Cluster already running.') + upgraded,
+  );
   const open = openNotice(command);
   if (open) say(open);
-  say(`  Temporal gRPC  ${result.address}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`);
+  say(
+    `  Temporal gRPC  ${result.address}    server ${result.release}    (TEMPORAL_ADDRESS=${result.address} npm run worker)`,
+  );
   for (let node = 2; node <= command.nodes; node++) say(`  node ${node}         ${nodeAddress(node)}`);
   if (result.sso)
     say(`  Web UI         ${result.uiUrl}    (log in with ${result.sso.issuer}; payloads decoded for any role)`);

@@ -7,11 +7,13 @@
 // A whole run first checks the system packages and prepares the machine (scripts/test-setup.ts), and
 // stops what it started when it ends: pass, fail, Ctrl-C or SIGTERM (it then exits 130 or 143, after the
 // clean-up). Then it prints the ten slowest files.
-// Files run in stages by their lanes (scripts/test-lanes.ts, a marker on each file's first line): the
-// cluster and parallel files TEST_CONCURRENCY at a time (default 3: most files wait on servers and
-// timers, not on the 2 cores); then the files that change the shared cluster one at a time, parallel
-// files beside them in the other slots; then the alone files one at a time, with nothing else running.
-// Node's summary comes once, for all the node --test processes, after their output.
+// Files run TEST_CONCURRENCY at a time (default 3: most files wait on servers and timers, not on the 2
+// cores), each in a node --test process of its own (short parallel files in batches), scheduled by their
+// lanes (scripts/test-lanes.ts, a marker on each file's first line): the cluster files first; then the
+// files that change the shared cluster, one after another, the parallel files beside them (and in any
+// slot no cluster file waits for); the alone files last, with nothing beside them. A slot that frees
+// takes the longest file allowed, by the last run's times (test/typical-times.json on a fresh clone). Node's summary comes once, for all the
+// node --test processes, after their output.
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
 // worker or timer left open would otherwise keep it alive after its tests failed), --test-timeout
 // fails a test or hook that does not finish, and each file's process ends itself a little after that
@@ -23,7 +25,7 @@ import { constants } from 'node:os';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as testSetup from './test-setup';
-import { type FileTime, fileTimes, plannedWallMs, planRuns, type Run } from './test-lanes';
+import { type FileTime, fileTimes, type Job, nextJob, plannedWallMs, planJobs, type Run } from './test-lanes';
 
 const ROOT = path.resolve(__dirname, '..');
 /** 20 minutes: the slowest file (a full-size chaos file on the cluster) takes well under 10. */
@@ -32,9 +34,13 @@ const DEFAULT_TIMEOUT_MS = 20 * 60 * 1000;
 const FILE_DEADLINE_GRACE_MS = 5_000;
 const DEFAULT_CONCURRENCY = 3;
 const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-/** The last whole run's file times: the next run starts the long parallel files first. */
+/** The last whole run's file times: the next run starts the long files first. */
 const LAST_TIMES_FILE = path.join(ARTIFACTS, 'last-file-times.json');
+/** Typical file times kept in the repository: a fresh clone's run starts the long files first too. */
+const TYPICAL_TIMES_FILE = path.join(ROOT, 'test', 'typical-times.json');
 const SLOWEST = 10;
+/** Workflow bundles made once and read by every later file (DOCS_ADMIN_TEST_BUNDLE_CACHE= turns it off). */
+const BUNDLE_CACHE = path.join(ARTIFACTS, 'workflow-bundles');
 
 export function testsIn(dir: string): string[] {
   const full = path.join(ROOT, dir);
@@ -120,6 +126,8 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
       cwd: ROOT,
       stdio: 'inherit',
       env: {
+        // The workflow bundles every file and spawned worker of the run share (test/helpers/bundle-cache.ts).
+        DOCS_ADMIN_TEST_BUNDLE_CACHE: BUNDLE_CACHE,
         ...process.env,
         DOCS_ADMIN_TEST_TIMINGS: timings,
         DOCS_ADMIN_TEST_SUMMARY: summaryFile,
@@ -141,33 +149,61 @@ function concurrency(): number {
   return Number.isInteger(asked) && asked > 0 ? asked : DEFAULT_CONCURRENCY;
 }
 
-function lastTimes(): Map<string, number> {
+function timesIn(file: string): Map<string, number> {
   try {
-    return new Map(Object.entries(JSON.parse(readFileSync(LAST_TIMES_FILE, 'utf8')) as Record<string, number>));
+    return new Map(Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>));
   } catch {
     return new Map();
   }
 }
 
-function describeRun(run: Run): string {
-  const pace = run.concurrency === 1 ? 'one at a time' : `${run.concurrency} at a time`;
-  return `${run.files.length} file(s) ${pace} (${run.what})`;
+function describeJob(job: Job, n: number, of: number): string {
+  const what = job.files.length === 1 ? job.files[0] : `${job.files.length} files (${job.files.join(', ')})`;
+  return `npm test: [${n}/${of}] ${job.lane}: ${what}`;
 }
 
-/** The stages of scripts/test-lanes.ts one after another, the runs of a stage side by side. */
-async function runStages(files: string[]): Promise<RunResult[]> {
-  const previous = lastTimes();
-  const stages = planRuns(files, previous, concurrency());
-  const planned = plannedWallMs(stages, previous);
-  if (planned > 0) console.log(`\nnpm test: planned ${minutes(planned)} min of wall time, by the last run's times`);
+/**
+ * The jobs of scripts/test-lanes.ts, TEST_CONCURRENCY at a time: whenever one ends, nextJob picks the
+ * next that may run beside those still running (a slot never waits for a stage's slowest file).
+ */
+async function runJobs(files: string[]): Promise<RunResult[]> {
+  const previous = timesIn(LAST_TIMES_FILE);
+  const typical = timesIn(TYPICAL_TIMES_FILE);
+  const jobs = planJobs(files, previous, undefined, typical);
+  const slots = concurrency();
+  const planned = plannedWallMs(jobs, slots);
+  const by = previous.size > 0 ? "the last run's times" : 'typical times (test/typical-times.json)';
+  console.log(
+    `\nnpm test: ${files.length} file(s) in ${jobs.length} process(es), ${slots} at a time; ` +
+      `planned ${minutes(planned)} min of wall time, by ${by}`,
+  );
+  const pending = [...jobs];
+  const running = new Set<Job>();
   const results: RunResult[] = [];
-  for (const [n, runs] of stages.entries()) {
-    const stage = `stage ${n + 1} of ${stages.length}`;
-    console.log(`\nnpm test: ${stage}: ${runs.map(describeRun).join('; beside them ')}`);
-    const startedAt = Date.now();
-    results.push(...(await Promise.all(runs.map((run, r) => runNodeTest(run, `${n}-${r}`)))));
-    console.log(`\nnpm test: ${stage} ended after ${minutes(Date.now() - startedAt)} min`);
-  }
+  let started = 0;
+  await new Promise<void>((allDone) => {
+    const startMore = () => {
+      if (interruption.signal) pending.length = 0;
+      for (let job = nextJob(pending, [...running], slots); job; job = nextJob(pending, [...running], slots)) {
+        const current = job;
+        pending.splice(pending.indexOf(current), 1);
+        running.add(current);
+        console.log(`\n${describeJob(current, ++started, jobs.length)}`);
+        void runNodeTest({ what: current.lane, files: current.files, concurrency: 1 }, String(started))
+          .catch((err: unknown): RunResult => {
+            console.error(`npm test: ${current.files.join(', ')}: ${err instanceof Error ? err.message : String(err)}`);
+            return { code: 1, times: [], summary: {} };
+          })
+          .then((result) => {
+            results.push(result);
+            running.delete(current);
+            startMore();
+          });
+      }
+      if (running.size === 0) allDone();
+    };
+    startMore();
+  });
   return results;
 }
 
@@ -195,7 +231,7 @@ function printSlowest(times: FileTime[], wallMs: number): void {
 
 function saveTimes(times: FileTime[]): void {
   const byFile = Object.fromEntries(times.map(({ file, ms }) => [path.relative(ROOT, file), ms]));
-  writeFileSync(LAST_TIMES_FILE, `${JSON.stringify(byFile, null, 1)}\n`);
+  writeFileSync(LAST_TIMES_FILE, `${JSON.stringify(byFile, null, 2)}\n`);
 }
 
 /**
@@ -204,7 +240,7 @@ function saveTimes(times: FileTime[]): void {
  */
 async function runAndReport(files: string[], keepTimes: boolean): Promise<number> {
   const startedAt = Date.now();
-  const results = await runStages(files);
+  const results = await runJobs(files);
   const code = Math.max(0, ...results.map((r) => r.code));
   const times = results.flatMap((r) => r.times).sort((a, b) => b.ms - a.ms);
   printSummary(results, Date.now() - startedAt);

@@ -7,7 +7,9 @@
 //                                SIGKILLs a node): no other cluster file beside it, parallel files may be
 //   // test-lane: alone           it holds machine-wide state or measures what a busy machine would skew:
 //                                nothing beside it
-// A file without the marker runs alone: a new file is safe until someone says otherwise.
+// A file without the marker runs alone: a new file is safe until someone says otherwise. A run schedules
+// them as it goes (nextJob): the cluster files first; then the cluster-alone files one by one, with the
+// parallel files beside them; the alone files last; longest first throughout.
 import { readFileSync } from 'node:fs';
 
 export type Lane = 'parallel' | 'cluster' | 'cluster-alone' | 'alone';
@@ -29,77 +31,113 @@ export interface Run {
   concurrency: number;
 }
 
-/** The runs of a stage go side by side; the next stage starts when all of them have ended. */
-export type Stage = Run[];
-
-/**
- * The wall time of files run `concurrency` at a time in their order (node --test starts the next file
- * when one ends), each taking its `ms` (0 when unknown).
- */
-export function runWallMs(files: string[], concurrency: number, ms: (file: string) => number): number {
-  if (files.length === 0) return 0;
-  const slots = Array.from({ length: Math.max(1, concurrency) }, () => 0);
-  for (const file of files) {
-    const first = slots.indexOf(Math.min(...slots));
-    slots[first] = (slots[first] ?? 0) + ms(file);
-  }
-  return Math.max(...slots);
-}
-
-/** The planned wall time of the stages, from the files' previous times (unknown ones count 0). */
-export function plannedWallMs(stages: Stage[], previousMs: ReadonlyMap<string, number>): number {
-  const ms = (file: string) => previousMs.get(file) ?? 0;
-  return stages.reduce(
-    (sum, runs) => sum + Math.max(0, ...runs.map((run) => runWallMs(run.files, run.concurrency, ms))),
-    0,
-  );
+/** One node --test process of a run's schedule: one file, or a batch of short parallel files one after another. */
+export interface Job {
+  lane: Lane;
+  files: string[];
+  /** Its expected time: the files' last times, or a guess by folder for a file never timed here. */
+  ms: number;
 }
 
 /**
- * The parallel files that fit beside the cluster-alone files: longest first, each taken while the
- * `slots` left by the cluster-alone lane still end within its time. Files with no known time stay out.
+ * A file never timed here and not in the typical times: a unit file takes seconds, an integration file
+ * half a minute (the long ones are in test/typical-times.json), a full-size chaos file minutes.
  */
-function besideClusterAlone(
-  parallel: string[],
-  budgetMs: number,
-  slots: number,
-  previousMs: ReadonlyMap<string, number>,
-): string[] {
-  const beside: string[] = [];
-  if (slots < 1) return beside;
-  const ms = (file: string) => previousMs.get(file) ?? Infinity;
-  for (const file of parallel) if (runWallMs([...beside, file], slots, ms) <= budgetMs) beside.push(file);
-  return beside;
+export function guessMs(file: string): number {
+  if (/(^|\/)test\/unit\//.test(file)) return 5_000;
+  if (/(^|\/)test\/chaos\//.test(file)) return 120_000;
+  return 30_000;
 }
 
+/** Parallel files shorter than this share a process with others (a node --test process costs a few tenths of a second). */
+const SHORT_MS = 10_000;
+/** ... up to this long in all, so a batch never becomes a run's long tail. */
+const BATCH_MS = 30_000;
+
 /**
- * The stages of a run: (1) the cluster and parallel files, `concurrency` at a time; (2) the cluster-alone
- * files one at a time, with the parallel files that fit beside them in the other slots; (3) the alone
- * files one at a time. Files longest first by `previousMs` (the last whole run's times; new files
- * first), so a long file does not start last and end its stage alone. Empty runs and stages are left out.
+ * The jobs of a run, longest first: every file a process of its own, except short parallel files,
+ * which go in batches (one file after another) of about BATCH_MS. A file's time is its last run's
+ * (`previousMs`), else `typicalMs` (the typical times kept in the repository, for a fresh clone), else
+ * guessMs.
  */
-export function planRuns(
+export function planJobs(
   files: string[],
   previousMs: ReadonlyMap<string, number> = new Map(),
-  concurrency = 3,
   readFirstLine: (file: string) => string = firstLineOf,
-): Stage[] {
-  const lanes: Record<Lane, string[]> = { parallel: [], cluster: [], 'cluster-alone': [], alone: [] };
-  for (const file of files) lanes[laneOf(readFirstLine(file))].push(file);
-  const longestFirst = (list: string[]) =>
-    [...list].sort((a, b) => (previousMs.get(b) ?? Infinity) - (previousMs.get(a) ?? Infinity));
-  const clusterAloneMs = runWallMs(lanes['cluster-alone'], 1, (file) => previousMs.get(file) ?? 0);
-  const beside = besideClusterAlone(longestFirst(lanes.parallel), clusterAloneMs, concurrency - 1, previousMs);
-  const shared = longestFirst([...lanes.cluster, ...lanes.parallel.filter((file) => !beside.includes(file))]);
-  const stages: Stage[] = [
-    [{ what: 'cluster and parallel files', files: shared, concurrency }],
-    [
-      { what: 'cluster-alone files', files: lanes['cluster-alone'], concurrency: 1 },
-      { what: 'parallel files', files: beside, concurrency: concurrency - 1 },
-    ],
-    [{ what: 'alone files', files: lanes.alone, concurrency: 1 }],
-  ];
-  return stages.map((runs) => runs.filter((run) => run.files.length > 0)).filter((runs) => runs.length > 0);
+  typicalMs: ReadonlyMap<string, number> = new Map(),
+): Job[] {
+  const jobs: Job[] = [];
+  let batch: Job | undefined;
+  const timed = files
+    .map((file) => ({
+      file,
+      lane: laneOf(readFirstLine(file)),
+      ms: previousMs.get(file) ?? typicalMs.get(file) ?? guessMs(file),
+    }))
+    .sort((a, b) => b.ms - a.ms);
+  for (const { file, lane, ms } of timed) {
+    if (lane !== 'parallel' || ms > SHORT_MS) {
+      jobs.push({ lane, files: [file], ms });
+      continue;
+    }
+    if (!batch || batch.ms + ms > BATCH_MS) {
+      batch = { lane, files: [], ms: 0 };
+      jobs.push(batch);
+    }
+    batch.files.push(file);
+    batch.ms += ms;
+  }
+  return jobs.sort((a, b) => b.ms - a.ms);
+}
+
+/**
+ * The job to start next in a free slot, or undefined (none may start now). The cluster files first, on
+ * the cluster as the run found it; then the cluster-alone files, the one chain that must run one by one,
+ * back to back; the parallel files fill every other slot (held back while a cluster file waits for one,
+ * so they are there to run beside the chain); the alone files last, with nothing beside them. Among the
+ * jobs allowed, the longest (`pending` is longest first): a long file never starts last and ends the run
+ * alone.
+ */
+export function nextJob(pending: readonly Job[], running: readonly Job[], slots: number): Job | undefined {
+  if (running.length >= Math.max(1, slots) || running.some((job) => job.lane === 'alone')) return undefined;
+  const busy = new Set(running.map((job) => job.lane));
+  const clusterLeft = pending.some((job) => job.lane === 'cluster');
+  const allowed = (job: Job): boolean => {
+    switch (job.lane) {
+      case 'cluster':
+        return !busy.has('cluster-alone');
+      case 'cluster-alone':
+        return !clusterLeft && !busy.has('cluster') && !busy.has('cluster-alone');
+      case 'parallel':
+        return true;
+      case 'alone':
+        return running.length === 0 && pending.every((other) => other.lane === 'alone');
+    }
+  };
+  const first = (lane: Lane) => pending.find((job) => job.lane === lane && allowed(job));
+  return first('cluster') ?? first('cluster-alone') ?? pending.find(allowed);
+}
+
+/** The wall time of the jobs run `slots` at a time by nextJob, each taking its `ms`: what a run plans. */
+export function plannedWallMs(jobs: readonly Job[], slots: number): number {
+  const pending = [...jobs];
+  const running: { job: Job; endsAt: number }[] = [];
+  let now = 0;
+  const next = () =>
+    nextJob(
+      pending,
+      running.map((r) => r.job),
+      slots,
+    );
+  for (;;) {
+    for (let job = next(); job; job = next()) {
+      pending.splice(pending.indexOf(job), 1);
+      running.push({ job, endsAt: now + job.ms });
+    }
+    if (running.length === 0) return now;
+    running.sort((a, b) => a.endsAt - b.endsAt);
+    now = running.shift()!.endsAt;
+  }
 }
 
 export interface FileTime {

@@ -3,7 +3,7 @@
 // tool and the UI server that `npm run cluster` runs. All live in the git-ignored .tools/.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..');
@@ -85,6 +85,36 @@ export async function buildTemporalCli(): Promise<string> {
 
 /** The Go module (go.mod, go.sum) that pins the production binaries of `npm run cluster`. */
 export const CLUSTER_GO_MODULE_DIR = path.join(ROOT, 'scripts', 'cluster');
+/** The modules of the older server releases a data folder is upgraded through: releases/<major.minor>/. */
+export const RELEASES_GO_MODULE_DIR = path.join(CLUSTER_GO_MODULE_DIR, 'releases');
+
+/**
+ * The Go toolchain of a cluster build whose module needs a newer Go than the machine's (server 1.30.9 and
+ * later need 1.26.10): the go command fetches this exact toolchain from the module proxy the first time
+ * (about 76 MB). A module the machine's Go can build is built with it, so the 1.29.1 server reuses what
+ * the Temporal CLI's build compiled.
+ */
+export const CLUSTER_GO_TOOLCHAIN = 'go1.27.3';
+
+/** The Go version a go.mod asks for (its `go` line), e.g. 1.26.10. */
+export function goVersionOf(goMod: string): string | undefined {
+  return /^go (\d+\.\d+(?:\.\d+)?)\s*$/m.exec(goMod)?.[1];
+}
+
+/** GOTOOLCHAIN for building in `moduleDir`: the machine's Go when it is new enough, else CLUSTER_GO_TOOLCHAIN. */
+export function toolchainFor(moduleDir: string, localGo = localGoVersion()): string {
+  const wanted = goVersionOf(readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'));
+  return wanted && localGo && compareVersions(localGo, wanted) >= 0 ? 'local' : CLUSTER_GO_TOOLCHAIN;
+}
+
+/** The machine's own Go (`go env GOVERSION` with GOTOOLCHAIN=local), e.g. 1.26.8. */
+function localGoVersion(): string | undefined {
+  const found = spawnSync('go', ['env', 'GOVERSION'], {
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local' },
+  });
+  return found.status === 0 ? found.stdout.trim().replace(/^go/, '') : undefined;
+}
 
 /** The binaries `npm run cluster` runs, built from CLUSTER_GO_MODULE_DIR into .tools/bin. */
 export const CLUSTER_BINARIES = {
@@ -93,42 +123,124 @@ export const CLUSTER_BINARIES = {
   ui: { path: path.join(TOOLS_BIN, 'temporal-ui-server'), pkg: 'github.com/temporalio/ui-server/v2/cmd/server' },
 } as const;
 
-/** Records which go.mod/go.sum the binaries were built from, so a version bump rebuilds them. */
-const CLUSTER_STAMP = path.join(TOOLS_BIN, '.temporal-cluster.stamp');
+/** The version of `module` a go.mod requires (`go.temporal.io/server v1.32.2` -> 1.32.2). */
+export function pinnedVersion(goMod: string, module: string): string | undefined {
+  const escaped = module.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return new RegExp(`^\\s*${escaped} v(\\d+\\.\\d+\\.\\d+)\\b`, 'm').exec(goMod)?.[1];
+}
 
-function clusterModuleHash(): string {
+/** A Temporal server release the cluster can run: its Go module and the server and SQL tool built from it. */
+export interface ServerRelease {
+  /** e.g. 1.32.2 */
+  version: string;
+  moduleDir: string;
+  server: string;
+  sqlTool: string;
+  /** The checkout's own release (scripts/cluster/go.mod), which `npm run cluster` runs. */
+  current: boolean;
+}
+
+function releaseOf(moduleDir: string, current: boolean): ServerRelease {
+  const version = pinnedVersion(readFileSync(path.join(moduleDir, 'go.mod'), 'utf8'), 'go.temporal.io/server');
+  if (!version) throw new Error(`${path.join(moduleDir, 'go.mod')} pins no go.temporal.io/server`);
+  return current
+    ? { version, moduleDir, server: CLUSTER_BINARIES.server.path, sqlTool: CLUSTER_BINARIES.sqlTool.path, current }
+    : {
+        version,
+        moduleDir,
+        // Side by side: every release of the upgrade path keeps its own binaries.
+        server: path.join(TOOLS_BIN, `temporal-server-${version}`),
+        sqlTool: path.join(TOOLS_BIN, `temporal-sql-tool-${version}`),
+        current,
+      };
+}
+
+/** The checkout's server release: what `npm run cluster` runs and upgrades an older data folder to. */
+export function currentServerRelease(): ServerRelease {
+  return releaseOf(CLUSTER_GO_MODULE_DIR, true);
+}
+
+/** Every release the cluster can run, oldest first: the upgrade path's (releases/) and the current one. */
+export function serverReleases(): ServerRelease[] {
+  const older = existsSync(RELEASES_GO_MODULE_DIR)
+    ? readdirSync(RELEASES_GO_MODULE_DIR)
+        .filter((dir) => existsSync(path.join(RELEASES_GO_MODULE_DIR, dir, 'go.mod')))
+        .map((dir) => releaseOf(path.join(RELEASES_GO_MODULE_DIR, dir), false))
+    : [];
+  return [...older.sort((a, b) => compareVersions(a.version, b.version)), currentServerRelease()];
+}
+
+/** Orders two x.y.z versions numerically (1.9.0 before 1.10.0). */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** Records which go.mod/go.sum a release's binaries were built from, so a version bump rebuilds them. */
+function stampOf(release: ServerRelease): string {
+  return release.current
+    ? path.join(TOOLS_BIN, '.temporal-cluster.stamp')
+    : path.join(TOOLS_BIN, `.temporal-server-${release.version}.stamp`);
+}
+
+function moduleHash(moduleDir: string): string {
   const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(path.join(CLUSTER_GO_MODULE_DIR, file)));
+  for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(path.join(moduleDir, file)));
   return hash.digest('hex');
+}
+
+/** What a release's build makes: the server and SQL tool, and for the current release the UI server. */
+function binariesOf(release: ServerRelease): { name: string; path: string; pkg: string }[] {
+  return [
+    { name: 'server', path: release.server, pkg: CLUSTER_BINARIES.server.pkg },
+    { name: 'sql tool', path: release.sqlTool, pkg: CLUSTER_BINARIES.sqlTool.pkg },
+    ...(release.current ? [{ name: 'ui server', ...CLUSTER_BINARIES.ui }] : []),
+  ];
+}
+
+/** True when a release's binaries exist and were built from its current go.mod/go.sum. */
+export function hasReleaseBinaries(release: ServerRelease): boolean {
+  if (!binariesOf(release).every((b) => existsSync(b.path))) return false;
+  const stamp = stampOf(release);
+  return existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === moduleHash(release.moduleDir);
 }
 
 /** True when all three cluster binaries exist and were built from the current go.mod/go.sum. */
 export function hasClusterBinaries(): boolean {
-  if (!Object.values(CLUSTER_BINARIES).every((b) => existsSync(b.path))) return false;
-  return existsSync(CLUSTER_STAMP) && readFileSync(CLUSTER_STAMP, 'utf8').trim() === clusterModuleHash();
+  return hasReleaseBinaries(currentServerRelease());
 }
 
 /**
- * Builds the Temporal server, its SQL tool and the UI server with `go build` in the pinned module.
- * Their dependency graph is the CLI's, so after the CLI build most packages come from Go's build
- * cache (tens of seconds, mostly linking); on a cold cache, minutes. Each binary is written under a
+ * Builds a release's binaries with `go build` in its pinned module (the current release: the server,
+ * its SQL tool and the UI server; an older one: the server and SQL tool). Minutes each on a cold Go
+ * cache, tens of seconds (mostly linking) when its packages are cached. Each binary is written under a
  * temporary name and renamed, so a concurrent run never sees half a binary.
  */
-export async function buildClusterBinaries(): Promise<void> {
+export async function buildReleaseBinaries(release: ServerRelease): Promise<void> {
   if (!onPath('go'))
-    throw new Error('Go is not installed: `npm run cluster` needs it to build the Temporal server once');
+    throw new Error(
+      `Go is not installed: \`npm run cluster\` needs it to build the Temporal server ${release.version} once`,
+    );
+  const toolchain = toolchainFor(release.moduleDir);
   process.stderr.write(
-    `Building the Temporal server, SQL tool and UI server (Go module ${path.relative(ROOT, CLUSTER_GO_MODULE_DIR)}) into ${TOOLS_BIN}.\n` +
-      'First time only: under a minute after the CLI build, minutes on a cold Go cache. Progress every 10s:\n',
+    `Building the Temporal server ${release.version}${release.current ? ', its SQL tool and the UI server' : ' and its SQL tool'} ` +
+      `(Go module ${path.relative(ROOT, release.moduleDir)}, GOTOOLCHAIN=${toolchain}) into ${TOOLS_BIN}.\n` +
+      'First time only: minutes on a cold Go cache. Progress every 10s:\n',
   );
-  const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false' };
-  for (const [name, binary] of Object.entries(CLUSTER_BINARIES)) {
+  const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: toolchain };
+  mkdirSync(TOOLS_BIN, { recursive: true });
+  for (const binary of binariesOf(release)) {
     const partial = `${binary.path}.partial-${process.pid}`;
     try {
       await runWithProgress(
-        `go build ${name}`,
+        `go build ${binary.name} ${release.version}`,
         'go',
-        ['build', '-C', CLUSTER_GO_MODULE_DIR, '-o', partial, binary.pkg],
+        ['build', '-C', release.moduleDir, '-o', partial, binary.pkg],
         env,
       );
       renameSync(partial, binary.path);
@@ -136,8 +248,18 @@ export async function buildClusterBinaries(): Promise<void> {
       rmSync(partial, { force: true });
     }
   }
-  writeFileSync(CLUSTER_STAMP, `${clusterModuleHash()}\n`);
-  process.stderr.write(`Temporal cluster binaries ready in ${TOOLS_BIN}\n`);
+  writeFileSync(stampOf(release), `${moduleHash(release.moduleDir)}\n`);
+  process.stderr.write(`Temporal server ${release.version} binaries ready in ${TOOLS_BIN}\n`);
+}
+
+/** A release's binaries, built first when missing or built from another go.mod. */
+export async function ensureReleaseBinaries(release: ServerRelease): Promise<void> {
+  if (!hasReleaseBinaries(release)) await buildReleaseBinaries(release);
+}
+
+/** Builds the binaries `npm run cluster` runs (the current release's). */
+export function buildClusterBinaries(): Promise<void> {
+  return buildReleaseBinaries(currentServerRelease());
 }
 
 /** Fetches io.temporal:temporal-test-server and its runtime classpath with Maven into .tools/test-server/lib. */

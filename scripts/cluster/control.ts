@@ -15,7 +15,15 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { CLUSTER_BINARIES, findTemporalCli, hasClusterBinaries } from '../tools';
+import {
+  CLUSTER_BINARIES,
+  type ServerRelease,
+  currentServerRelease,
+  ensureReleaseBinaries,
+  findTemporalCli,
+  hasClusterBinaries,
+  serverReleases,
+} from '../tools';
 import { ensureClusterCodecToken, ensureClusterPayloadKeys, isCodecServerHealthy } from './codec';
 import {
   CLUSTER_ADDRESS,
@@ -46,9 +54,11 @@ import {
   isPostgresReady,
   postgresBinDir,
   postgresPassword,
+  psql,
   startPostgres,
   stopPostgres,
 } from './postgres';
+import { clusterRelease, recordRelease, upgradeSteps } from './upgrade';
 import { ensureNodes, recordedNodes, runningNode, stopNodes } from './nodes';
 import {
   answersOk,
@@ -97,6 +107,12 @@ export interface ClusterOptions {
   sso?: boolean;
   /** History shards of a cluster created by this call (scripts/cluster/shards.ts); refused for another count later. */
   historyShards?: number;
+  /**
+   * The server release to run (default DOCS_ADMIN_CLUSTER_RELEASE, else the checkout's, scripts/cluster/go.mod):
+   * a new data folder is made at it, an older one is upgraded to it one minor version at a time
+   * (scripts/cluster/upgrade.ts), a newer one is refused.
+   */
+  release?: string;
   /** Progress lines. */
   log?: (line: string) => void;
 }
@@ -118,7 +134,23 @@ export interface ClusterStatus {
   codecServer: boolean;
 }
 
+/** One step of an upgrade: the schema to a release's, then that release's server serving on it. */
+export interface UpgradeStep {
+  from: string;
+  to: string;
+  /** The databases' schema versions before and after the step's update-schema. */
+  schema: { temporal: [string, string]; visibility: [string, string] };
+  /** The SQL tool's update of both databases (the previous server still serving, when it ran). */
+  schemaMs: number;
+  /** From stopping the previous server (when one ran) until the step's server served. */
+  serverMs: number;
+}
+
 export interface EnsureResult {
+  /** The server release running now (the data folder's). */
+  release: string;
+  /** The steps this call upgraded the data folder by (empty when it was at the release asked). */
+  upgrade: UpgradeStep[];
   /** What this call started: empty when the cluster was already up. */
   started: ('postgresql' | 'temporal-server' | 'temporal-ui' | 'codec-server')[];
   /** The nodes after the first that this call started (or restarted). */
@@ -258,33 +290,142 @@ function processesOf(binary: string): number[] {
     .map(Number);
 }
 
-async function startServer(
-  cli: string,
-  dynamicConfig: string,
-  { tls, sso }: Mode,
-  historyShards: number,
-  log: (line: string) => void,
-) {
-  const password = postgresPassword();
-  log('Temporal schema: creating or upgrading the databases (setup.sh schema)');
-  await runSetup('schema', schemaEnv(password));
+/** The schema versions of both databases (the SQL tool's schema_version table). */
+function schemaVersions(): { temporal: string; visibility: string } {
+  const version = (database: string) => {
+    try {
+      return psql(database, 'SELECT curr_version FROM schema_version')[0]?.[0] ?? 'none';
+    } catch {
+      return 'none';
+    }
+  };
+  return { temporal: version('temporal'), visibility: version('temporal_visibility') };
+}
 
+/** setup.sh schema with a release's SQL tool: creates the databases, or updates them to its schema. */
+function updateSchema(release: ServerRelease): Promise<void> {
+  return runSetup('schema', schemaEnv(postgresPassword(), release.sqlTool));
+}
+
+/** How node 1's server starts, whatever its release. */
+interface ServerSettings {
+  cli: string;
+  dynamicConfig: string;
+  mode: Mode;
+  historyShards: number;
+  log: (line: string) => void;
+}
+
+/** Starts node 1 with a release's server on the schema as it is, and waits until it serves. */
+async function launchServer(release: ServerRelease, settings: ServerSettings) {
+  const { cli, dynamicConfig, historyShards, log } = settings;
+  const { tls, sso } = settings.mode;
   log(
-    `Temporal server: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)}${tls ? ', mutual TLS' : ''}${sso ? ', sign-on' : ''})`,
+    `Temporal server ${release.version}: starting at ${CLUSTER_ADDRESS} (dynamic config ${path.basename(dynamicConfig)}${tls ? ', mutual TLS' : ''}${sso ? ', sign-on' : ''})`,
   );
   rmSync(CLUSTER_FILES.setupDone, { force: true });
   const args = ['--root', DEPLOY_ROOT, ...(sso ? SSO_SERVER_ARGS : SERVER_ARGS)];
-  const server = startDetached(CLUSTER_BINARIES.server.path, args, {
+  const server = startDetached(release.server, args, {
     env: {
-      ...serverEnv(password, dynamicConfig, historyShards),
+      ...serverEnv(postgresPassword(), dynamicConfig, historyShards),
       ...(tls ? serverTlsEnv() : {}),
       ...(sso ? ssoServerEnv() : {}),
     },
     log: CLUSTER_FILES.serverLog,
     stateFile: CLUSTER_FILES.serverState,
-    extra: { dynamicConfig, tls },
+    extra: { dynamicConfig, tls, release: release.version },
   });
-  await waitUntil('the Temporal server', () => isServerHealthy(cli, tls), server, CLUSTER_FILES.serverLog, 120_000);
+  await waitUntil(
+    `the Temporal server ${release.version}`,
+    () => isServerHealthy(cli, tls),
+    server,
+    CLUSTER_FILES.serverLog,
+    120_000,
+  );
+}
+
+/**
+ * A new data folder's databases made at `release`'s schema (or a folder's at that release checked), then
+ * its server started. The release is recorded at once: a new database holds no data a server must move.
+ */
+async function startServer(release: ServerRelease, settings: ServerSettings) {
+  settings.log(`Temporal schema: creating or updating the databases to server ${release.version}'s (setup.sh schema)`);
+  await updateSchema(release);
+  recordRelease(release.version);
+  await launchServer(release, settings);
+}
+
+/**
+ * Brings the data folder from release `from` to the last of `steps`, one step at a time: the step's SQL
+ * tool updates both databases while the previous server (if it runs) still serves, then the previous
+ * server stops and the step's starts and serves. The last step's server stays up. Each step is logged.
+ */
+async function upgradeDataFolder(
+  from: string,
+  steps: ServerRelease[],
+  serving: boolean,
+  settings: ServerSettings,
+): Promise<UpgradeStep[]> {
+  const { log } = settings;
+  const route = [from, ...steps.map((s) => s.version)].join(' -> ');
+  log(`Temporal upgrade: the data folder is at server ${from}; one minor version at a time: ${route}`);
+  // The other nodes leave for the upgrade; they come back on the new release after it (ensureNodes).
+  for (const line of await stopNodes()) log(`Temporal upgrade: stopped ${line}`);
+  const done: UpgradeStep[] = [];
+  let previous = from;
+  let running = serving;
+  for (const [i, release] of steps.entries()) {
+    const step = `Temporal upgrade ${i + 1}/${steps.length} (${previous} -> ${release.version})`;
+    const before = schemaVersions();
+    log(`${step}: schema first: temporal-sql-tool ${release.version} update-schema on both databases`);
+    const schemaStarted = Date.now();
+    await updateSchema(release);
+    const schemaMs = Date.now() - schemaStarted;
+    const after = schemaVersions();
+    log(
+      `${step}: schema temporal ${before.temporal} -> ${after.temporal}, visibility ${before.visibility} -> ${after.visibility} in ${(schemaMs / 1000).toFixed(1)}s`,
+    );
+    const serverStarted = Date.now();
+    if (running) {
+      log(`${step}: stopping server ${previous}`);
+      await stopServerNode();
+    }
+    await launchServer(release, { ...settings, log: (line) => log(`${step}: ${line}`) });
+    // At this release once its server has served on the data (a server may move data as it starts).
+    recordRelease(release.version);
+    running = true;
+    const serverMs = Date.now() - serverStarted;
+    log(`${step}: server ${release.version} serves after ${(serverMs / 1000).toFixed(1)}s; the data folder is at it`);
+    done.push({
+      from: previous,
+      to: release.version,
+      schema: { temporal: [before.temporal, after.temporal], visibility: [before.visibility, after.visibility] },
+      schemaMs,
+      serverMs,
+    });
+    previous = release.version;
+  }
+  return done;
+}
+
+/** Stops node 1's server (recorded here, or by the checkout that started it) and forgets the namespace setup. */
+async function stopServerNode(): Promise<void> {
+  const server = runningServer();
+  if (server) await stopRecorded(server.stateFile);
+  rmSync(CLUSTER_FILES.setupDone, { force: true });
+}
+
+/** The release asked: options.release, else DOCS_ADMIN_CLUSTER_RELEASE, else the checkout's own. */
+function releaseAsked(options: ClusterOptions): ServerRelease {
+  const asked = options.release ?? process.env.DOCS_ADMIN_CLUSTER_RELEASE;
+  if (!asked) return currentServerRelease();
+  const releases = serverReleases();
+  const release = releases.find((r) => r.version === asked);
+  if (!release)
+    throw new Error(
+      `DOCS_ADMIN_CLUSTER_RELEASE=${asked}: the cluster runs one of ${releases.map((r) => r.version).join(', ')}`,
+    );
+  return release;
 }
 
 async function setupNamespace(cli: string, { tls, sso }: Mode, log: (line: string) => void): Promise<void> {
@@ -397,6 +538,56 @@ async function ensureUiAndCodec(status: ClusterStatus, mode: Mode, log: (line: s
   return started;
 }
 
+/** The release asked and the data folder's way to it. */
+interface ReleasePlan {
+  target: ServerRelease;
+  /** The data folder's release; undefined for a new one. */
+  from?: string;
+  /** The releases to upgrade through, the target last; empty when the folder is new or at the target. */
+  steps: ServerRelease[];
+}
+
+/**
+ * The upgrade path of the data folder to the release asked, with every binary it needs built. Refuses a
+ * downgrade or a path that skips a minor version before anything is stopped.
+ */
+async function planRelease(options: ClusterOptions): Promise<ReleasePlan> {
+  const target = releaseAsked(options);
+  const releases = serverReleases();
+  const from = clusterRelease();
+  const versions = releases.map((r) => r.version);
+  const steps = (from === undefined ? [] : upgradeSteps(from, target.version, versions)).map((version) =>
+    releases.find((r) => r.version === version)!,
+  );
+  for (const release of [target, ...steps]) await ensureReleaseBinaries(release);
+  return { target, ...(from === undefined ? {} : { from }), steps };
+}
+
+/**
+ * Node 1 serving at the plan's release: the data folder upgraded step by step (a running server of the
+ * old release is replaced in place), or the server started when it is down. Updates `status` and
+ * `started`; returns the upgrade's steps.
+ */
+async function ensureServer(
+  plan: ReleasePlan,
+  status: ClusterStatus,
+  started: EnsureResult['started'],
+  settings: ServerSettings,
+): Promise<UpgradeStep[]> {
+  if (plan.from !== undefined && plan.steps.length > 0) {
+    const upgrade = await upgradeDataFolder(plan.from, plan.steps, status.server, settings);
+    // A server that was down counts as started by this call; one that was up was upgraded in place.
+    if (!status.server) started.push('temporal-server');
+    status.setup = false;
+    return upgrade;
+  }
+  if (!status.server) {
+    await startServer(plan.target, settings);
+    started.push('temporal-server');
+  }
+  return [];
+}
+
 /**
  * Brings the cluster up and returns once every part is healthy. A healthy cluster is left as it is
  * (nothing started, in well under a second), except that `tuned` restarts a server that runs with
@@ -416,6 +607,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   const started: EnsureResult['started'] = [];
   const historyShards = historyShardsFor(options.historyShards, isInitialized());
 
+  const plan = await planRelease(options);
   const status = await clusterStatus();
   const nodesUp = Math.max(1, ...recordedNodes().filter((n) => runningNode(n)));
   const dynamicConfig = await applySwitches(status, options, log);
@@ -426,10 +618,7 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   // The provider before the server: the server reads its JWKS, the UI server its discovery document at start.
   const signOn = sso ? await ensureSsoProvider(log) : undefined;
   if (!sso && (await stopSsoProvider())) log('OpenID provider: stopped (the cluster runs without sign-on)');
-  if (!status.server) {
-    await startServer(cli, dynamicConfig, mode, historyShards, log);
-    started.push('temporal-server');
-  }
+  const upgrade = await ensureServer(plan, status, started, { cli, dynamicConfig, mode, historyShards, log });
   if (!status.server || !status.setup) await setupNamespace(cli, mode, log);
   const payloadKeysFile = ensureClusterPayloadKeys(log);
   const sinksFile = ensureClusterSinks(log);
@@ -439,6 +628,8 @@ export async function ensureCluster(options: ClusterOptions = {}): Promise<Ensur
   const nodes = Math.max(options.nodes ?? 1, nodesUp);
   const startedNodes = first !== undefined && nodes > 1 ? await ensureNodes(nodes, first, cli, log) : [];
   return {
+    release: clusterRelease() ?? plan.target.version,
+    upgrade,
     started,
     startedNodes,
     address: CLUSTER_ADDRESS,

@@ -96,7 +96,13 @@ export const SSO_SERVER_ARGS = [
 
 // ---- local state (git-ignored) ----------------------------------------------------------------------
 
-export const CLUSTER_DATA_DIR = path.join(DATA_DIR, 'cluster');
+/**
+ * The cluster's data folder: .data/cluster, or DOCS_ADMIN_CLUSTER_DIR (the upgrade check sets up a
+ * cluster of its own there, so it never touches the one in .data/cluster; the ports stay the same).
+ */
+export const CLUSTER_DATA_DIR = process.env.DOCS_ADMIN_CLUSTER_DIR
+  ? path.resolve(process.env.DOCS_ADMIN_CLUSTER_DIR)
+  : path.join(DATA_DIR, 'cluster');
 export const CLUSTER_FILES = {
   postgresData: path.join(CLUSTER_DATA_DIR, 'postgres'),
   postgresLog: path.join(CLUSTER_DATA_DIR, 'postgres.log'),
@@ -110,6 +116,11 @@ export const CLUSTER_FILES = {
    * default, 4). The server persists the count at its first start and ignores any other value after.
    */
   historyShards: path.join(CLUSTER_DATA_DIR, 'history-shards'),
+  /**
+   * The server release the data folder's schema and data are at (scripts/cluster/upgrade.ts): written when
+   * a new folder's databases are made, and after each upgrade step. A folder set up without it is 1.29.1's.
+   */
+  serverRelease: path.join(CLUSTER_DATA_DIR, 'server-release'),
   uiLog: path.join(CLUSTER_DATA_DIR, 'temporal-ui.log'),
   uiState: path.join(CLUSTER_DATA_DIR, 'temporal-ui.json'),
   setupLog: path.join(CLUSTER_DATA_DIR, 'setup.log'),
@@ -202,11 +213,11 @@ export function serverEnv(password: string, dynamicConfigFile: string, historySh
   };
 }
 
-/** setup.sh schema: the SQL tool's own variables. */
-export function schemaEnv(password: string): NodeJS.ProcessEnv {
+/** setup.sh schema: the SQL tool's own variables (the tool of the release the schema goes to). */
+export function schemaEnv(password: string, sqlTool: string = CLUSTER_BINARIES.sqlTool.path): NodeJS.ProcessEnv {
   return {
     ...baseEnv(),
-    TEMPORAL_SQL_TOOL: CLUSTER_BINARIES.sqlTool.path,
+    TEMPORAL_SQL_TOOL: sqlTool,
     SQL_PLUGIN: 'postgres12_pgx',
     SQL_HOST: HOST,
     SQL_PORT: String(CLUSTER_PORTS.postgres),

@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { CLUSTER_BINARIES } from '../tools';
 import { CLUSTER_DATA_DIR, nodeAddress, nodeFiles, nodePortEnv, nodePorts } from './layout';
 import { launchOf, type ProcessState, runningProcess, startDetached, stopRecorded, waitUntil } from './processes';
 import { stopProcess } from '../stop-process';
@@ -60,9 +59,9 @@ export async function startNode(node: number, firstPid: number, cli: string, log
   const tls = Boolean(env.TEMPORAL_TLS_FRONTEND_CERT);
   const files = nodeFiles(node);
   log(`Temporal server node ${node}: starting at ${nodeAddress(node)}${tls ? ' (mutual TLS)' : ''}`);
-  // Node 1's command line: with sign-on it also runs the internal-frontend.
-  const { args } = launchOf(firstPid);
-  const started = startDetached(CLUSTER_BINARIES.server.path, args, {
+  // Node 1's binary (its release) and command line: with sign-on it also runs the internal-frontend.
+  const { command, args } = launchOf(firstPid);
+  const started = startDetached(command, args, {
     env,
     log: files.log,
     stateFile: files.state,

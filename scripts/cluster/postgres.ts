@@ -73,9 +73,11 @@ export function postgresPaths(): { data: string; log: string; password: string }
       password: CLUSTER_FILES.postgresPassword,
     };
   }
+  // Named by the checkout (as before DOCS_ADMIN_CLUSTER_DIR), or by another data folder of it.
+  const owner = process.env.DOCS_ADMIN_CLUSTER_DIR ? CLUSTER_DATA_DIR : ROOT;
   const home = path.join(
     '/var/lib/postgresql',
-    `docs-admin-cluster-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`,
+    `docs-admin-cluster-${createHash('sha256').update(owner).digest('hex').slice(0, 12)}`,
   );
   mkdirSync(home, { recursive: true, mode: 0o700 });
   giveToPostgres(home);

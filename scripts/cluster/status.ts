@@ -15,6 +15,7 @@ import { CLUSTER_FILES, CLUSTER_PORTS, HOST, nodeAddress, nodePorts } from './la
 import { monitoringRunning, PROMETHEUS_PORT } from './monitoring';
 import { isFrontendHealthy, NODE_SERVICES, recordedNodes, runningNode } from './nodes';
 import { isPostgresReady, postgresPaths } from './postgres';
+import { clusterRelease } from './upgrade';
 import { launchOf, readState, runningProcess } from './processes';
 import { recordedHistoryShards } from './shards';
 import { clientTlsEnv } from './tls';
@@ -40,6 +41,8 @@ export interface ClusterReport {
   processes: ProcessLine[];
   /** The cluster's history shard count (the server's, else the recorded one). */
   historyShards: number;
+  /** The server release the data folder is at (scripts/cluster/upgrade.ts); absent for a folder never set up. */
+  release?: string;
 }
 
 // ---- formatting ------------------------------------------------------------------------------------------
@@ -80,6 +83,7 @@ export function formatStatus(report: ClusterReport): string[] {
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) => r.map((cell, i) => (i < 4 ? cell.padEnd(widths[i]!) : cell)).join('  '));
   lines.push(`history shards: ${report.historyShards} (fixed when the cluster was created; spread over the nodes)`);
+  if (report.release) lines.push(`server release: ${report.release} (the data folder's; npm run cluster upgrades it)`);
   return lines;
 }
 
@@ -173,5 +177,6 @@ export async function clusterReport(): Promise<ClusterReport> {
   if (monitoringRunning())
     processes.push({ process: 'prometheus', services: [], ports: { http: PROMETHEUS_PORT }, health: 'up' });
   const historyShards = await historyShardCount(cli, tls, nodeLines[0]!.health === 'up');
-  return { processes, historyShards };
+  const release = clusterRelease();
+  return { processes, historyShards, ...(release ? { release } : {}) };
 }

@@ -23,7 +23,7 @@ import { BadPayloads, payloadsOfRequest, payloadToJson } from './payloads-json';
 export const DEFAULT_CODEC_SERVER_PORT = 8634;
 /** Temporal caps a payload at 2 MB by default; a request holds one Payloads field, base64 in JSON. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
-// What the Web UI's browser code sends (ui-server 2.42, codec.passAccessToken): Authorization-Extras
+// What the Web UI's browser code sends (ui-server 2.42 and 2.54, codec.passAccessToken): Authorization-Extras
 // carries the person's ID token beside the access token; a preflight that left it out fails the call.
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization, Authorization-Extras';
 /** Temporal's namespace names; anything else in X-Namespace is refused before it reaches a message. */
@@ -49,7 +49,7 @@ export interface CodecServerOptions {
   defaultNamespace: string;
   /**
    * Serve HTTPS with this certificate (PEM). The Web UI passes the signed-in person's access token
-   * only to an https:// codec endpoint (ui-server 2.42's browser code), so sign-on needs it.
+   * only to an https:// codec endpoint (ui-server 2.42's browser code; 2.54 signs on through it too), so sign-on needs it.
    */
   tls?: { cert: Buffer; key: Buffer };
   host?: string;

@@ -13,7 +13,8 @@
 //   deployment options").
 //   Pinned + continue-as-new onto the new version (initialVersioningBehavior with
 //   targetWorkerDeploymentVersionChanged) needs a newer server (1.32+, system.enableSendTargetVersionChanged)
-//   and is experimental in SDK 1.24; the project's servers are 1.29.1.
+//   and is experimental in SDK 1.24; the dev servers are 1.29.1 (the cluster's 1.32.2 has it, on by default,
+//   but workflows must keep working on every server of the supported range, 1.29 to 1.32).
 //
 // The behaviour is declared only on a versioned worker: the server rejects a workflow task completion
 // that carries one from a worker without a deployment version (the dev demo's). Whether the task ran on

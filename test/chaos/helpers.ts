@@ -19,6 +19,7 @@ import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/dev-server';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from '../../scripts/wait';
 import { monitoringRunning, registerWorkerTarget } from '../../scripts/cluster/monitoring';
+import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 
 const run = promisify(execFile);
 
@@ -286,10 +287,17 @@ export class WorkerProcess {
     const metricsPort = options.env.METRICS_PORT ?? (monitoringRunning() ? String(await freeLoopbackPort()) : '0');
     const child = spawn(
       process.execPath,
-      [...(options.nodeArgs ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+      // In a test run, the run's workflow bundle cache (test/helpers/bundle-cache.ts): the start's bundle, made once.
+      [...(options.nodeArgs ?? []), '--import', 'tsx', ...bundleCacheNodeArgs(), script, ...(options.args ?? [])],
       {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env, METRICS_PORT: metricsPort },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          ...bundleCacheEnv(),
+          ...options.env,
+          METRICS_PORT: metricsPort,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -687,7 +695,10 @@ export async function scanForSecret(options: {
     cli.push(await options.server.cliOutput(['workflow', 'describe', '--workflow-id', id, '--output', 'json']));
   }
   cli.push(await options.server.cliOutput(['workflow', 'list', '--output', 'json', '--limit', '200']));
-  for (const id of ids.slice(0, 3)) cli.push(await projectCli(['status', id, '--json'], options.server.address));
+  // The project's CLI is a Node process of its own (seconds to start): the three side by side.
+  cli.push(
+    ...(await Promise.all(ids.slice(0, 3).map((id) => projectCli(['status', id, '--json'], options.server.address)))),
+  );
   const found = findSecret(options.key, { history: histories, cli, ...options.logs });
   return {
     found,

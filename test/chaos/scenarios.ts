@@ -29,6 +29,7 @@ import {
 } from './helpers';
 import { terminateLeftovers, type ChaosServer } from './target';
 import { writeSinksFile } from '../helpers/sinks';
+import { workflowBundle } from '../helpers/temporal';
 
 /** The API's per-project limit on agent job creates, and the worker's AGENT_RATE_LIMIT (the same). */
 export interface RateLimit {
@@ -570,6 +571,8 @@ async function startFaultWorker(
     key,
     sinksFile,
     agentRateLimit: agentRateLimit(o.rate),
+    // The worker's own bundle, made once per test run (the harness's cache) instead of once per scenario.
+    workflowBundle: await workflowBundle(),
   });
 }
 

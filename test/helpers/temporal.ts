@@ -2,7 +2,6 @@
 // production-shaped cluster), a unique task queue per test, workflows bundled once per process, and
 // workers that always shut down.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -20,6 +19,7 @@ import { loadWorkerConfig } from '../../src/config';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { noopMetrics } from '../../src/observability/metrics';
 import { SearchAttr } from '../../src/shared/search-attributes';
+import type { AgentJobOptions } from '../../src/shared/agent-job';
 import {
   type DocsAdminWorker,
   WORKFLOW_INTERCEPTOR_MODULES,
@@ -32,11 +32,13 @@ import { devServerExecutable, testServerExecutable } from '../../scripts/tools';
 import { type EnsureResult, ensureCluster, stopCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_NAMESPACE } from '../../scripts/cluster/layout';
 import { assertClusterLane } from '../../scripts/test-lanes';
+import { cachedBundle } from './bundle-cache';
 
 /** The one wait-until helper (scripts/wait.ts), re-exported for the tests that import the harness. */
 export { waitFor } from '../../scripts/wait';
 
-const WORKFLOWS_PATH = path.resolve(__dirname, '../../src/workflows');
+/** As the worker resolves it (src/worker/worker.ts): the same bundle as `npm run worker` makes, shared with it. */
+const WORKFLOWS_PATH = require.resolve('../../src/workflows');
 
 let runtimeInstalled = false;
 /** Keeps the SDK quiet in test output unless TEST_LOG_LEVEL asks for more. */
@@ -206,13 +208,20 @@ export async function terminateAll(client: Client, workflowIds: Iterable<string 
         .catch(() => undefined);
 }
 
+/**
+ * An agent job's options that poll the emulator's short jobs every few hundred ms, for tests that time
+ * something else (the default polling waits 3 s before its first poll).
+ */
+export const FAST_AGENT_POLLS: AgentJobOptions = { poll: { floorMs: 100, fraction: 0.5, capMs: 400 } };
+
 export function uniqueTaskQueue(prefix = 'test'): string {
   return `${prefix}-${randomUUID()}`;
 }
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 /**
- * src/workflows (or another workflows module) bundled once per process: bundling takes seconds.
+ * src/workflows (or another workflows module) bundled once per process, and once per test run through
+ * the run's bundle cache (./bundle-cache.ts): bundling takes seconds of CPU.
  * `encrypted`: with the failure converter of an encrypting worker (src/codec/failure-converter.ts).
  */
 export function workflowBundle(
@@ -222,13 +231,16 @@ export function workflowBundle(
   const key = `${workflowsPath}${encrypted ? ' encrypted' : ''}`;
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath,
-      // As the worker bundles it (src/worker/tracing.ts): the replay corpus replays what production runs.
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-      failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
-      logger: new DefaultLogger('WARN'),
-    });
+    bundle = cachedBundle(
+      {
+        workflowsPath,
+        // As the worker bundles it (src/worker/tracing.ts): the replay corpus replays what production runs.
+        workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+        failureConverterPath: encrypted ? FAILURE_CONVERTER_PATH : undefined,
+        logger: new DefaultLogger('WARN'),
+      },
+      bundleWorkflowCode,
+    );
     bundles.set(key, bundle);
   }
   return bundle;

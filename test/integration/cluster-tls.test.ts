@@ -6,7 +6,7 @@
 // certificate are refused with one line, and always switches the cluster back to plain mode at the end
 // (`npm test` runs one file at a time, so no other file sees the TLS window); run alone, it stops what it started.
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -71,7 +71,11 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
   /** What was down before this file (a run of it alone): stopped again at the end. */
   let startedHere: ClusterComponent[] = [];
 
+  /** The Python venv, made (a first run: pip) while the cluster switches to TLS; why it cannot run, if so. */
+  let python: Promise<string | undefined> = Promise.resolve('the Python venv was not prepared');
+
   before(async () => {
+    python = pythonUnavailable().catch((err: unknown) => `the Python venv failed: ${String(err)}`);
     startedHere = (await ensureCluster()).started;
     const ensured = await ensureCluster({ tls: true });
     assert.equal(ensured.tls, true);
@@ -101,16 +105,16 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
   });
 
   test('the worker and the CLI run an agent job and an export end to end over mTLS', async () => {
-    const agent = await cli(['agent', '--project', `tls-${tag}`, '--prompt', 'Document TLS', '--wait', '--json'], {
-      ...base(),
-      ...tlsEnv,
-    });
+    // Two CLI processes side by side: the job and the export have nothing to do with each other.
+    const [agent, exported] = await Promise.all([
+      cli(['agent', '--project', `tls-${tag}`, '--prompt', 'Document TLS', '--wait', '--json'], {
+        ...base(),
+        ...tlsEnv,
+      }),
+      cli(['export', '--domain', `tls-${tag}.example.com`, '--wait', '--json'], { ...base(), ...tlsEnv }),
+    ]);
     assert.equal(agent.code, 0, said(agent));
     assert.equal(lastJson(agent.stdout).status, 'completed');
-    const exported = await cli(['export', '--domain', `tls-${tag}.example.com`, '--wait', '--json'], {
-      ...base(),
-      ...tlsEnv,
-    });
     assert.equal(exported.code, 0, said(exported));
     assert.match(String(lastJson(exported.stdout).bundleUrl), /^http:\/\/127\.0\.0\.1:\d+\//);
   });
@@ -135,29 +139,32 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
   });
 
   test('a client without a certificate is refused with one line naming what to set', async () => {
-    const plain = await cli(['status', `agent-${tag}`], base());
+    // Three refused processes side by side (each is a Node start of its own).
+    const [plain, caOnly, certless] = await Promise.all([
+      cli(['status', `agent-${tag}`], base()),
+      cli(['status', `agent-${tag}`], {
+        ...base(),
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: tlsEnv.TEMPORAL_TLS_SERVER_CA_CERT_PATH,
+        TEMPORAL_TLS_SERVER_NAME: tlsEnv.TEMPORAL_TLS_SERVER_NAME,
+      }),
+      run(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+        ...base(),
+        ADMIN_API_URL: emu!.url,
+        ADMIN_API_KEY: KEY,
+        METRICS_PORT: '0',
+      }),
+    ]);
     oneLine(
       plain,
       /^error: TLS handshake refused by 127\.0\.0\.1:7633: the server requires a client certificate \(set TEMPORAL_TLS_CLIENT_CERT_PATH/,
     );
-    const caOnly = await cli(['status', `agent-${tag}`], {
-      ...base(),
-      TEMPORAL_TLS_SERVER_CA_CERT_PATH: tlsEnv.TEMPORAL_TLS_SERVER_CA_CERT_PATH,
-      TEMPORAL_TLS_SERVER_NAME: tlsEnv.TEMPORAL_TLS_SERVER_NAME,
-    });
     oneLine(caOnly, /^error: TLS handshake refused .* requires a client certificate/);
-    const certless = await run(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      ...base(),
-      ADMIN_API_URL: emu!.url,
-      ADMIN_API_KEY: KEY,
-      METRICS_PORT: '0',
-    });
     assert.notEqual(certless.code, 0);
     assert.match(certless.stdout + certless.stderr, /TLS handshake refused .* requires a client certificate/);
   });
 
   test('a Python SDK caller starts an agentJob by type name with plain JSON over mTLS', async (t) => {
-    const reason = pythonUnavailable();
+    const reason = await python;
     if (reason) return t.skip(reason);
     const result = await run(
       path.join(VENV, 'bin', 'python'),
@@ -175,17 +182,14 @@ describe('mutual TLS to Temporal (npm run cluster -- --tls)', { skip: clusterSki
  * Why the Python caller cannot run here, or undefined once a venv under .data has the temporalio package
  * (made with `python3 -m venv` and `pip install temporalio` on the first run, reused after).
  */
-function pythonUnavailable(): string | undefined {
+async function pythonUnavailable(): Promise<string | undefined> {
   const python = path.join(VENV, 'bin', 'python');
-  const has = () => existsSync(python) && spawnSync(python, ['-c', 'import temporalio.envconfig']).status === 0;
-  if (has()) return undefined;
-  const venv = spawnSync('python3', ['-m', 'venv', VENV], { encoding: 'utf8' });
-  if (venv.status !== 0) return `python3 -m venv is unavailable (${(venv.stderr || String(venv.error)).trim()})`;
-  const pip = spawnSync(path.join(VENV, 'bin', 'pip'), ['install', '-q', 'temporalio'], {
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
-  if (pip.status !== 0)
-    return `pip install temporalio failed (${(pip.stderr || String(pip.error)).trim().split('\n').at(-1)})`;
-  return has() ? undefined : 'temporalio installed but temporalio.envconfig does not import';
+  const has = async () =>
+    existsSync(python) && (await run(python, ['-c', 'import temporalio.envconfig'], process.env)).code === 0;
+  if (await has()) return undefined;
+  const venv = await run('python3', ['-m', 'venv', VENV], process.env);
+  if (venv.code !== 0) return `python3 -m venv is unavailable (${said(venv)})`;
+  const pip = await run(path.join(VENV, 'bin', 'pip'), ['install', '-q', 'temporalio'], process.env, 300_000);
+  if (pip.code !== 0) return `pip install temporalio failed (${pip.stderr.trim().split('\n').at(-1) || said(pip)})`;
+  return (await has()) ? undefined : 'temporalio installed but temporalio.envconfig does not import';
 }

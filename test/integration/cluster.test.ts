@@ -1,6 +1,8 @@
 // test-lane: cluster
-// The production-shaped cluster of `npm run cluster`: Temporal server 1.29.1 on PostgreSQL (persistence
-// and SQL visibility) with production-default dynamic config. The project's real worker runs one
+// The production-shaped cluster of `npm run cluster`: the Temporal server of scripts/cluster/go.mod (or
+// the older release DOCS_ADMIN_CLUSTER_RELEASE names: `npm run upgrade-check` runs this file on the oldest
+// and the newest release the project supports) on PostgreSQL (persistence and SQL visibility) with
+// production-default dynamic config. The project's real worker runs one
 // staticExport and one agentJob on it end to end against the emulator, each started by workflow type
 // name with plain JSON, as another service would start them.
 import assert from 'node:assert/strict';
@@ -11,6 +13,7 @@ import { SEARCH_ATTRIBUTE_REGISTRATION } from '../../src/shared/search-attribute
 import type { StaticExportResult } from '../../src/shared/static-export';
 import { ensureCluster } from '../../scripts/cluster/control';
 import { CLUSTER_ADDRESS, CLUSTER_FILES } from '../../scripts/cluster/layout';
+import { currentServerRelease } from '../../scripts/tools';
 import { runningProcess } from '../../scripts/cluster/processes';
 import {
   type ClusterEnv,
@@ -47,9 +50,12 @@ describe('production-shaped cluster (npm run cluster)', { skip: clusterSkipReaso
     await env?.teardown();
   });
 
-  test('it is the production server: 1.29.1, PostgreSQL for persistence and visibility, the search attributes', async () => {
+  const release = process.env.DOCS_ADMIN_CLUSTER_RELEASE || currentServerRelease().version;
+
+  test(`it is the production server: ${release}, PostgreSQL for persistence and visibility, the search attributes`, async () => {
     const info = await env.connection.workflowService.getClusterInfo({});
-    assert.equal(info.serverVersion, '1.29.1');
+    assert.equal(info.serverVersion, release);
+    assert.equal(env.ensured.release, release, 'the data folder is at the release that serves it');
     // The plugin's family name, for either driver (the pgx driver is checked in docker-compose.test.ts).
     assert.equal(info.persistenceStore, 'postgres12');
     assert.equal(info.visibilityStore, 'postgres12');

@@ -26,8 +26,10 @@ import { writeSinksFile } from '../helpers/sinks';
 const KEY = 'mint_keep_alive_key_0123456789';
 /** Slower than the heartbeat timeout: without a keep-alive the attempt would time out and run again. */
 const SLOW_MS = ACTIVITY_HEARTBEAT_TIMEOUT_MS + 3_000;
-/** Links live 30 s: the keeper refreshes at half-life, and the slow refresh still ends before expiry. */
+/** Links live 30 s: refreshed 9 s after they came (REFRESH_FRACTION), a slow refresh still ends before expiry. */
 const LINK_TTL_MS = 30_000;
+/** Refresh 70 % of a lifetime before expiry: soon after the first link, with time to set the slow fault first. */
+const REFRESH_FRACTION = 0.7;
 
 /** The attempt number of each started activity task of `type` in a history. */
 function attemptsOf(events: temporal.api.history.v1.IHistoryEvent[], type: string): number[] {
@@ -93,7 +95,7 @@ describe('activity keep-alive', () => {
       {
         domain: 'keep-alive.docs.example.com',
         sink: 'keep-alive-file',
-        refreshMargin: { fraction: 0.5, minMs: 1_000 },
+        refreshMargin: { fraction: REFRESH_FRACTION, minMs: 1_000 },
       },
       { taskQueue },
     );

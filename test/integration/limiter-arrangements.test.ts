@@ -21,6 +21,7 @@ import { agentStatusQuery } from '../../src/shared/agent-job';
 import type { DocsAdminWorker } from '../../src/worker';
 import {
   type ClusterEnv,
+  FAST_AGENT_POLLS,
   clusterSkipReason,
   createClusterEnv,
   startDocsAdminWorker,
@@ -56,7 +57,8 @@ describe('the agent rate limiter on any arrangement (cluster, default settings)'
     env.client.workflow.start(WorkflowType.agentJob, {
       taskQueue,
       workflowId: `limiter-arrangement-${projectId}-${++seq}`,
-      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }],
+      // Fast polls: a job's own polling (a 3 s floor by default) is not what these tests wait for.
+      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }, FAST_AGENT_POLLS],
     });
 
   /** The job's status once it says its limiter did not answer. */

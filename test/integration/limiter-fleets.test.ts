@@ -19,6 +19,7 @@ import { becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/v
 import { type Fleet, type FleetOptions, deploymentTools, queueRouting, startFleet } from '../helpers/fleets';
 import {
   type ClusterEnv,
+  FAST_AGENT_POLLS,
   clusterSkipReason,
   createClusterEnv,
   uniqueTaskQueue,
@@ -79,7 +80,8 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
     env.client.workflow.start(WorkflowType.agentJob, {
       taskQueue,
       workflowId: `limiter-fleets-${projectId}-${++seq}`,
-      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }],
+      // Fast polls: a job's own polling (a 3 s floor by default) is not what these tests time.
+      args: [{ projectId, prompt: `Job ${seq} of ${projectId}` }, FAST_AGENT_POLLS],
     });
   /** Runs one job to completion; its duration in ms. */
   const timedJob = async (taskQueue: string, projectId: string) => {

@@ -22,7 +22,13 @@ import { WorkflowType } from '../../src/shared/workflow-types';
 import { agentStatusQuery } from '../../src/shared/agent-job';
 import type { agentJob } from '../../src/workflows';
 import { type Fleet, startFleet } from '../helpers/fleets';
-import { type ClusterEnv, clusterSkipReason, createClusterEnv, uniqueTaskQueue } from '../helpers/temporal';
+import {
+  type ClusterEnv,
+  FAST_AGENT_POLLS,
+  clusterSkipReason,
+  createClusterEnv,
+  uniqueTaskQueue,
+} from '../helpers/temporal';
 import { keyIdsIn } from '../../src/client/key-usage';
 
 /** Fleet 2's job completes within this of fleet 2's start (the issue's bar). */
@@ -56,7 +62,8 @@ describe('fleets with different payload keys share the rate limiters (cluster)',
     const handle: WorkflowHandle<typeof agentJob> = await keys[key].client.workflow.start(WorkflowType.agentJob, {
       taskQueue,
       workflowId: `limiter-keys-${run}-${++seq}`,
-      args: [{ projectId, prompt: `job ${seq} of ${projectId}` }],
+      // Fast polls: a job's own polling (a 3 s floor by default) is not what these tests time.
+      args: [{ projectId, prompt: `job ${seq} of ${projectId}` }, FAST_AGENT_POLLS],
     });
     leftovers.push(handle);
     let timer: NodeJS.Timeout | undefined;

@@ -12,6 +12,7 @@ import type { WorkerConfig } from '../../src/config';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { createDocsAdminWorker, type DocsAdminWorker } from '../../src/worker';
 import { createDevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -143,11 +144,12 @@ describe('metrics endpoint', () => {
 
     before(async () => {
       metricsPort = await freeLoopbackPort();
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      child = spawn(process.execPath, ['--import', 'tsx', ...bundleCacheNodeArgs(), 'src/worker.ts'], {
         cwd: ROOT,
         env: {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
+          ...bundleCacheEnv(),
           ADMIN_API_URL: emu.url,
           ADMIN_API_KEY: KEY,
           TEMPORAL_ADDRESS: env.address,

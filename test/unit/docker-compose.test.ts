@@ -31,7 +31,7 @@ import {
   tunedDynamicConfig,
   uiEnv,
 } from '../../scripts/cluster/layout';
-import { CLUSTER_GO_MODULE_DIR } from '../../scripts/tools';
+import { CLUSTER_GO_MODULE_DIR, pinnedVersion } from '../../scripts/tools';
 import { parseSinksFile } from '../../src/activities/sinks-file';
 import { bundleHostRules, bundleLinkProblem, parseHostRules } from '../../src/policies/bundle-hosts';
 import { clusterSinksText } from '../../scripts/cluster/sinks';
@@ -185,10 +185,9 @@ function waitsFor(name: string, seen = new Set<string>()): Set<string> {
 
 /** The Go module's pinned version of a dependency (scripts/cluster/go.mod), without the v. */
 function pinned(module: string): string {
-  const goMod = readFileSync(path.join(CLUSTER_GO_MODULE_DIR, 'go.mod'), 'utf8');
-  const match = new RegExp(`^\\s+${module.replace(/[./]/g, '\\$&')} v(\\S+)`, 'm').exec(goMod);
-  assert.ok(match, `scripts/cluster/go.mod requires ${module}`);
-  return match[1] as string;
+  const version = pinnedVersion(readFileSync(path.join(CLUSTER_GO_MODULE_DIR, 'go.mod'), 'utf8'), module);
+  assert.ok(version, `scripts/cluster/go.mod requires ${module}`);
+  return version;
 }
 
 /** The variables a config template reads: {{ env "NAME" }}. */
@@ -579,7 +578,7 @@ describe('one source for docker-compose.yml and npm run cluster', () => {
 
   test('the images are the versions the cluster builds (scripts/cluster/go.mod)', () => {
     const server = pinned('go.temporal.io/server');
-    assert.equal(server, '1.29.1');
+    assert.equal(server, '1.32.2');
     assert.equal(defaultOf((service('temporal').image ?? '').replace(/^temporalio\/server:/, '')), server);
     for (const name of ['temporal-schema', 'temporal-setup']) {
       const tag = defaultOf((service(name).image ?? '').replace(/^temporalio\/admin-tools:/, ''));

@@ -1,3 +1,4 @@
+// test-lane: parallel
 // The architecture as lint rules (eslint.config.mjs): every folder of src/ and both stand-ins have a
 // fence (no-restricted-imports patterns of their own), and the import settings let no-cycle see cycles
 // between .ts files (without them it silently saw none).

@@ -11,7 +11,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { waitFor } from '../../scripts/wait';
-import { assertClusterLane, fileTimes, laneOf, plannedWallMs, planRuns, runWallMs } from '../../scripts/test-lanes';
+import {
+  assertClusterLane,
+  fileTimes,
+  guessMs,
+  type Job,
+  laneOf,
+  nextJob,
+  plannedWallMs,
+  planJobs,
+} from '../../scripts/test-lanes';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DEADLINE_MS = 60_000;
@@ -100,7 +109,10 @@ test(
     assert.equal(run.hung, false, `the runner hung:\n${run.output}`);
     // The side-by-side files pass only when they run at the same time; open-handle runs alone after.
     assert.equal(run.code, 0, run.output);
-    assert.match(run.output, /2 file\(s\) 3 at a time[^]*1 file\(s\) one at a time/);
+    assert.match(
+      run.output,
+      /parallel: test\/fixtures\/runner\/side-by-side-[ab][^]*alone: test\/fixtures\/runner\/open-handle/,
+    );
     const at = run.output.indexOf('slowest test files (of 3,');
     assert.ok(at >= 0, `no listing of the slowest files:\n${run.output}`);
     const rows = [...run.output.slice(at).matchAll(/^ +(\d+\.\d) s {2}(\S+)$/gm)].map((m) => ({
@@ -151,7 +163,9 @@ const FIRST_LINES: Record<string, string> = {
   'e2e.test.ts': '// test-lane: cluster',
   'worker.test.ts': '// test-lane: parallel',
   'cli.test.ts': '// test-lane: parallel',
-  'unit.test.ts': '// test-lane: parallel',
+  'unit-a.test.ts': '// test-lane: parallel',
+  'unit-b.test.ts': '// test-lane: parallel',
+  'unit-c.test.ts': '// test-lane: parallel',
   'new.test.ts': '// test-lane: parallel',
   'chaos.test.ts': '// test-lane: cluster-alone (restarts the server)',
   'tls.test.ts': '// test-lane: cluster-alone (switches to TLS)',
@@ -164,58 +178,97 @@ const PREVIOUS = new Map(
     'e2e.test.ts': 70,
     'worker.test.ts': 130,
     'cli.test.ts': 80,
-    'unit.test.ts': 5,
+    'unit-a.test.ts': 5,
+    'unit-b.test.ts': 9,
+    'unit-c.test.ts': 25,
     'chaos.test.ts': 110,
     'tls.test.ts': 60,
     'timing.test.ts': 30,
     'unmarked.test.ts': 1,
-  }),
+  }).map(([file, s]) => [file, s * 1000]),
 );
 const readFirstLine = (file: string) => FIRST_LINES[file]!;
+const job = (lane: Job['lane'], files: string[], s: number): Job => ({ lane, files, ms: s * 1000 });
 
-test('plan: cluster and parallel files together, then the cluster-alone ones with parallel files beside, then alone', () => {
-  const stages = planRuns(Object.keys(FIRST_LINES), PREVIOUS, 3, readFirstLine);
-  assert.deepEqual(stages, [
-    [
-      {
-        what: 'cluster and parallel files',
-        files: ['new.test.ts', 'fleets.test.ts', 'e2e.test.ts'],
-        concurrency: 3,
-      },
-    ],
-    [
-      { what: 'cluster-alone files', files: ['chaos.test.ts', 'tls.test.ts'], concurrency: 1 },
-      // Beside 170 of cluster-alone time, in its 2 other slots: worker (130), cli (80), then unit after
-      // cli (85). A new file, of unknown time, stays in stage 1.
-      {
-        what: 'parallel files',
-        files: ['worker.test.ts', 'cli.test.ts', 'unit.test.ts'],
-        concurrency: 2,
-      },
-    ],
-    [{ what: 'alone files', files: ['timing.test.ts', 'unmarked.test.ts'], concurrency: 1 }],
+test('jobs: a process per file, longest first; short parallel files share one; a file never timed is guessed', () => {
+  const typical = new Map([['new.test.ts', 40_000]]);
+  assert.deepEqual(planJobs(Object.keys(FIRST_LINES), PREVIOUS, readFirstLine, typical), [
+    job('cluster', ['fleets.test.ts'], 150),
+    job('parallel', ['worker.test.ts'], 130),
+    job('cluster-alone', ['chaos.test.ts'], 110),
+    job('parallel', ['cli.test.ts'], 80),
+    job('cluster', ['e2e.test.ts'], 70),
+    job('cluster-alone', ['tls.test.ts'], 60),
+    job('parallel', ['new.test.ts'], 40),
+    job('alone', ['timing.test.ts'], 30),
+    job('parallel', ['unit-c.test.ts'], 25),
+    job('parallel', ['unit-b.test.ts', 'unit-a.test.ts'], 14),
+    job('alone', ['unmarked.test.ts'], 1),
   ]);
-  // The model: stage 1 ends with fleets (150), stage 2 with the cluster-alone lane (170), stage 3 at 31.
-  assert.equal(plannedWallMs(stages, PREVIOUS), 150 + 170 + 31);
+  assert.deepEqual(
+    [guessMs('test/unit/x.test.ts'), guessMs('test/integration/x.test.ts'), guessMs('test/chaos/x.test.ts')],
+    [5_000, 30_000, 120_000],
+  );
 });
 
-test('plan: no cluster-alone file or a single slot leaves nothing beside; empty stages are left out', () => {
-  const parallelOnly = ['worker.test.ts', 'unit.test.ts', 'timing.test.ts'];
-  assert.deepEqual(planRuns(parallelOnly, PREVIOUS, 3, readFirstLine), [
-    [{ what: 'cluster and parallel files', files: ['worker.test.ts', 'unit.test.ts'], concurrency: 3 }],
-    [{ what: 'alone files', files: ['timing.test.ts'], concurrency: 1 }],
-  ]);
-  assert.deepEqual(planRuns(['chaos.test.ts', 'cli.test.ts'], PREVIOUS, 1, readFirstLine), [
-    [{ what: 'cluster and parallel files', files: ['cli.test.ts'], concurrency: 1 }],
-    [{ what: 'cluster-alone files', files: ['chaos.test.ts'], concurrency: 1 }],
-  ]);
+test('schedule: cluster files first; then the cluster-alone files one by one, parallel files beside; alone files last', () => {
+  const jobs = planJobs(Object.keys(FIRST_LINES), PREVIOUS, readFirstLine, new Map([['new.test.ts', 40_000]]));
+  const named = (file: string) => jobs.find((j) => j.files.includes(file))!;
+  const without = (...files: string[]) => jobs.filter((j) => !files.some((f) => j.files.includes(f)));
+  // The cluster files first, longest first; parallel files only in the slots no cluster file waits for.
+  assert.equal(nextJob(jobs, [], 3), named('fleets.test.ts'));
+  assert.equal(
+    nextJob(without('fleets.test.ts', 'worker.test.ts'), [named('fleets.test.ts'), named('worker.test.ts')], 3),
+    named('e2e.test.ts'),
+  );
+  assert.equal(
+    nextJob(without('fleets.test.ts', 'e2e.test.ts'), [named('fleets.test.ts'), named('e2e.test.ts')], 3),
+    named('worker.test.ts'),
+  );
+  // No cluster-alone file beside a cluster file, nor before every cluster file has run.
+  const chainAndAlone = without(
+    'fleets.test.ts',
+    'e2e.test.ts',
+    'worker.test.ts',
+    'cli.test.ts',
+    'new.test.ts',
+    'unit-c.test.ts',
+    'unit-b.test.ts',
+  );
+  assert.equal(nextJob(chainAndAlone, [named('fleets.test.ts')], 3), undefined);
+  assert.equal(nextJob([...chainAndAlone, named('e2e.test.ts')], [], 3), named('e2e.test.ts'));
+  // Then the chain, before parallel files, one file at a time, parallel files beside it.
+  const afterCluster = without('fleets.test.ts', 'e2e.test.ts');
+  assert.equal(nextJob(afterCluster, [named('worker.test.ts')], 3), named('chaos.test.ts'));
+  assert.equal(
+    nextJob(without('fleets.test.ts', 'e2e.test.ts', 'chaos.test.ts'), [named('chaos.test.ts')], 3),
+    named('worker.test.ts'),
+  );
+  assert.equal(
+    nextJob(afterCluster, [named('chaos.test.ts'), named('worker.test.ts'), named('cli.test.ts')], 3),
+    undefined,
+    'every slot taken',
+  );
+  // Alone files only when nothing else is left or running, and nothing beside them.
+  const alone = [named('timing.test.ts'), named('unmarked.test.ts')];
+  assert.equal(nextJob([...alone, named('unit-c.test.ts')], [], 3), named('unit-c.test.ts'));
+  assert.equal(nextJob(alone, [named('unit-c.test.ts')], 3), undefined);
+  assert.equal(nextJob(alone, [], 3), named('timing.test.ts'));
+  assert.equal(nextJob([named('unit-c.test.ts')], [named('timing.test.ts')], 3), undefined);
 });
 
-test('run wall time: each file starts in the first free slot, in its order', () => {
-  const ms = (file: string) => PREVIOUS.get(file) ?? 0;
-  assert.equal(runWallMs(['fleets.test.ts', 'worker.test.ts', 'cli.test.ts'], 2, ms), 130 + 80);
-  assert.equal(runWallMs(['fleets.test.ts', 'worker.test.ts', 'cli.test.ts'], 3, ms), 150);
-  assert.equal(runWallMs([], 3, ms), 0);
+test('planned wall time: the schedule of nextJob with each job its time', () => {
+  const jobs = planJobs(Object.keys(FIRST_LINES), PREVIOUS, readFirstLine, new Map([['new.test.ts', 40_000]]));
+  // fleets 0-150 and e2e 0-70 first, worker 0-130 beside them, then cli 70-150 and new 130-170; the chain
+  // once fleets ended: chaos 150-260, tls 260-320, with unit-c 150-175 and unit-a+b 170-184 beside it;
+  // the alone files 320-351.
+  assert.equal(plannedWallMs(jobs, 3), 351_000);
+  // One slot: every job one after another.
+  assert.equal(
+    plannedWallMs(jobs, 1),
+    jobs.reduce((sum, j) => sum + j.ms, 0),
+  );
+  assert.equal(plannedWallMs([], 3), 0);
 });
 
 test('a file marked parallel that reaches for the shared cluster fails, saying which marker it needs', () => {
