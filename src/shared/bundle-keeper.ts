@@ -64,7 +64,15 @@ export interface BundleKeeperInput {
   carry?: BundleKeeperCarry;
 }
 
+/** What a keeper is doing now: the status query's `state`, the Web UI's words for it (paused first). */
+export type KeeperPhase =
+  'starting' | 'checking-sink' | 'sink-refused' | 'exporting' | 'installing' | 'keeping' | 'paused';
+
 export interface KeeperStatus {
+  /** What it is doing now; `installing`: a new bundle (`pendingJobId`) is being verified and applied. */
+  state?: KeeperPhase;
+  /** The export whose bundle is being verified and applied (retried with back-off until it is). */
+  pendingJobId?: string | null;
   jobId: string | null;
   bundleUrl: string | null;
   expiresAt: string | null;

@@ -29,6 +29,7 @@ import {
   type BundleKeeperInput,
   type BundleKeeperCarry,
   type CarriedExport,
+  type KeeperPhase,
   type KeeperSink,
   type KeeperStatus,
   SINK_REFUSED,
@@ -155,19 +156,30 @@ function sinkLabel(ref: unknown): string {
 /** A retry or refresh time that has come (or none set). */
 const due = (atMs: number | null | undefined) => atMs === null || atMs === undefined || atMs <= Date.now();
 
-/** The Web UI's word for what the keeper is doing. */
-function phaseOf(st: KeeperState, sink: SinkState, exp: ExportState): string {
+/** What the keeper is doing: the status query's `state`. */
+function phaseOf(st: KeeperState, sink: SinkState, exp: ExportState): KeeperPhase {
   if (st.paused) return 'paused';
   switch (sink.state) {
     case 'resolving':
-      return 'checking its sink';
+      return 'checking-sink';
     case 'refused':
-      return 'waiting: sink refused';
+      return 'sink-refused';
   }
   if (exp.state === 'running') return 'exporting';
-  if (st.pending) return 'installing a new bundle';
+  if (st.pending) return 'installing';
   return st.current ? 'keeping' : 'starting';
 }
+
+/** The Web UI's words for each state. */
+const PHASE_WORDS: Record<KeeperPhase, string> = {
+  paused: 'paused',
+  'checking-sink': 'checking its sink',
+  'sink-refused': 'waiting: sink refused',
+  exporting: 'exporting',
+  installing: 'installing a new bundle',
+  keeping: 'keeping',
+  starting: 'starting',
+};
 
 /**
  * One keeper run: the carried state (`st`, its export `exp` and `sink`), what lives only in
@@ -291,6 +303,8 @@ class Keeper {
   status(): KeeperStatus {
     const { st, exp } = this;
     return {
+      state: phaseOf(st, this.sink, exp),
+      pendingJobId: st.pending?.jobId ?? null,
       jobId: st.current?.jobId ?? null,
       bundleUrl: st.current?.appliedUrl ?? null,
       expiresAt: st.current?.appliedExpiresAt ?? null,
@@ -367,7 +381,7 @@ class Keeper {
     const refusal = this.refusal();
     setCurrentDetails(
       markdownTable(`Bundle keeper · ${this.domain}`, [
-        ['state', phaseOf(st, sink, this.exp)],
+        ['state', PHASE_WORDS[phaseOf(st, sink, this.exp)]],
         ['sink', this.sinkRow()],
         ['sink refused', refusal ? `${refusal.reason} (checked ${refusal.checks}x)` : null],
         ['kind', this.input.kind ?? 'client-hosted'],

@@ -281,6 +281,7 @@ describe('bundleKeeper over simulated days', () => {
       const badAttempts = fake.verifies.filter((j) => j === 'exp_2').length;
       assert.ok(badAttempts >= 3, `retried verification of the new bundle (${badAttempts} attempts)`);
       assert.match(s.lastError ?? '', /exp_2 not applied \(previous config stays\).*BundleInvalid/);
+      assert.deepEqual([s.state, s.pendingJobId], ['installing', 'exp_2'], 'the status says what it is installing');
       assert.ok(s.refreshesDone >= 3, 'the old link kept being refreshed');
       assert.deepEqual(expiredGaps(fake.applied, await env.currentTimeMs()), []);
 
@@ -289,6 +290,7 @@ describe('bundleKeeper over simulated days', () => {
       s = await status(handle);
       assert.equal(s.jobId, 'exp_2');
       assert.equal(s.lastError, null);
+      assert.deepEqual([s.state, s.pendingJobId], ['keeping', null]);
       assert.equal(fake.starts.length, 2, 'no extra export: the retry generated a fresh link for the same job');
     });
   });
@@ -323,6 +325,7 @@ describe('bundleKeeper over simulated days', () => {
       await env.sleep(2 * HOUR);
       let s = await status(handle);
       assert.match(s.sinkRefused!, /holds no sink "later-config": add it under "sinks:" in \/etc\/sinks.yaml/);
+      assert.equal(s.state, 'sink-refused');
       assert.equal(fake.starts.length, 0, 'no export for a refused sink');
       assert.equal(fake.applied.length, 0);
       const checks = fake.resolves;
@@ -335,6 +338,7 @@ describe('bundleKeeper over simulated days', () => {
       await env.sleep(30 * MIN);
       s = await status(handle);
       assert.equal(s.sinkRefused, null);
+      assert.deepEqual([s.state, s.pendingJobId], ['keeping', null]);
       assert.equal(fake.starts.length, 1);
       assert.equal(fake.applied.length, 1, 'applied once the file holds the sink');
 
