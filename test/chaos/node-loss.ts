@@ -16,6 +16,7 @@ import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { ensureCluster } from '../../scripts/cluster/control';
 import { killNode, runningNode } from '../../scripts/cluster/nodes';
+import { recordedHistoryShards } from '../../scripts/cluster/shards';
 import { ownedShards } from '../../scripts/cluster/status';
 import { startEmulator, type EmulatorHandle } from '../../emulator';
 import { publish } from '../../src/client';
@@ -70,20 +71,25 @@ export interface ShardMove {
   probesAnsweredS: number;
 }
 
-/** Node 2 up (started if down) and owning shards: the kill must take some away. */
+/**
+ * Node 2 up (started if down) and owning shards, the ring settled: the two nodes' shares add up to the
+ * cluster's shard count. Mid-rebalance they may not (one run read 4 + 2 of 4 shards, and then waited for
+ * node 1 to own 6), so the kill must take shards away from a settled ring.
+ */
 async function twoNodes(): Promise<{ total: number; node2: number }> {
   await ensureCluster({ nodes: 2 });
+  const total = recordedHistoryShards();
   let shares: [number | undefined, number | undefined] = [undefined, undefined];
   await until(
     async () => {
       shares = [await ownedShards(1), await ownedShards(2)];
-      return (shares[1] ?? 0) > 0 && shares[0] !== undefined;
+      return (shares[1] ?? 0) > 0 && (shares[0] ?? 0) + shares[1]! === total;
     },
-    'node 2 to own history shards',
+    `node 2 to own history shards, the two nodes ${total} in all`,
     60_000,
     200,
   );
-  return { total: shares[0]! + shares[1]!, node2: shares[1]! };
+  return { total, node2: shares[1]! };
 }
 
 /** When a describe of `workflowId` (no such workflow) gets an answer: NotFound from the shard's owner. */

@@ -11,7 +11,7 @@ import { ensureCluster } from '../../scripts/cluster/control';
 import { nodeAddress } from '../../scripts/cluster/layout';
 import type { ClusterReport } from '../../scripts/cluster/status';
 import { ROOT } from '../../scripts/tools';
-import { clusterSkipReason, uniqueTaskQueue } from '../helpers/temporal';
+import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const run = promisify(execFile);
 
@@ -47,7 +47,15 @@ describe('a cluster of two server nodes (npm run cluster -- --nodes 2)', { skip:
   });
 
   test('--status --json shows both nodes up, each with its services, ports and share of the shards', async () => {
-    const report = await status();
+    // While node 2 joins, its shards move: the two shares add up to the count once the ring settles.
+    const shardSum = (r: ClusterReport) =>
+      r.processes.filter((p) => p.process === 'temporal-server').reduce((total, n) => total + (n.shards ?? 0), 0);
+    let report = await status();
+    await waitFor(async () => shardSum((report = await status())) === report.historyShards, {
+      timeoutMs: 60_000,
+      intervalMs: 1_000,
+      what: 'every shard owned by one node',
+    }).catch(() => undefined); // the assertion below says what the last report held
     const nodes = report.processes.filter((p) => p.process === 'temporal-server');
     assert.deepEqual(
       nodes.map((n) => [n.node, n.health, n.ports.frontendGrpc]),
