@@ -16,12 +16,8 @@ import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { ensureKeeper } from '../../src/client';
-import { type KeeperStatus, keeperStatusQuery, publishSignal } from '../../src/shared/bundle-keeper';
-import { repositoryKey } from '../../src/policies/validation/publish';
-import { WebhookSecrets } from '../../src/webhooks/secrets';
-import { type WebhookServer, startWebhookServer } from '../../src/webhooks/server';
-import { keepersOf } from '../../src/webhooks/targets';
+import { publishSignal } from '../../src/shared/bundle-keeper';
+import type { WebhookServer } from '../../src/webhooks/server';
 import { workflowTracingSinks } from '../../src/worker';
 import { writeSinksFile } from '../helpers/sinks';
 import {
@@ -33,7 +29,8 @@ import {
   waitFor,
   workflowBundle,
 } from '../helpers/temporal';
-import { githubSender, pushPayload, randomSha } from '../helpers/github';
+import { type githubSender, pushPayload, randomSha } from '../helpers/github';
+import { startSignedReceiver, startSourcedKeeper } from '../helpers/publishing';
 
 const KEY = 'mint_attacker_webhooks_key_0123';
 const SECRET = 'webhook-secret-attacker';
@@ -139,14 +136,7 @@ describe('attacker: replayed GitHub deliveries and unsigned requests', () => {
       { ADMIN_API_KEY: KEY, TEMPORAL_TASK_QUEUE: taskQueue, KEEPER_SINKS_FILE: await writeSinksFile(dir, sinks) },
     );
     await fsp.writeFile(path.join(dir, 'secrets'), `${SECRET}\n`, { mode: 0o600 });
-    receiver = await startWebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      client: env.client,
-      secrets: new WebhookSecrets(path.join(dir, 'secrets')),
-      log: () => undefined,
-    });
-    send = await githubSender(receiver.url, SECRET);
+    ({ receiver, send } = await startSignedReceiver(env.client, path.join(dir, 'secrets'), SECRET));
   });
 
   after(async () => {
@@ -159,32 +149,14 @@ describe('attacker: replayed GitHub deliveries and unsigned requests', () => {
 
   /** A keeper with a source and a file sink, its first bundle applied and its memo visible. */
   async function keeperFor(name: string) {
-    const projectId = `atk-${name}-${run}`;
-    const domain = `${projectId}.docs.example.com`;
-    const repositoryUrl = `https://github.com/docs-emulator/${projectId}`;
-    stack!.emu.push({ projectId, domain, message: 'Initial docs' });
-    const handle = await ensureKeeper(
-      env.client,
-      { domain, sink: name, source: { projectId, repository: repositoryUrl, ref: 'main' } },
-      { taskQueue },
-    );
-    keepers.push(handle.workflowId);
-    const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
-    await waitFor(async () => (await status()).jobId, { timeoutMs: 60_000, what: `${name}: first bundle applied` });
-    await waitFor(async () => (await keepersOf(env.client, repositoryKey(repositoryUrl)!, 'main')).length > 0, {
-      timeoutMs: 30_000,
-      what: `${name}: the keeper's source memo visible`,
-    });
-    const applied = (sha: string) =>
-      waitFor(async () => (await status()).publishing?.commit?.sha === sha, {
-        timeoutMs: 60_000,
-        what: `${name}: commit ${sha.slice(0, 7)} applied`,
-      });
+    const keeper = await startSourcedKeeper(env.client, stack!, { name, projectId: `atk-${name}-${run}`, taskQueue });
+    keepers.push(keeper.handle.workflowId);
+    const { projectId, repositoryUrl, handle } = keeper;
     const updates = () => stack!.emu.updates().filter((u) => u.projectId === projectId);
     /** The publish signal a Temporal client sends with the commit of a captured body, under a new id. */
     const replaySignal = (sha: string) =>
       handle.signal(publishSignal, { repository: repositoryUrl, ref: 'main', sha, deliveryId: randomUUID() });
-    return { projectId, repositoryUrl, handle, status, applied, updates, replaySignal };
+    return { ...keeper, updates, replaySignal };
   }
 
   test(

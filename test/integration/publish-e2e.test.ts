@@ -33,6 +33,7 @@ import {
   waitFor,
 } from '../helpers/temporal';
 import { githubSender, mergedPayload, pushPayload, randomSha } from '../helpers/github';
+import { startSignedReceiver, startSourcedKeeper } from '../helpers/publishing';
 
 const KEY = 'mint_publish_e2e_key_0123456789';
 const SECRET = 'webhook-secret-publish-e2e';
@@ -85,14 +86,7 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
     const secretFile = path.join(dir, 'secrets');
     // Two secrets, as during a rotation: the sender signs with the second.
     await fsp.writeFile(secretFile, `old-secret\n${SECRET}\n`, { mode: 0o600 });
-    receiver = await startWebhookServer({
-      host: '127.0.0.1',
-      port: 0,
-      client: env.client,
-      secrets: new WebhookSecrets(secretFile),
-      log: () => undefined,
-    });
-    send = await githubSender(receiver.url, SECRET);
+    ({ receiver, send } = await startSignedReceiver(env.client, secretFile, SECRET));
   });
 
   after(async () => {
@@ -105,31 +99,12 @@ describe('publishing: merged pull request -> deployment update -> export -> sink
 
   /** A keeper with a source and a file sink, its first (initial) bundle applied and its memo visible. */
   async function keeperFor(name: string) {
-    const projectId = `pub-${name}-${run}`;
-    const domain = `${projectId}.docs.example.com`;
-    const repositoryUrl = `https://github.com/docs-emulator/${projectId}`;
+    const keeper = await startSourcedKeeper(env.client, stack!, { name, projectId: `pub-${name}-${run}`, taskQueue });
+    keepers.push(keeper.handle.workflowId);
     const file = path.join(dir, `${name}.json`);
-    stack!.emu.push({ projectId, domain, message: 'Initial docs' });
-    const handle = await ensureKeeper(
-      env.client,
-      { domain, sink: name, source: { projectId, repository: repositoryUrl, ref: 'main' } },
-      { taskQueue },
-    );
-    keepers.push(handle.workflowId);
-    const status = (): Promise<KeeperStatus> => handle.query(keeperStatusQuery);
-    await waitFor(async () => (await status()).jobId, { timeoutMs: 60_000, what: `${name}: first bundle applied` });
-    await waitFor(async () => (await keepersOf(env.client, repositoryKey(repositoryUrl)!, 'main')).length > 0, {
-      timeoutMs: 30_000,
-      what: `${name}: the keeper's source memo visible`,
-    });
-    const applied = async (sha: string) =>
-      waitFor(async () => ((await status()).publishing?.commit?.sha === sha ? status() : null), {
-        timeoutMs: 60_000,
-        what: `${name}: commit ${sha.slice(0, 7)} applied`,
-      });
     const sinkUrl = async () =>
       (JSON.parse(await fsp.readFile(file, 'utf8')) as { staticExport: { bundleUrl: string } }).staticExport.bundleUrl;
-    return { projectId, domain, repositoryUrl, handle, status, applied, sinkUrl };
+    return { ...keeper, sinkUrl };
   }
 
   const updatesOf = (projectId: string) => stack!.emu.updates().filter((u) => u.projectId === projectId);
