@@ -85,4 +85,3 @@ export interface AdminApi {
 }
 
 export type AdminApiOperation = keyof AdminApi;
-
