@@ -32,8 +32,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.emulator.json ./
 COPY emulator ./emulator
-# types.ts re-exports the documented shapes' types (documented.ts, zod): tsc reads both, node loads neither.
-COPY src/api/types.ts src/api/documented.ts ./src/api/
+COPY src/api/types.ts ./src/api/types.ts
 COPY src/shared/agent-job-record.ts ./src/shared/agent-job-record.ts
 COPY src/process/small-server.ts ./src/process/small-server.ts
 RUN npx tsc -p tsconfig.emulator.json

@@ -20,6 +20,13 @@ export { Emulator } from './server';
 // The emulator's own job views (the benchmark's no-HTTP baseline) and its seeded PRNG (the simulations).
 export { agentJobView, exportView, type AgentJobRecord, type ExportRecord } from './state';
 export { seededRandom, type Random } from './seeded-random';
+// The answers as the platform documents them, which the emulator's every answer keeps to (the contract tests).
+export {
+  DOCUMENTED_OPERATIONS,
+  documentedAgentJob,
+  documentedDeploymentUpdate,
+  undocumentedAnswer,
+} from './documented';
 
 export interface EmulatorHandle {
   /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). Use it as ADMIN_API_URL. */

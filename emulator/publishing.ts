@@ -3,7 +3,7 @@
 // an export sees: the commit of the project's last update that succeeded before the export started.
 // As for exports, an update's status is a function of the clock (no timers).
 import { randomBytes } from 'node:crypto';
-import type { DocumentedDeploymentUpdate } from '../src/api/types';
+import type { DocumentedDeploymentUpdate } from './documented';
 
 /** The documented filesChanged: the paths a commit added, modified and removed. */
 export interface FilesChanged {

@@ -167,5 +167,3 @@ export function createAgentActivities(deps: ActivityDeps) {
     },
   };
 }
-
-export type AgentActivities = ReturnType<typeof createAgentActivities>;

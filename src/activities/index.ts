@@ -3,6 +3,7 @@
 import type { ActivityDeps } from './deps';
 import { createAgentActivities } from './agent';
 import { createExportActivities } from './export';
+import { createKeeperActivities } from './keeper';
 import { createPublishingActivities } from './publishing';
 
 export type { ActivityDeps } from './deps';
@@ -10,6 +11,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createExportActivities(deps),
+    ...createKeeperActivities(deps),
     ...createAgentActivities(deps),
     ...createPublishingActivities(deps),
   };

@@ -10,8 +10,9 @@
 //   two calls go through a dedicated pool without keep-alive (pipelining 0): each opens a fresh
 //   connection, so a stale keep-alive socket closed by the server can never turn into a false
 //   OutcomeUnknown. They are rate-limited (100/project/hour), so the extra handshake costs nothing.
-//   startExport is also not idempotent, but a duplicate export is wasted work, not user-visible, so
-//   its ambiguous failures stay retryable (Timeout, NetworkError, ServerError, MalformedResponse).
+//   startExport and triggerUpdate are not idempotent either, but a duplicate is wasted work (an export, a
+//   build), not user-visible, so their ambiguous failures stay retryable (Timeout, NetworkError, ServerError,
+//   MalformedResponse).
 //   GETs and generateBundle are safe to retry.
 //
 // Retries belong to Temporal: undici never retries here (no RetryAgent, no interceptors). Every call
@@ -139,6 +140,8 @@ interface Response {
   text: string;
 }
 
+type RouteShape = Pick<Route, 'method' | 'template' | 'idempotent' | 'planRoute'>;
+
 interface Route {
   operation: AdminApiOperation;
   method: 'GET' | 'POST';
@@ -152,6 +155,41 @@ interface Route {
   planRoute: boolean;
   /** For OutcomeUnknown messages. */
   describe?: (at: string) => string;
+}
+
+/** Every operation's route (docs/contract.md). */
+const ROUTES: Record<AdminApiOperation, RouteShape> = {
+  createAgentJob: { method: 'POST', template: '/v2/agent/{projectId}/job', idempotent: false, planRoute: false },
+  getAgentJob: { method: 'GET', template: '/v2/agent/{projectId}/job/{id}', idempotent: true, planRoute: false },
+  sendAgentMessage: {
+    method: 'POST',
+    template: '/v2/agent/{projectId}/job/{id}/message',
+    idempotent: false,
+    planRoute: false,
+  },
+  startExport: { method: 'POST', template: '/v1/static-export/jobs', idempotent: true, planRoute: true },
+  getExport: { method: 'GET', template: '/v1/static-export/jobs/{jobId}', idempotent: true, planRoute: true },
+  generateBundle: {
+    method: 'POST',
+    template: '/v1/static-export/jobs/{jobId}/bundle',
+    idempotent: true,
+    planRoute: true,
+  },
+  triggerUpdate: { method: 'POST', template: '/v1/project/update/{projectId}', idempotent: true, planRoute: false },
+  getUpdateStatus: {
+    method: 'GET',
+    template: '/v1/project/update-status/{statusId}',
+    idempotent: true,
+    planRoute: false,
+  },
+};
+
+/** The route of one call: the template's `{...}` filled with `ids` in order (URI-encoded). */
+function routeOf(operation: AdminApiOperation, ids: string[], extra: Pick<Route, 'body' | 'describe'> = {}): Route {
+  const shape = ROUTES[operation];
+  let i = 0;
+  const path = shape.template.replace(/\{\w+\}/g, () => encodeURIComponent(ids[i++]!));
+  return { operation, ...shape, path, ...extra };
 }
 
 function errorCodeOf(err: unknown): string {
@@ -247,141 +285,48 @@ export class AdminApiClient implements AdminApi {
   }
 
   createAgentJob(projectId: string, prompt: string, options?: CallOptions): Promise<AgentJob> {
-    return this.#call(
-      {
-        operation: 'createAgentJob',
-        template: '/v2/agent/{projectId}/job',
-        method: 'POST',
-        path: `/v2/agent/${encodeURIComponent(projectId)}/job`,
-        body: { prompt },
-        idempotent: false,
-        planRoute: false,
-        describe: (at) =>
-          `creating an agent job for project "${projectId}" at ${at} may or may not have taken effect; ` +
-          `it is not retried, to avoid a duplicate pull request. Check the project's agent jobs and the ` +
-          `repository's pull requests opened after ${at} before creating it again`,
-      },
-      agentJobSchema,
-      options,
-    );
+    const describe = (at: string) =>
+      `creating an agent job for project "${projectId}" at ${at} may or may not have taken effect; ` +
+      `it is not retried, to avoid a duplicate pull request. Check the project's agent jobs and the ` +
+      `repository's pull requests opened after ${at} before creating it again`;
+    return this.#call(routeOf('createAgentJob', [projectId], { body: { prompt }, describe }), agentJobSchema, options);
   }
 
   getAgentJob(projectId: string, jobId: string, options?: CallOptions): Promise<AgentJob> {
-    return this.#call(
-      {
-        operation: 'getAgentJob',
-        template: '/v2/agent/{projectId}/job/{id}',
-        method: 'GET',
-        path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}`,
-        idempotent: true,
-        planRoute: false,
-      },
-      agentJobSchema,
-      options,
-    );
+    return this.#call(routeOf('getAgentJob', [projectId, jobId]), agentJobSchema, options);
   }
 
   sendAgentMessage(projectId: string, jobId: string, prompt: string, options?: CallOptions): Promise<AgentJob> {
-    return this.#call(
-      {
-        operation: 'sendAgentMessage',
-        template: '/v2/agent/{projectId}/job/{id}/message',
-        method: 'POST',
-        path: `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/message`,
-        body: { prompt },
-        idempotent: false,
-        planRoute: false,
-        describe: (at) =>
-          `sending a follow-up message to agent job ${jobId} of project "${projectId}" at ${at} may or may ` +
-          `not have taken effect; it is not retried, to avoid running the instruction twice. Check the ` +
-          `job (GET /v2/agent/${projectId}/job/${jobId}) and its pull request before sending it again`,
-      },
-      agentJobSchema,
-      options,
-    );
+    const describe = (at: string) =>
+      `sending a follow-up message to agent job ${jobId} of project "${projectId}" at ${at} may or may ` +
+      `not have taken effect; it is not retried, to avoid running the instruction twice. Check the ` +
+      `job (GET /v2/agent/${projectId}/job/${jobId}) and its pull request before sending it again`;
+    const route = routeOf('sendAgentMessage', [projectId, jobId], { body: { prompt }, describe });
+    return this.#call(route, agentJobSchema, options);
   }
 
   startExport(request: StartExportRequest, options?: CallOptions): Promise<StaticExportJob> {
     const body: StartExportRequest = { domain: request.domain };
     if (request.version !== undefined) body.version = request.version;
     if (request.paths !== undefined) body.paths = request.paths;
-    return this.#call(
-      {
-        operation: 'startExport',
-        template: '/v1/static-export/jobs',
-        method: 'POST',
-        path: '/v1/static-export/jobs',
-        body,
-        idempotent: true,
-        planRoute: true,
-      },
-      staticExportJobSchema,
-      options,
-    );
+    return this.#call(routeOf('startExport', [], { body }), staticExportJobSchema, options);
   }
 
   getExport(jobId: string, options?: CallOptions): Promise<StaticExportJob> {
-    return this.#call(
-      {
-        operation: 'getExport',
-        template: '/v1/static-export/jobs/{jobId}',
-        method: 'GET',
-        path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}`,
-        idempotent: true,
-        planRoute: true,
-      },
-      staticExportJobSchema,
-      options,
-    );
+    return this.#call(routeOf('getExport', [jobId]), staticExportJobSchema, options);
   }
 
   generateBundle(jobId: string, options?: CallOptions): Promise<Bundle> {
-    return this.#call(
-      {
-        operation: 'generateBundle',
-        template: '/v1/static-export/jobs/{jobId}/bundle',
-        method: 'POST',
-        path: `/v1/static-export/jobs/${encodeURIComponent(jobId)}/bundle`,
-        idempotent: true,
-        planRoute: true,
-      },
-      bundleSchema,
-      options,
-    );
+    return this.#call(routeOf('generateBundle', [jobId]), bundleSchema, options);
   }
 
-  /**
-   * POST /v1/project/update/{projectId}: build the deployment branch now. Not idempotent, but a duplicate
-   * is a wasted build, not user-visible (as startExport): ambiguous failures stay retryable.
-   */
+  /** POST /v1/project/update/{projectId}: build the deployment branch now. */
   triggerUpdate(projectId: string, options?: CallOptions): Promise<UpdateTrigger> {
-    return this.#call(
-      {
-        operation: 'triggerUpdate',
-        method: 'POST',
-        path: `/v1/project/update/${encodeURIComponent(projectId)}`,
-        template: '/v1/project/update/{projectId}',
-        idempotent: true,
-        planRoute: false,
-      },
-      updateTriggerSchema,
-      options,
-    );
+    return this.#call(routeOf('triggerUpdate', [projectId]), updateTriggerSchema, options);
   }
 
   getUpdateStatus(statusId: string, options?: CallOptions): Promise<DeploymentUpdate> {
-    return this.#call(
-      {
-        operation: 'getUpdateStatus',
-        method: 'GET',
-        path: `/v1/project/update-status/${encodeURIComponent(statusId)}`,
-        template: '/v1/project/update-status/{statusId}',
-        idempotent: true,
-        planRoute: false,
-      },
-      deploymentUpdateSchema,
-      options,
-    );
+    return this.#call(routeOf('getUpdateStatus', [statusId]), deploymentUpdateSchema, options);
   }
 
   async #call<S extends z.ZodType>(route: Route, schema: S, options?: CallOptions): Promise<z.output<S>> {
@@ -462,35 +407,25 @@ export class AdminApiClient implements AdminApi {
     httpStatus: number,
     startedAt: string,
   ): z.output<S> {
+    const malformed = (what: string, cause?: unknown) =>
+      this.#ambiguous(
+        route,
+        startedAt,
+        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with ${what}`, {
+          status: httpStatus,
+          cause,
+        }),
+      );
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
-      throw this.#ambiguous(
-        route,
-        startedAt,
-        new MalformedResponseError(
-          `${route.operation}: HTTP ${httpStatus} with a body that is not JSON: ${this.#snippet(text)}`,
-          {
-            status: httpStatus,
-            cause: err,
-          },
-        ),
-      );
+      throw malformed(`a body that is not JSON: ${this.#snippet(text)}`, err);
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      throw this.#ambiguous(
-        route,
-        startedAt,
-        new MalformedResponseError(
-          `${route.operation}: HTTP ${httpStatus} with an unexpected body (${this.redact(issues)})`,
-          {
-            status: httpStatus,
-          },
-        ),
-      );
+      throw malformed(`an unexpected body (${this.redact(issues)})`);
     }
     const value = parsed.data as { status?: unknown };
     if (typeof value.status === 'string') this.#noteStatus(route.operation, value.status);

@@ -133,7 +133,3 @@ export function forbiddenMessage(operation: string, method: string, exportRoute:
   const causes = forbiddenCauses(method, exportRoute).map((cause, i) => `(${i + 1}) ${cause}`);
   return `${operation}: HTTP 403 Forbidden (${apiText}); likely causes, most likely first: ${causes.join('; ')}. Not retried`;
 }
-
-export function isAdminApiError(err: unknown): err is AdminApiError {
-  return err instanceof AdminApiError;
-}

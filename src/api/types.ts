@@ -85,13 +85,3 @@ export interface AdminApi {
 }
 
 export type AdminApiOperation = keyof AdminApi;
-
-/** The answers as the platform documents them (./documented.ts): the emulator answers in these. */
-export type {
-  DocumentedAgentJob,
-  DocumentedBundle,
-  DocumentedDeploymentUpdate,
-  DocumentedError,
-  DocumentedStaticExportJob,
-  DocumentedUpdateTrigger,
-} from './documented';

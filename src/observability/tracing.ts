@@ -5,8 +5,7 @@ import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ApiCallTracer } from './trace-hooks';
 import { TRACING_PROTOCOLS, type Tracing, type TracingProtocol } from './tracer';
 
-export type { ApiCallEnd, ApiCallSpan, ApiCallStart, ApiCallTracer } from './trace-hooks';
-export { TRACING_PROTOCOLS, type TraceIds, type Tracing, type TracingProtocol } from './tracer';
+export type { Tracing } from './tracer';
 
 /** The variables that turn tracing on (any one of them set and not empty). */
 export const TRACING_VARIABLES = [

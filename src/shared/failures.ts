@@ -49,10 +49,6 @@ export const WorkflowFailure = {
 } as const;
 
 export type ApiFailureType = (typeof ApiFailure)[keyof typeof ApiFailure];
-export type FailureType =
-  | ApiFailureType
-  | (typeof ActivityFailureType)[keyof typeof ActivityFailureType]
-  | (typeof WorkflowFailure)[keyof typeof WorkflowFailure];
 
 // ---- the cause chain ---------------------------------------------------------------------------------
 

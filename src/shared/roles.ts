@@ -21,10 +21,6 @@ const ROLE_OF: ReadonlyMap<string, Role> = new Map([
 ]);
 const RANK: Record<Role, number> = { reader: 1, writer: 2, admin: 3 };
 
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
-
 /** `{default: 'writer'}` -> `['default:write']`: the claim for roles given per namespace. */
 export function permissionsFor(roles: Readonly<Record<string, Role>>): string[] {
   return Object.entries(roles).map(([namespace, role]) => `${namespace}:${PERMISSION_OF[role]}`);

@@ -13,7 +13,6 @@ import {
   executeChild,
   log,
   patched,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertMemo,
@@ -21,9 +20,7 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ExportActivities } from '../activities/export';
 import type { Bundle } from '../api/types';
-import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import {
   type AppliedBundle,
   type BundleKeeperInput,
@@ -53,6 +50,7 @@ import { iso, linkForDisplay, markdownTable } from './details';
 import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
 import { Publisher, initialPublishing } from './publishing';
+import { api, installer } from './keeper-calls';
 import { reservedWorkflowIdProblems } from './reserved-ids';
 import { branchOf, repositoryKey } from '../policies/validation/publish';
 
@@ -67,20 +65,6 @@ const SINK_BACKOFF = { baseMs: 10_000, maxMs: 5 * 60_000 };
 
 /** Back-off between failed exports (a failed export is a whole re-render: slower than link retries). */
 const EXPORT_BACKOFF = { baseMs: 60_000, maxMs: 60 * 60_000 };
-
-const api = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
-// Verify downloads the whole archive; a sink may run `helm upgrade` or copy the archive (mirror): long,
-// heartbeating (progress, or the attempt keeping itself alive), so a task lost on its way to the worker is
-// retried after the heartbeat timeout, not after 15 minutes. Content problems are non-retryable (BundleInvalid).
-const installer = proxyActivities<ExportActivities>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-});
 
 type ExportOutcome = { ok: StaticExportResult } | { err: unknown };
 /** A publish or pin that arrived while an export runs: one more export after it (renders `commit`). */

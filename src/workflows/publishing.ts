@@ -8,10 +8,8 @@
 // new delivery ids); a redelivery (same delivery id) changes nothing. A failed update leaves the live
 // link alone, says why, and the next publish of another commit (or `docs-admin publish`, which names
 // none) tries again. All state is PublishingState (plain JSON, carried by the keeper).
-import { log, patched, proxyActivities } from '@temporalio/workflow';
-import type { PublishingActivities } from '../activities/publishing';
+import { log, patched } from '@temporalio/workflow';
 import { type DeploymentUpdate, UPDATE_TERMINAL_STATUSES } from '../api/types';
-import { ACTIVITY_HEARTBEAT_TIMEOUT_MS } from '../shared/heartbeat';
 import { ApiFailure, failureMessage, failureType } from '../shared/failures';
 import type {
   KeeperSource,
@@ -24,6 +22,7 @@ import type {
 import { readPublishRequest } from '../policies/validation/publish';
 import { retryDelayMs } from '../policies/keeper-schedule';
 import { updatePollDelay } from '../policies/polling';
+import { api } from './keeper-calls';
 
 /** Bounds of the carried lists (JSON carried across continue-as-new stays small). */
 const MAX_DELIVERIES = 100;
@@ -39,13 +38,6 @@ const UPDATE_GIVE_UP_MS = 60 * 60_000;
  * (and triggered an update for it) replay that, and take the check from their next such publish on.
  */
 const BUILT_ONCE_PATCH = 'publish-built-commit-once';
-
-const api = proxyActivities<PublishingActivities>({
-  startToCloseTimeout: '1 minute',
-  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-  // A 429 comes with Retry-After (nextRetryDelay): the trigger waits for the organization's window.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
 
 export function initialPublishing(): PublishingState {
   return {

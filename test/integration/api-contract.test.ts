@@ -1,7 +1,7 @@
 // test-lane: parallel
 // AdminApiClient against the emulator: every operation, every error class, bundle links and archives; and
 // every answer the emulator gives in this file checked against the platform's documentation
-// (src/api/documented.ts), the liberal-parsing quirks excepted.
+// (emulator/documented.ts), the liberal-parsing quirks excepted.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -24,14 +24,17 @@ import {
   UnauthorizedError,
 } from '../../src/api/errors';
 import { toApplicationFailure } from '../../src/activities/api-call';
+import type { AdminApiOperation } from '../../src/api/types';
 import {
+  type EmulatorAnswer,
+  type EmulatorHandle,
+  DEFAULT_OPTIONS,
   DOCUMENTED_OPERATIONS,
   documentedAgentJob,
   documentedDeploymentUpdate,
+  startEmulator,
   undocumentedAnswer,
-} from '../../src/api/documented';
-import type { AdminApiOperation } from '../../src/api/types';
-import { type EmulatorAnswer, type EmulatorHandle, DEFAULT_OPTIONS, startEmulator } from '../../emulator';
+} from '../../emulator';
 import { freeLoopbackPort } from '../../src/observability/free-port';
 import { waitFor } from '../../scripts/wait';
 
@@ -736,7 +739,7 @@ describe('secrets', () => {
   });
 });
 
-describe('answers as documented (src/api/documented.ts, from the platform OpenAPI documents)', () => {
+describe('answers as documented (emulator/documented.ts, from the platform OpenAPI documents)', () => {
   const READ_ONLY_KEY = 'mint_read_only_key_222';
   const OTHER_ORG_KEY = 'mint_other_org_key_333';
 

@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { ApplyBundleRequest, ApplyBundleResult, BundleCheck, ExportActivities } from '../../src/activities/export';
+import type { ExportActivities } from '../../src/activities/export';
+import type { ApplyBundleRequest, ApplyBundleResult, BundleCheck, KeeperActivities } from '../../src/activities/keeper';
 import { lookupSink, parseSinksFile } from '../../src/activities/sinks-file';
 import type { Bundle, StaticExportJob } from '../../src/api/types';
 import {
@@ -95,7 +96,7 @@ class FakeExport {
     };
   }
 
-  activities(): ExportActivities {
+  activities(): ExportActivities & KeeperActivities {
     const lookup = (sink: unknown, allowInline: boolean, domain: string) =>
       lookupSink(parseSinksFile(this.sinksYaml, '/etc/sinks.yaml'), sink, allowInline, domain);
     return {

@@ -5,7 +5,7 @@
 // (deployment update), exports the commit it built and applies it through a file sink. Also: bad
 // signature and body, unknown repository, redelivery, a burst of pushes, a failing build, and a worker
 // process killed between the update and the export. The emulator answers as the platform documents its
-// API (src/api/documented.ts): the merge test checks each answer it gave.
+// API (emulator/documented.ts): the merge test checks each answer it gave.
 import assert from 'node:assert/strict';
 import * as fsp from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,8 +20,7 @@ import { repositoryKey } from '../../src/policies/validation/publish';
 import { WebhookSecrets } from '../../src/webhooks/secrets';
 import { type WebhookServer, startWebhookServer } from '../../src/webhooks/server';
 import { keepersOf } from '../../src/webhooks/targets';
-import { undocumentedAnswer } from '../../src/api/documented';
-import { type EmulatorAnswer, type EmulatorHandle, startEmulator } from '../../emulator';
+import { type EmulatorAnswer, type EmulatorHandle, startEmulator, undocumentedAnswer } from '../../emulator';
 import { WorkerProcess } from '../chaos/helpers';
 import { writeSinksFile } from '../helpers/sinks';
 import {

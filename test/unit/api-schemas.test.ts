@@ -1,12 +1,12 @@
 // test-lane: parallel
 // The client's response schemas (src/api/schemas.ts) read the answers the platform documents (its OpenAPI
-// documents, src/api/documented.ts) and earlier shapes; a field the client does not use never fails a call.
+// documents, emulator/documented.ts) and earlier shapes; a field the client does not use never fails a call.
 // And the documented check itself: it accepts the document's own example and names what the emulator once
 // invented.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { agentJobSchema, bundleSchema, deploymentUpdateSchema, staticExportJobSchema } from '../../src/api/schemas';
-import { documentedDeploymentUpdate, undocumentedAnswer } from '../../src/api/documented';
+import { documentedDeploymentUpdate, undocumentedAnswer } from '../../emulator';
 
 /** GET /v1/project/update-status/{statusId} as its documentation shows it (openapi.json), values filled in. */
 const documentedUpdate = {
@@ -145,7 +145,7 @@ describe('agent job, static export, bundle (client)', () => {
   });
 });
 
-describe('the documented check (src/api/documented.ts)', () => {
+describe('the documented check (emulator/documented.ts)', () => {
   test("the document's own example is as documented", () => {
     assert.equal(undocumentedAnswer('getUpdateStatus', 200, documentedUpdate), null);
     assert.equal(undocumentedAnswer('triggerUpdate', 202, { statusId: 'x' }), null);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
-import { MIN_LINK_LIFE_MS, refuseExpiringLink } from '../../src/activities/export';
+import { MIN_LINK_LIFE_MS, refuseExpiringLink } from '../../src/activities/keeper';
 import type { ApplyBundleRequest } from '../../src/activities/sinks';
 
 const NOW = Date.parse('2026-11-25T20:00:00Z');

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { AdminApi } from '../../src/api/types';
-import { createExportActivities } from '../../src/activities/export';
+import { createKeeperActivities } from '../../src/activities/keeper';
 import type { ApplyBundleRequest } from '../../src/activities/sinks';
 import { NO_SINKS, SinksFile, describeSinks, lookupSink, parseSinksFile } from '../../src/activities/sinks-file';
 import { noopMetrics } from '../../src/observability/metrics';
@@ -164,7 +164,7 @@ test("the keeper's activities refuse a sink for another domain: resolveSink answ
       `allowedDirs: [${dir}]\nsinks:\n  site-a: {type: file, path: ${target}, domains: [docs-a.example.com]}\n`,
     );
     const refusals: string[] = [];
-    const activities = createExportActivities({
+    const activities = createKeeperActivities({
       api: {} as AdminApi,
       temporal: {} as Client,
       agentRateLimit: { limit: 100, windowMs: 3_600_000 },

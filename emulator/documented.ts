@@ -2,7 +2,7 @@
 // Mintlify's OpenAPI documents, which decide over anything written elsewhere (docs/contract.md summarises them).
 // Strict on purpose: every answer of the emulator must parse here (test/integration/api-contract.test.ts), so
 // it can neither invent a field nor give one another type. The client does not use these: it reads liberally
-// (./schemas.ts), since the real API may send less, more, or strings for numbers.
+// (src/api/schemas.ts), since the real API may send less, more, or strings for numbers.
 //
 // Sources: github.com/mintlify/docs at 3bbce7aa (2026-08-21), published at https://www.mintlify.com/docs/api/...
 // - agent jobs: admin-openapi.json, paths /v2/agent/... (pages agent/v2/create-agent-job, get-agent-job,
@@ -12,7 +12,7 @@
 // - deployments: openapi.json, server https://api.mintlify.com/v1 (pages update/trigger, update/status). It
 //   documents no error response for either operation: their error statuses are SPEC.md's table.
 import { z } from 'zod';
-import type { AdminApiOperation } from './types';
+import type { AdminApiOperation } from '../src/api/types';
 
 /** OpenAPI `format: date-time` (RFC 3339). */
 const dateTime = z.iso.datetime({ offset: true });
