@@ -1,10 +1,28 @@
 // Stopping a process the scripts started: one signal, a grace period, then SIGKILL. Plain Node, so any
 // script may import it.
 
+import { readFileSync } from 'node:fs';
+
+/**
+ * Whether the process runs. A zombie does not: a process whose parent has exited belongs to PID 1, and
+ * where PID 1 is no init (a container without one, this machine's VM) it is never reaped, so it would
+ * answer signal 0 forever and a stop would wait on it forever (a node-loss run hung so).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  return !isZombie(pid);
+}
+
+/** Linux's /proc/<pid>/stat state field; elsewhere (no /proc) a process answering signal 0 runs. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (command) state ...": the command may hold spaces and parentheses, the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
   } catch {
     return false;
   }
@@ -26,5 +44,12 @@ export async function stopProcess(
   const deadline = Date.now() + graceMs;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+  const killedBy = Date.now() + KILLED_EXIT_MS;
+  while (isAlive(pid)) {
+    if (Date.now() > killedBy) throw new Error(`process ${pid} still runs ${KILLED_EXIT_MS / 1000} s after SIGKILL`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
+
+/** A SIGKILLed process is gone within milliseconds; one that is not is stuck in the kernel (say so). */
+const KILLED_EXIT_MS = 10_000;
