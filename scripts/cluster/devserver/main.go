@@ -62,6 +62,10 @@ func main() {
 		fmt.Printf("temporal-dev-server: Temporal server %s, UI server %s\n", headers.ServerVersion, uiversion.UIVersion)
 		return
 	}
+	// Caught from the start: the frontend may answer before start returns, and a SIGTERM then must
+	// still stop the server cleanly (exit 0), not end the process by the signal's default.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	stop, err := start(opts)
 	var stale *staleSchemaError
 	if errors.As(err, &stale) {
@@ -69,8 +73,6 @@ func main() {
 	} else if err != nil {
 		fail(err, 1)
 	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	<-signals
 	stop()
 }

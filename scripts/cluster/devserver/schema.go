@@ -44,7 +44,8 @@ func checkSchema(file string) error {
 	if err != nil {
 		return err
 	}
-	db, err := dbsql.Open("sqlite", "file:"+url.PathEscape(file)+"?mode=ro")
+	// Read-write: a file left by a killed server has a hot journal that opening rolls back.
+	db, err := dbsql.Open("sqlite", "file:"+url.PathEscape(file)+"?mode=rw")
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", file, err)
 	}
