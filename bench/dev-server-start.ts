@@ -1,6 +1,7 @@
 // Start-to-healthy time of a dev server as the tests start one (headless, in memory, the project's search
-// attributes and dynamic config): from spawn to the frontend's gRPC health check answering SERVING, then
-// SIGTERM to exit. Executables alternate run by run so a busy moment of the machine falls on both.
+// attributes and dynamic config): from spawn to the frontend's gRPC health check answering SERVING (asked
+// once the port accepts TCP), then SIGTERM to exit. Executables alternate run by run so a busy moment of
+// the machine falls on both.
 //
 //   npx tsx bench/dev-server-start.ts [runs] [executable...]
 //
@@ -8,11 +9,24 @@
 // one, the Temporal CLI's `server start-dev`, for comparison.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../scripts/dev-server';
 import { devServerPath, findTemporalCli } from '../scripts/tools';
 import { SEARCH_ATTRIBUTE_REGISTRATION } from '../src/shared/search-attributes';
 import { freeLoopbackPort } from '../src/observability/free-port';
+
+/** True once something accepts TCP on the port: cheap to ask every few ms, unlike a gRPC connect (whose retry backs off ~1 s). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 async function serving(address: string): Promise<boolean> {
   try {
@@ -42,10 +56,10 @@ async function oneRun(executable: string): Promise<{ startMs: number; stopMs: nu
   const child: ChildProcess = spawn(executable, args, { stdio: 'ignore' });
   const exited = once(child, 'exit');
   const deadline = started + 60_000;
-  while (!(await serving(`127.0.0.1:${port}`))) {
+  while (!(await listening(port)) || !(await serving(`127.0.0.1:${port}`))) {
     if (child.exitCode !== null) throw new Error(`${executable} exited with ${child.exitCode} during start`);
     if (performance.now() > deadline) throw new Error(`${executable} not serving after 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const startMs = performance.now() - started;
   const stopping = performance.now();
