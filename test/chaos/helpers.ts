@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { firstApplicationFailure } from '../../src/shared/failures';
-import { findTemporalCli, ROOT } from '../../scripts/tools';
+import { devServerPath, findTemporalCli, ROOT } from '../../scripts/tools';
 import { resendAgentJob, resolveAgentJob, startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
 import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId, type AgentJobInput } from '../../src/shared/agent-job';
@@ -62,7 +62,10 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
 }
 
-/** `temporal server start-dev` owned by this process, on 127.0.0.1, headless, with the project's search attributes. */
+/**
+ * The project's dev server (scripts/cluster/devserver) owned by this process, on 127.0.0.1, headless, with the
+ * project's search attributes; the Temporal CLI checks its health and runs the tests' commands against it.
+ */
 export class DevServer {
   readonly cli: string;
   readonly port: number;
@@ -123,7 +126,7 @@ export class DevServer {
         `${name}=${type}`,
       ]),
     ];
-    const child = spawn(this.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(devServerPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (c: Buffer) => this.output.push(c));
     child.stderr!.on('data', (c: Buffer) => this.output.push(c));
     this.#child = child;
