@@ -2,10 +2,9 @@
 // Temporal failures), each create and message under a permit of the project's rate limiter: the job
 // asks for it (askPermit, ./limiter-client.ts) and hands it to the call (src/workflows/permits.ts).
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type { AgentJob } from '../api/types';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
-import { WorkflowFailure } from '../shared/failures';
+import { WorkflowFailure, invalidInput, nonRetryable } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { type LimiterAnswer, type Permit, permitOf } from '../shared/rate-limiter';
@@ -48,11 +47,7 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
     ...(prompt === undefined ? [] : validatePrompt(prompt, { maxPromptLength: deps.maxPromptLength })),
   ];
   if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid agent input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
+    throw invalidInput('agent', problems);
   }
 }
 
@@ -60,11 +55,10 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
 function permitInput(permit: unknown): Permit {
   const decoded = typeof permit === 'object' && permit !== null ? permitOf(permit) : null;
   if (decoded) return decoded;
-  throw ApplicationFailure.create({
-    type: WorkflowFailure.invalidInput,
-    message: "invalid agent input: a create or message needs a permit of the project's rate limiter",
-    nonRetryable: true,
-  });
+  throw nonRetryable(
+    WorkflowFailure.invalidInput,
+    "invalid agent input: a create or message needs a permit of the project's rate limiter",
+  );
 }
 
 /**

@@ -4,7 +4,7 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Bundle } from '../api/types';
 import { SINK_REFUSED, type SinkResolution, type SinkType } from '../shared/bundle-keeper';
-import { ActivityFailureType } from '../shared/failures';
+import { ActivityFailureType, nonRetryable } from '../shared/failures';
 import { activitySignal } from './api-call';
 import { recordProgress } from './keep-alive';
 import type { ActivityDeps } from './deps';
@@ -28,11 +28,10 @@ export function refuseExpiringLink(request: ApplyBundleRequest, sinkType: SinkTy
   if (sinkType === 'mirror') return; // it downloads the bytes itself, and keeps them
   const expiresMs = Date.parse(request.expiresAt);
   if (Number.isFinite(expiresMs) && expiresMs - nowMs < MIN_LINK_LIFE_MS)
-    throw ApplicationFailure.create({
-      type: ActivityFailureType.bundleUnavailable,
-      message: `bundle link of ${request.jobId} expires at ${request.expiresAt}, before it could be applied: not applied (a fresh link is needed)`,
-      nonRetryable: true,
-    });
+    throw nonRetryable(
+      ActivityFailureType.bundleUnavailable,
+      `bundle link of ${request.jobId} expires at ${request.expiresAt}, before it could be applied: not applied (a fresh link is needed)`,
+    );
 }
 
 function toFailure(err: unknown): unknown {
@@ -102,11 +101,10 @@ export function createKeeperActivities(deps: ActivityDeps) {
       const found = await findSink(request.sink, true, request.domain);
       if ('refused' in found || (request.sinkType && request.sinkType !== found.sink.type)) {
         if ('sink' in found) deps.metrics.sinkRefused('changed');
-        throw ApplicationFailure.create({
-          type: SINK_REFUSED,
-          message: 'refused' in found ? found.refused : `sink "${found.name}" changed type in the sinks file`,
-          nonRetryable: true,
-        });
+        throw nonRetryable(
+          SINK_REFUSED,
+          'refused' in found ? found.refused : `sink "${found.name}" changed type in the sinks file`,
+        );
       }
       refuseExpiringLink(request, found.sink.type);
       try {

@@ -28,50 +28,27 @@ export abstract class AdminApiError extends Error {
   }
 }
 
-export class InvalidRequestError extends AdminApiError {
-  readonly code = ApiFailure.invalidRequest;
-  readonly retryable = false;
+/** One subclass per code, named `name` (what `err.name` and stack traces show). */
+function errorClass<C extends AdminApiErrorCode>(name: string, code: C, retryable: boolean) {
+  const ErrorClass = class extends AdminApiError {
+    readonly code = code;
+    readonly retryable = retryable;
+  };
+  Object.defineProperty(ErrorClass, 'name', { value: name });
+  return ErrorClass;
 }
-export class UnauthorizedError extends AdminApiError {
-  readonly code = ApiFailure.unauthorized;
-  readonly retryable = false;
-}
-export class ForbiddenError extends AdminApiError {
-  readonly code = ApiFailure.forbidden;
-  readonly retryable = false;
-}
-export class PlanRequiredError extends AdminApiError {
-  readonly code = ApiFailure.planRequired;
-  readonly retryable = false;
-}
-export class NotFoundError extends AdminApiError {
-  readonly code = ApiFailure.notFound;
-  readonly retryable = false;
-}
-export class ConflictError extends AdminApiError {
-  readonly code = ApiFailure.conflict;
-  readonly retryable = true;
-}
-export class RateLimitedError extends AdminApiError {
-  readonly code = ApiFailure.rateLimited;
-  readonly retryable = true;
-}
-export class ServerError extends AdminApiError {
-  readonly code = ApiFailure.serverError;
-  readonly retryable = true;
-}
-export class NetworkError extends AdminApiError {
-  readonly code = ApiFailure.networkError;
-  readonly retryable = true;
-}
-export class TimeoutError extends AdminApiError {
-  readonly code = ApiFailure.timeout;
-  readonly retryable = true;
-}
-export class MalformedResponseError extends AdminApiError {
-  readonly code = ApiFailure.malformedResponse;
-  readonly retryable = true;
-}
+
+export const InvalidRequestError = errorClass('InvalidRequestError', ApiFailure.invalidRequest, false);
+export const UnauthorizedError = errorClass('UnauthorizedError', ApiFailure.unauthorized, false);
+export const ForbiddenError = errorClass('ForbiddenError', ApiFailure.forbidden, false);
+export const PlanRequiredError = errorClass('PlanRequiredError', ApiFailure.planRequired, false);
+export const NotFoundError = errorClass('NotFoundError', ApiFailure.notFound, false);
+export const ConflictError = errorClass('ConflictError', ApiFailure.conflict, true);
+export const RateLimitedError = errorClass('RateLimitedError', ApiFailure.rateLimited, true);
+export const ServerError = errorClass('ServerError', ApiFailure.serverError, true);
+export const NetworkError = errorClass('NetworkError', ApiFailure.networkError, true);
+export const TimeoutError = errorClass('TimeoutError', ApiFailure.timeout, true);
+export const MalformedResponseError = errorClass('MalformedResponseError', ApiFailure.malformedResponse, true);
 /** A non-idempotent call (agent create/message) may or may not have taken effect. Never retried. */
 export class OutcomeUnknownError extends AdminApiError {
   readonly code = ApiFailure.outcomeUnknown;

@@ -62,6 +62,7 @@ class PlainLines<S> {
   private readonly started: number;
   private lastAt: number;
   private last: { status: S; atMs: number } | undefined;
+  private printed = { line: '', key: '', atMs: -Infinity };
 
   constructor(
     private readonly stream: ProgressStream,
@@ -74,10 +75,17 @@ class PlainLines<S> {
     this.lastAt = this.started;
   }
 
-  /** A status came: kept for the keep-alive line, printed when `print`. */
-  seen(status: S, print: boolean): void {
+  /**
+   * A status came: kept for the keep-alive line, and printed when its `key` changed or `intervalMs`
+   * passed since the last one printed, never the same line twice in a row.
+   */
+  seen(status: S, key: string, intervalMs: number): void {
     this.last = { status, atMs: this.now() };
-    if (print) this.write(this.text(status));
+    const line = this.text(status);
+    const t = this.now();
+    if (line === this.printed.line || (key === this.printed.key && t - this.printed.atMs < intervalMs)) return;
+    this.printed = { line, key, atMs: t };
+    this.write(line);
   }
 
   tick(problem?: string): void {
@@ -127,21 +135,8 @@ export function exportReporter(
   const text = (status: ExportStatus) =>
     `export ${domain}: ${status.phase} ${Math.round(status.progress)}% (${status.pageCount} pages)`;
   const lines = new PlainLines(stream, `export ${domain}`, text, now, options.keepAliveMs);
-  let lastLine = '';
-  let lastPhase = '';
-  let lastAt = -Infinity;
   return {
-    update(status) {
-      const line = text(status);
-      const t = now();
-      const print =
-        line !== lastLine && (status.phase !== lastPhase || t - lastAt >= (options.plainIntervalMs ?? 2_000));
-      lines.seen(status, print);
-      if (!print) return;
-      lastLine = line;
-      lastPhase = status.phase;
-      lastAt = t;
-    },
+    update: (status) => lines.seen(status, status.phase, options.plainIntervalMs ?? 2_000),
     tick: (problem) => lines.tick(problem),
     stop() {},
   };
@@ -154,8 +149,6 @@ export function agentReporter(
 ): Reporter<AgentStatus> {
   const now = options.now ?? Date.now;
   const started = now();
-  let lastPhase = '';
-  let lastAt = -Infinity;
   let drawn = false;
   const text = (status: AgentStatus) =>
     `agent job ${status.jobId ?? jobLabel}: ${status.phase}${status.status ? ` (${status.status})` : ''}, ` +
@@ -170,12 +163,7 @@ export function agentReporter(
         return;
       }
       const key = `${status.phase}/${status.status}/${status.waitingFor ?? ''}`;
-      const t = now();
-      const print = key !== lastPhase || t - lastAt >= (options.plainIntervalMs ?? 10_000);
-      lines.seen(status, print);
-      if (!print) return;
-      lastPhase = key;
-      lastAt = t;
+      lines.seen(status, key, options.plainIntervalMs ?? 10_000);
     },
     tick: (problem) => {
       if (!stream.isTTY) lines.tick(problem);

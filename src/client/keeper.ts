@@ -27,6 +27,7 @@ export async function ensureKeeper(
   options: Omit<StartOptions, 'requestId'> = {},
 ): Promise<WorkflowHandle<BundleKeeperWorkflow>> {
   checkInput(keeperInputProblems(input));
+  const { source } = input;
   return client.workflow.start<BundleKeeperWorkflow>(WorkflowType.bundleKeeper, {
     workflowId: keeperWorkflowId(input.domain),
     taskQueue: taskQueueOf(options.taskQueue),
@@ -38,14 +39,7 @@ export async function ensureKeeper(
       ['kind', input.kind ?? 'client-hosted'],
       ['sink', `${input.sink} (of the worker's sinks file)`],
       ['version', input.version ?? 'latest published'],
-      ...(input.source
-        ? [
-            ['source', `${input.source.repository} @ ${input.source.ref} (project ${input.source.projectId})`] as [
-              string,
-              string,
-            ],
-          ]
-        : []),
+      ['source', source && `${source.repository} @ ${source.ref} (project ${source.projectId})`],
     ]),
     typedSearchAttributes: [{ key: SearchAttr.domain, value: input.domain }],
   });

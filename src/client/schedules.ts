@@ -325,10 +325,6 @@ export function viewOf(schedule: ScheduleDescription | ScheduleSummary): Schedul
   };
 }
 
-export async function describeDocsSchedule(client: Client, scheduleId: string): Promise<ScheduleView> {
-  return viewOf(await client.schedule.getHandle(scheduleId).describe());
-}
-
 /** Every schedule in the namespace whose action starts one of this project's workflows. */
 export async function listDocsSchedules(client: Client): Promise<ScheduleView[]> {
   const ours = new Set<string>([WorkflowType.staticExport, WorkflowType.bundleKeeper]);
@@ -337,35 +333,4 @@ export async function listDocsSchedules(client: Client): Promise<ScheduleView[]>
     if (summary.action?.type === 'startWorkflow' && ours.has(summary.action.workflowType)) views.push(viewOf(summary));
   }
   return views.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
-}
-
-export async function triggerDocsSchedule(client: Client, scheduleId: string, overlap?: OverlapName): Promise<void> {
-  await client.schedule.getHandle(scheduleId).trigger(overlap ? toOverlapPolicy(overlap) : undefined);
-}
-
-export async function backfillDocsSchedule(
-  client: Client,
-  scheduleId: string,
-  start: Date,
-  end: Date,
-  overlap?: OverlapName,
-): Promise<void> {
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
-    throw new InvalidInputError(['backfill --start and --end must be ISO-8601 times']);
-  if (end <= start) throw new InvalidInputError(['backfill --end must be after --start']);
-  await client.schedule
-    .getHandle(scheduleId)
-    .backfill({ start, end, ...(overlap ? { overlap: toOverlapPolicy(overlap) } : {}) });
-}
-
-export async function pauseDocsSchedule(client: Client, scheduleId: string, note?: string): Promise<void> {
-  await client.schedule.getHandle(scheduleId).pause(note ?? 'paused from the docs-admin CLI');
-}
-
-export async function unpauseDocsSchedule(client: Client, scheduleId: string, note?: string): Promise<void> {
-  await client.schedule.getHandle(scheduleId).unpause(note ?? 'unpaused from the docs-admin CLI');
-}
-
-export async function deleteDocsSchedule(client: Client, scheduleId: string): Promise<void> {
-  await client.schedule.getHandle(scheduleId).delete();
 }

@@ -1,6 +1,6 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { validateTraceparent } from '../observability/trace-context';
 import type { AgentJobInput, AgentJobResult } from '../shared/agent-job';
 import type { BundleKeeperInput } from '../shared/bundle-keeper';
@@ -27,9 +27,9 @@ export function startOptionProblems(options: Pick<StartOptions, 'traceparent'>):
   return options.traceparent === undefined ? [] : validateTraceparent(options.traceparent);
 }
 
-/** Static details as a Markdown list: the Web UI runs plain lines together into one paragraph. */
-export function markdownList(items: [label: string, value: string][]): string {
-  return items.map(([label, value]) => `- **${label}**: ${value}`).join('\n');
+/** Static details as a Markdown list (items without a value left out): the Web UI runs plain lines together. */
+export function markdownList(items: [label: string, value: string | undefined][]): string {
+  return items.flatMap(([label, value]) => (value === undefined ? [] : [`- **${label}**: ${value}`])).join('\n');
 }
 
 export interface ProgressOptions<S> {
@@ -41,7 +41,6 @@ export interface ProgressOptions<S> {
   progressIntervalMs?: number;
 }
 
-/** Awaits a workflow's result, querying its `status` query meanwhile for onProgress. */
 /** A workflow's result with its id, awaited with progress from its `status` query. */
 export async function awaitResult<R, S>(
   client: Client,
@@ -49,13 +48,9 @@ export async function awaitResult<R, S>(
   query: string,
   options: ProgressOptions<S>,
 ): Promise<R & { workflowId: string }> {
-  const result = await awaitWithProgress<R, S>(client.workflow.getHandle(workflowId), query, options);
-  return { workflowId, ...result };
-}
-
-async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, options: ProgressOptions<S>): Promise<R> {
+  const handle = client.workflow.getHandle(workflowId);
   const result = handle.result() as Promise<R>;
-  if (!options.onProgress) return result;
+  if (!options.onProgress) return { workflowId, ...(await result) };
   const onProgress = options.onProgress;
   let done = false;
   const poller = (async () => {
@@ -71,7 +66,7 @@ async function awaitWithProgress<R, S>(handle: WorkflowHandle, query: string, op
     }
   })();
   try {
-    return await result;
+    return { workflowId, ...(await result) };
   } finally {
     done = true;
     await poller;

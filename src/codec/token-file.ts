@@ -52,12 +52,6 @@ export function tokenMatches(given: string, tokens: readonly string[]): boolean 
   return found;
 }
 
-/** Whether `Authorization: Bearer <token>` names one of `tokens`. */
-export function bearerMatches(header: string | undefined, tokens: readonly string[]): boolean {
-  const given = bearerToken(header);
-  return given !== undefined && tokenMatches(given, tokens);
-}
-
 /** The token file, read now (a bad file throws TokenFileError) and again whenever it changed. */
 export function tokenFile(path: string, onProblem: (message: string) => void): () => readonly string[] {
   const file = new WatchedFile(path, {

@@ -111,14 +111,18 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const key = adminKeyOf(env);
   if ('problem' in key) problems.push(key.problem);
 
-  let agentRateLimit: RateLimit = { limit: 100, windowMs: UNIT_MS.h! };
-  if (env.AGENT_RATE_LIMIT) {
+  /** The variable parsed, or `fallback` when it is unset or empty (and its problem noted when it is bad). */
+  const parsed = <T>(name: string, parse: (text: string) => T, fallback: T): T => {
+    const text = env[name];
+    if (!text) return fallback;
     try {
-      agentRateLimit = parseRateLimit(env.AGENT_RATE_LIMIT);
+      return parse(text);
     } catch (err) {
-      problems.push(`AGENT_RATE_LIMIT: ${(err as Error).message}`);
+      problems.push(`${name}: ${(err as Error).message}`);
+      return fallback;
     }
-  }
+  };
+  const agentRateLimit = parsed('AGENT_RATE_LIMIT', parseRateLimit, { limit: 100, windowMs: UNIT_MS.h! });
 
   const address = env.TEMPORAL_ADDRESS;
   if (address && !TEMPORAL_ADDRESS_FORM.test(address)) {
@@ -142,21 +146,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   const logFormat = (env.LOG_FORMAT || 'text').toLowerCase();
   if (logFormat !== 'text' && logFormat !== 'json') problems.push('LOG_FORMAT must be text or json');
 
-  let shutdownGraceTimeMs = DEFAULT_SHUTDOWN_GRACE_TIME_MS;
-  if (env.SHUTDOWN_GRACE_TIME) {
-    try {
-      shutdownGraceTimeMs = parseDuration(env.SHUTDOWN_GRACE_TIME);
-    } catch (err) {
-      problems.push(`SHUTDOWN_GRACE_TIME: ${(err as Error).message}`);
-    }
-  }
-
-  let bundleAllowedHosts: HostRule[] = [];
-  try {
-    bundleAllowedHosts = parseHostRules(env.BUNDLE_ALLOWED_HOSTS ?? '');
-  } catch (err) {
-    problems.push(`BUNDLE_ALLOWED_HOSTS: ${(err as Error).message}`);
-  }
+  const shutdownGraceTimeMs = parsed('SHUTDOWN_GRACE_TIME', parseDuration, DEFAULT_SHUTDOWN_GRACE_TIME_MS);
+  const bundleAllowedHosts = parsed('BUNDLE_ALLOWED_HOSTS', parseHostRules, [] as HostRule[]);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {

@@ -125,15 +125,14 @@ function reasonOf(err: unknown): string {
   return `${(err as Error).message}${code ? ` (${code})` : ''}`;
 }
 
+const newToken = async (settings: ServiceTokenSettings): Promise<Token> =>
+  requestToken(settings, await tokenEndpoint(settings.issuer));
+
 /** A token now, or one line naming the service, the issuer and why not. */
 async function firstToken(settings: ServiceTokenSettings): Promise<Token> {
-  return requestToken(settings, await tokenEndpoint(settings.issuer)).catch((err: unknown) => {
-    throw new ServiceTokenError(
-      `cannot get a token for ${settings.clientId} from ${settings.issuer}: ${reasonOf(err)}`,
-      {
-        cause: err,
-      },
-    );
+  return newToken(settings).catch((err: unknown) => {
+    const reason = `cannot get a token for ${settings.clientId} from ${settings.issuer}: ${reasonOf(err)}`;
+    throw new ServiceTokenError(reason, { cause: err });
   });
 }
 
@@ -171,10 +170,6 @@ export class ServiceTokenSource {
     return new ServiceTokenSource(settings, token, options.log ?? ((line) => console.error(line)));
   }
 
-  private static async fetch(settings: ServiceTokenSettings): Promise<Token> {
-    return requestToken(settings, await tokenEndpoint(settings.issuer));
-  }
-
   /** The token to send now. */
   current(): string {
     return this.token.value;
@@ -199,7 +194,7 @@ export class ServiceTokenSource {
 
   private async refresh(): Promise<void> {
     try {
-      const token = await ServiceTokenSource.fetch(this.settings);
+      const token = await newToken(this.settings);
       if (this.closed) return;
       this.token = token;
       this.failures = 0;

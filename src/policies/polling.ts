@@ -246,17 +246,11 @@ export function exportPollDelay(
   if (TERMINAL_HINT.has(status)) return finish(floor, ceiling);
 
   if (status === 'queued') {
-    // A queued job can start at any moment and nothing says when. One that starts during a wait and is
-    // still running at the next poll is handled like any running job: its progress shows how far it got,
-    // and the running branch below takes over. The lag comes from a job that starts and finishes within one wait: it is
-    // found up to (wait - its running time) after it finished, and the shortest exports run for seconds.
-    // So the wait is capped at queuedCeilingMs (25 s): an export that runs 10 s after up to 4 minutes in
-    // the queue is found at most 15 s late. (Backing off to the 60 s ceiling found it up to 50 s late.)
-    // Cheap: the backoff from the floor (2, 2, 4, 8, 16 s) reaches the cap after about 30 s, so a queue of
-    // up to 3 min costs about one call more than with the 60 s cap. Only a long queue would make a low cap
-    // expensive (25 s is 144 calls an hour), so past queuedCeilingMs / longQueueFraction (250 s) the cap
-    // grows with the time queued, up to the ceiling: an hour in the queue costs about 73 calls (65 with
-    // the old 60 s cap), and a brief run after a long wait is found at most 10 % of that wait late.
+    // A queued job can start at any moment and nothing says when. One still running at the next poll is
+    // handled by the running branch below; one that starts and finishes within a wait is found up to
+    // (wait - its running time) late, and the shortest exports run for seconds: so the wait is capped at
+    // queuedCeilingMs. A low cap costs calls only in a long queue, so past queuedCeilingMs /
+    // longQueueFraction the cap grows with the time queued, up to the ceiling (bench/results/polling.md).
     const queuedFor = queuedForMs(obs, nowMs);
     return finish(o.queuedFraction * queuedFor, Math.max(o.queuedCeilingMs, o.longQueueFraction * queuedFor));
   }

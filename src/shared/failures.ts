@@ -3,6 +3,7 @@
 // activities' own, and the workflows'. And one reader of a failure's cause chain. Sandbox-safe:
 // workflows, activities, the client, the CLI and tests all import it.
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
+import type { ApplicationFailureOptions } from '@temporalio/common';
 
 /** The admin API's error codes (AdminApiError.code), each an ApplicationFailure type. */
 export const ApiFailure = {
@@ -49,6 +50,20 @@ export const WorkflowFailure = {
 } as const;
 
 export type ApiFailureType = (typeof ApiFailure)[keyof typeof ApiFailure];
+
+/** A failure no retry mends, of `type` (`more`: details, cause). */
+export function nonRetryable(
+  type: string,
+  message: string,
+  more: Pick<ApplicationFailureOptions, 'details' | 'cause'> = {},
+): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, ...more });
+}
+
+/** An input that can never be valid: `invalid <what> input: <problems>`. */
+export function invalidInput(what: string, problems: readonly string[]): ApplicationFailure {
+  return nonRetryable(WorkflowFailure.invalidInput, `invalid ${what} input: ${problems.join('; ')}`);
+}
 
 // ---- the cause chain ---------------------------------------------------------------------------------
 

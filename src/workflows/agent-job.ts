@@ -10,7 +10,7 @@
 // src/workflows/parking.ts) until a person resolves, resends or abandons it, or its time limit ends it
 // with OutcomeUnknown.
 import {
-  ApplicationFailure,
+  type ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -41,7 +41,7 @@ import {
 } from '../shared/agent-job';
 import { SearchAttr } from '../shared/search-attributes';
 import { agentOptionsProblems, validateAgentJobInput, validatePrompt } from '../policies/validation/agent';
-import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
+import { ApiFailure, WorkflowFailure, failureType, invalidInput, nonRetryable } from '../shared/failures';
 import { ProjectPermits } from './permits';
 import { type Observation, agentPollDelay, recentObservations } from '../policies/polling';
 import { callOnceSafely } from './send-once';
@@ -84,14 +84,6 @@ const pollApi = proxyLocalActivities<Activities>({
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
-
-function invalidInput(problems: string[]): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: WorkflowFailure.invalidInput,
-    message: `invalid agent job input: ${problems.join('; ')}`,
-    nonRetryable: true,
-  });
-}
 
 /**
  * Where the job is in its life, which is what the handlers go by and what the status shows (its
@@ -263,7 +255,7 @@ class AgentRun {
     setHandler(sendMessageUpdate, (prompt) => this.sendMessage(prompt), {
       validator: (prompt: unknown) => {
         const problems = validatePrompt(prompt);
-        if (problems.length > 0) throw invalidInput(problems);
+        if (problems.length > 0) throw invalidInput('agent job', problems);
         const { name } = this.stage;
         if (name === 'finishing' || name === 'done' || name === 'failed' || name === 'not-created')
           throw new Error('the agent job has already finished');
@@ -290,11 +282,7 @@ class AgentRun {
       const { stage } = this;
       if (!('job' in stage)) throw stage.name === 'not-created' ? stage.failure : new Error('no agent job yet');
       if (stage.name === 'finishing')
-        throw ApplicationFailure.create({
-          type: WorkflowFailure.invalidInput,
-          message: `agent job ${stage.job.id} has already finished`,
-          nonRetryable: true,
-        });
+        throw nonRetryable(WorkflowFailure.invalidInput, `agent job ${stage.job.id} has already finished`);
       return this.message(stage.job.id, prompt);
     };
     return inTurn ? this.messages.runExclusive(send) : this.messages.runWhenFree(send);
@@ -505,12 +493,11 @@ class AgentRun {
     this.nextPollAt = null;
     await this.permits.delivered();
     if (final.status === 'failed') {
-      const failure = ApplicationFailure.create({
-        type: WorkflowFailure.agentJobFailed,
-        nonRetryable: true,
-        message: `agent job ${final.id} of project "${this.input.projectId}" failed`,
-        details: [{ jobId: final.id, projectId: this.input.projectId, status: final.status }],
-      });
+      const failure = nonRetryable(
+        WorkflowFailure.agentJobFailed,
+        `agent job ${final.id} of project "${this.input.projectId}" failed`,
+        { details: [{ jobId: final.id, projectId: this.input.projectId, status: final.status }] },
+      );
       this.stage = { name: 'failed', job: final, failure };
       this.show();
       throw failure;
@@ -536,12 +523,11 @@ function parkedCreate(input: AgentJobInput, from: string): Omit<ParkedCall, 'dea
 
 /** Why creating the job failed: the API's reason. */
 function createFailure(input: AgentJobInput, err: unknown): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: failureType(err) ?? 'Error',
-    nonRetryable: true,
-    message: `creating the agent job for project "${input.projectId}" failed: ${(err as Error).message}`,
-    cause: err as Error,
-  });
+  return nonRetryable(
+    failureType(err) ?? 'Error',
+    `creating the agent job for project "${input.projectId}" failed: ${(err as Error).message}`,
+    { cause: err as Error },
+  );
 }
 
 /** The lifecycle: validate, create (unless carried over), poll until terminal, finish. */
@@ -554,7 +540,7 @@ export async function agentJob(input: AgentJobInput, options: AgentJobOptions = 
   // A refused start takes nothing from its options (a carry there would be a job it never created).
   const run = new AgentRun(input, problems.length > 0 ? {} : options);
   run.registerHandlers();
-  if (problems.length > 0) return run.fail(invalidInput(problems));
+  if (problems.length > 0) return run.fail(invalidInput('agent job', problems));
   // Starters through src/client.ts set it already: no extra event and visibility write per job then.
   if (run.info.typedSearchAttributes.get(SearchAttr.projectId) !== input.projectId) {
     upsertSearchAttributes([{ key: SearchAttr.projectId, value: input.projectId }]);

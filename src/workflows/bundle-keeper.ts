@@ -6,7 +6,6 @@
 // built by a deployment update first (./publishing.ts). The loop at the bottom does whatever is due,
 // else sleeps until something is, and continues as new when the server suggests it (mustContinueAsNew).
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -45,7 +44,14 @@ import { checkKeeperInput } from '../policies/validation/keeper';
 import { carriedStateProblems, keeperCarryProblems } from '../policies/validation/carry';
 import { decodeKeeperCarry, keeperCarries, nextKeeperInput } from '../policies/validation/keeper-compat';
 import { deploymentProblems } from '../policies/validation/deployment';
-import { ApiFailure, WorkflowFailure, failureMessage, failureType } from '../shared/failures';
+import {
+  ApiFailure,
+  WorkflowFailure,
+  failureMessage,
+  failureType,
+  invalidInput,
+  nonRetryable,
+} from '../shared/failures';
 import { iso, linkForDisplay, markdownTable } from './details';
 import { refreshAtMs, retryDelayMs } from '../policies/keeper-schedule';
 import { staticExport } from './static-export';
@@ -107,22 +113,17 @@ function validate(input: BundleKeeperInput): void {
   if (typeof input === 'object' && input !== null)
     problems.push(...carriedStateProblems(workflowInfo(), keeperCarries(input), keeperCarryProblems));
   if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid bundleKeeper input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
+    throw invalidInput('bundleKeeper', problems);
   }
   throwConflicts(input.domain, conflicts);
 }
 
 function throwConflicts(domain: string, conflicts: string[]): void {
   if (conflicts.length > 0) {
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.deploymentKindConflict,
-      message: `deployment kind conflict for ${domain}: ${conflicts.join('; ')}`,
-      nonRetryable: true,
-    });
+    throw nonRetryable(
+      WorkflowFailure.deploymentKindConflict,
+      `deployment kind conflict for ${domain}: ${conflicts.join('; ')}`,
+    );
   }
 }
 
@@ -508,11 +509,7 @@ class Keeper {
     st.lastError = `export failed: ${failureMessage(outcome.err)}`;
     if (type && FATAL_EXPORT_FAILURES.has(type)) {
       this.show();
-      throw ApplicationFailure.create({
-        type,
-        message: `bundle keeper for ${domain} stops: ${failureMessage(outcome.err)}`,
-        nonRetryable: true,
-      });
+      throw nonRetryable(type, `bundle keeper for ${domain} stops: ${failureMessage(outcome.err)}`);
     }
     // Its commit is still to be exported (unless a newer one is owed).
     const failures = done.failures + 1;

@@ -2,11 +2,11 @@
 // agent job, with its old branch and when it may go. The core (rate-limiter.ts, permits.ts,
 // agent-job.ts) asks these and never which release it runs beside. A patch goes once no run without its
 // marker is left: deprecatePatch, then the call (docs/operations.md, "Changing a workflow safely").
-import { ApplicationFailure, log, patched } from '@temporalio/workflow';
+import { type ApplicationFailure, log, patched } from '@temporalio/workflow';
 import type { WindowLimit } from '../policies/rate-window';
 import { promptPreview } from '../policies/validation/agent';
 import type { AgentJobInput } from '../shared/agent-job';
-import { ApiFailure } from '../shared/failures';
+import { ApiFailure, nonRetryable } from '../shared/failures';
 import type { LimiterRequestContext } from '../shared/rate-limiter';
 
 // ---- agentRateLimiter: drop each when no limiter started before it runs ----
@@ -53,7 +53,7 @@ export const jobSendsMessagesInTurn = (): boolean => patched('agent-job-messages
 export const jobParksUnknownOutcomes = (): boolean => patched('agent-job-parks-unknown-outcomes');
 
 const OUTCOME_UNKNOWN = (message: string, cause: unknown) =>
-  ApplicationFailure.create({ type: ApiFailure.outcomeUnknown, nonRetryable: true, message, cause: cause as Error });
+  nonRetryable(ApiFailure.outcomeUnknown, message, { cause: cause as Error });
 
 /** How a run that does not park failed a create whose outcome is unknown. */
 export function unparkedCreateFailure(input: AgentJobInput, err: unknown, attemptedAt: string): ApplicationFailure {

@@ -8,7 +8,7 @@
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import type { AgentJob } from '../api/types';
 import { type ParkedCall, abandonUpdate, resendUpdate, resolveUpdate } from '../shared/agent-job';
-import { ApiFailure, WorkflowFailure, failureType } from '../shared/failures';
+import { ApiFailure, WorkflowFailure, failureType, nonRetryable } from '../shared/failures';
 import { validateJobId } from '../policies/validation/agent';
 
 export type Settlement =
@@ -20,7 +20,7 @@ export type Settlement =
 export const MAX_REASON_LENGTH = 500;
 
 function rejected(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: WorkflowFailure.invalidInput, message, nonRetryable: true });
+  return nonRetryable(WorkflowFailure.invalidInput, message);
 }
 
 export class Parking {

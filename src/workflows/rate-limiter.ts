@@ -7,7 +7,6 @@
 // the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters replay on this
 // code: keep its command sequence (test/integration/replay-corpus.test.ts).
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -49,7 +48,7 @@ import {
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
 import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
-import { WorkflowFailure } from '../shared/failures';
+import { WorkflowFailure, invalidInput, nonRetryable } from '../shared/failures';
 import { iso, markdownTable } from './details';
 import { deliverAll } from './deliver';
 import {
@@ -165,11 +164,10 @@ class Limiter {
   checkAsk(context: LimiterRequestContext | undefined): void {
     const problem = askWindowProblem(context, this.window);
     if (problem)
-      throw ApplicationFailure.create({
-        type: WorkflowFailure.rateWindowMismatch,
-        message: `${workflowInfo().workflowId} refused the ask: ${problem}; a changed AGENT_RATE_LIMIT applies once this limiter ends (docs/operations.md)`,
-        nonRetryable: true,
-      });
+      throw nonRetryable(
+        WorkflowFailure.rateWindowMismatch,
+        `${workflowInfo().workflowId} refused the ask: ${problem}; a changed AGENT_RATE_LIMIT applies once this limiter ends (docs/operations.md)`,
+      );
   }
 
   /** The update: queue the asks, grant what fits, answer each (granted, or its place and expected time). */
@@ -401,12 +399,7 @@ function handle(limiter: Limiter): void {
 
 /** A start with a carry not of this limiter's own past, or outside the bounds, fails before it grants anything. */
 function refuseStart(problems: string[]): void {
-  if (problems.length > 0)
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid agentRateLimiter input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
+  if (problems.length > 0) throw invalidInput('agentRateLimiter', problems);
 }
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {

@@ -4,7 +4,7 @@
 import { ActivityFailure, ApplicationFailure, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { CallResult } from '../activities/agent';
 import { readSendCheckpoint } from '../policies/checkpoint';
-import { ApiFailure } from '../shared/failures';
+import { ApiFailure, nonRetryable } from '../shared/failures';
 
 const SAFE_RETRY = { initialMs: 1_000, maxMs: 60_000 };
 
@@ -22,12 +22,11 @@ export async function callOnceSafely<T>(call: () => Promise<CallResult<T>>): Pro
         const checkpoint = readSendCheckpoint<T>(cause.lastHeartbeatDetails);
         if (checkpoint?.phase === 'answered') return { admitted: true, value: checkpoint.result, fromCheckpoint: true };
         if (checkpoint?.phase === 'sending') {
-          throw ApplicationFailure.create({
-            type: ApiFailure.outcomeUnknown,
-            nonRetryable: true,
-            message: 'the attempt timed out after sending its request (its worker may have stopped mid-request)',
-            cause: err as Error,
-          });
+          throw nonRetryable(
+            ApiFailure.outcomeUnknown,
+            'the attempt timed out after sending its request (its worker may have stopped mid-request)',
+            { cause: err as Error },
+          );
         }
         // No checkpoint: the request was never sent, so trying again cannot duplicate it.
       } else {

@@ -13,7 +13,6 @@
 // needs is lost.
 // `maxPollsPerRun` (second argument) forces it sooner; tests use it.
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -39,7 +38,14 @@ import {
 } from '../shared/static-export';
 import { SearchAttr } from '../shared/search-attributes';
 import { exportInputProblems, exportOptionsProblems, normalizeExportInput } from '../policies/validation/export';
-import { ApiFailure, WorkflowFailure, failureType, rootApplicationFailure } from '../shared/failures';
+import {
+  ApiFailure,
+  WorkflowFailure,
+  failureType,
+  rootApplicationFailure,
+  invalidInput,
+  nonRetryable,
+} from '../shared/failures';
 import { iso, markdownTable } from './details';
 import { reservedWorkflowIdProblems } from './reserved-ids';
 import { type Observation, exportPollDelay, recentObservations } from '../policies/polling';
@@ -153,14 +159,12 @@ async function startJob(run: ExportRun, request: StaticExportInput): Promise<Sta
   } catch (err) {
     run.setPhase('failed');
     if (failureType(err) === ApiFailure.planRequired) {
-      throw ApplicationFailure.create({
-        type: ApiFailure.planRequired,
-        message:
-          `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
+      throw nonRetryable(
+        ApiFailure.planRequired,
+        `static export of ${domain} needs an Enterprise plan: the admin API refused to start it (403). ` +
           `Upgrade the plan or enable static export for this project; not retried.`,
-        nonRetryable: true,
-        cause: rootApplicationFailure(err),
-      });
+        { cause: rootApplicationFailure(err) },
+      );
     }
     throw err;
   }
@@ -241,12 +245,11 @@ function refuseFailedJob(run: ExportRun, jobId: string, last: StaticExportJob | 
   run.setPhase('failed');
   const error = last?.error ?? null;
   const details: ExportFailedDetails = { jobId, domain: run.domain, error };
-  throw ApplicationFailure.create({
-    type: WorkflowFailure.exportFailed,
-    message: `static export ${jobId} of ${run.domain} failed: ${error ?? 'the API gave no error text'}`,
-    nonRetryable: true,
-    details: [details],
-  });
+  throw nonRetryable(
+    WorkflowFailure.exportFailed,
+    `static export ${jobId} of ${run.domain} failed: ${error ?? 'the API gave no error text'}`,
+    { details: [details] },
+  );
 }
 
 export async function staticExport(
@@ -259,11 +262,7 @@ export async function staticExport(
     ...reservedWorkflowIdProblems(),
   ];
   if (problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: WorkflowFailure.invalidInput,
-      message: `invalid staticExport input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
+    throw invalidInput('staticExport', problems);
   }
   const request = normalizeExportInput(input);
   const { domain } = request;

@@ -5,7 +5,13 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { bearerMatches, generateToken, parseTokenFile, tokenFile } from '../../src/codec';
+import { bearerToken, generateToken, parseTokenFile, tokenFile, tokenMatches } from '../../src/codec';
+
+/** Whether `Authorization: Bearer <token>` names one of `tokens`. */
+function bearerMatches(header: string | undefined, tokens: readonly string[]): boolean {
+  const given = bearerToken(header);
+  return given !== undefined && tokenMatches(given, tokens);
+}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'codec-token-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,8 +6,19 @@ import {
   DEPLOYMENT_KINDS,
   FEATURE_TABLE,
   deploymentProblems,
-  resolveFeatures,
 } from '../../src/policies/validation/deployment';
+import type { DeploymentFeature, DeploymentFeatures, DeploymentKind } from '../../src/shared/bundle-keeper';
+
+/** The features a valid request ends up with: yes -> on, no -> off, configurable -> as asked (default off). */
+function resolveFeatures(kind: DeploymentKind, features: DeploymentFeatures = {}): Record<DeploymentFeature, boolean> {
+  const row = FEATURE_TABLE[kind];
+  const out = {} as Record<DeploymentFeature, boolean>;
+  for (const feature of DEPLOYMENT_FEATURES) {
+    const availability = row[feature];
+    out[feature] = availability === 'yes' ? true : availability === 'no' ? false : (features[feature] ?? false);
+  }
+  return out;
+}
 
 describe('deploymentProblems', () => {
   test('every kind is fine with defaults and a sink it can use', () => {

@@ -73,11 +73,7 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
   } finally {
     waiting.stop();
   }
-  const out: AgentOutput = {
-    workflowId: result.workflowId,
-    jobId: result.jobId,
-    status: result.status,
-    prLink: result.prLink,
-  };
+  const { workflowId, jobId, status, prLink } = result;
+  const out: AgentOutput = { workflowId, jobId, status, prLink };
   io.stdout.write(opts.json ? jsonLine(out) : agentResultText(out));
 }

@@ -62,14 +62,7 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
   } finally {
     waiting.stop();
   }
-  const out: ExportOutput = {
-    workflowId: result.workflowId,
-    jobId: result.jobId,
-    domain: result.domain,
-    pageCount: result.pageCount,
-    bundleUrl: result.bundleUrl,
-    expiresAt: result.expiresAt,
-    sizeBytes: result.sizeBytes,
-  };
+  const { workflowId, jobId, domain, pageCount, bundleUrl, expiresAt, sizeBytes } = result;
+  const out: ExportOutput = { workflowId, jobId, domain, pageCount, bundleUrl, expiresAt, sizeBytes };
   io.stdout.write(opts.json ? jsonLine(out) : exportResultText(out));
 }

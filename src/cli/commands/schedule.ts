@@ -4,19 +4,16 @@ import { Command, Option } from 'commander';
 import { checkInput, InvalidInputError } from '../../client';
 import {
   OVERLAP_POLICIES,
-  backfillDocsSchedule,
   createDocsSchedule,
-  deleteDocsSchedule,
-  describeDocsSchedule,
   listDocsSchedules,
-  pauseDocsSchedule,
   resolveScheduleId,
   timingProblems,
-  triggerDocsSchedule,
-  unpauseDocsSchedule,
+  toOverlapPolicy,
   updateDocsSchedule,
+  viewOf,
   type OverlapName,
   type ScheduleTarget,
+  type ScheduleTiming,
 } from '../../client/schedules';
 import { rekeySchedules } from '../../client/schedule-rekey';
 import { KEYS_FILE_VAR, payloadEncryptionFromEnv } from '../../codec';
@@ -27,13 +24,7 @@ import { jsonLine, rekeyText, scheduleText } from '../format';
 import { exportInputFrom } from './export';
 import { addSinkOptions, keeperInputFrom, type SinkOpts } from './keeper';
 
-interface TimingOpts {
-  cron?: string[];
-  every?: string[];
-  timezone?: string;
-  jitter?: string;
-  overlap?: OverlapName;
-}
+type TimingOpts = ScheduleTiming & { overlap?: OverlapName };
 
 type CreateOpts = TimingOpts &
   SinkOpts & {
@@ -87,16 +78,10 @@ function createCommand({ io, client, wire }: CliContext): Command {
           : { kind: 'export', input: exportInputFrom(opts) };
       checkInput([...(target.kind === 'export' ? exportInputProblems(target.input) : []), ...timingProblems(opts)]);
       const handle = await createDocsSchedule(await client(), target, {
+        ...opts,
         scheduleId: opts.id,
         // The CLI's environment, which is not always the process's (runCli in process).
         taskQueue: taskQueueOf(undefined, io.env),
-        cron: opts.cron,
-        every: opts.every,
-        timezone: opts.timezone,
-        jitter: opts.jitter,
-        overlap: opts.overlap,
-        paused: opts.paused,
-        note: opts.note,
       });
       io.stdout.write(opts.json ? jsonLine({ scheduleId: handle.scheduleId }) : `${handle.scheduleId}\n`);
     });
@@ -115,15 +100,7 @@ function updateCommand({ io, client, wire }: CliContext): Command {
       async (id: string | undefined, opts: TimingOpts & { domain?: string; version?: string; path?: string[] }) => {
         const scheduleId = resolveScheduleId(id, opts.domain);
         checkInput(timingProblems(opts, false));
-        await updateDocsSchedule(await client(), scheduleId, {
-          cron: opts.cron,
-          every: opts.every,
-          timezone: opts.timezone,
-          jitter: opts.jitter,
-          overlap: opts.overlap,
-          version: opts.version,
-          paths: opts.path,
-        });
+        await updateDocsSchedule(await client(), scheduleId, { ...opts, paths: opts.path });
         io.stdout.write(`updated ${scheduleId}\n`);
       },
     );
@@ -146,7 +123,7 @@ function describeCommand({ io, client, wire }: CliContext): Command {
     .option('--json', 'print one JSON object')
     .action(async (id: string | undefined, opts: { domain?: string; json?: boolean }) => {
       const scheduleId = resolveScheduleId(id, opts.domain);
-      const view = await describeDocsSchedule(await client(), scheduleId);
+      const view = viewOf(await (await client()).schedule.getHandle(scheduleId).describe());
       io.stdout.write(opts.json ? jsonLine(view) : scheduleText(view));
     });
 }
@@ -158,7 +135,9 @@ function pauseCommand({ io, client, wire }: CliContext, pause: boolean): Command
     .option('--note <text>', 'why')
     .action(async (id: string | undefined, opts: { domain?: string; note?: string }) => {
       const scheduleId = resolveScheduleId(id, opts.domain);
-      await (pause ? pauseDocsSchedule : unpauseDocsSchedule)(await client(), scheduleId, opts.note);
+      const handle = (await client()).schedule.getHandle(scheduleId);
+      const note = opts.note ?? `${name}d from the docs-admin CLI`;
+      await (pause ? handle.pause(note) : handle.unpause(note));
       io.stdout.write(`${name}d ${scheduleId}\n`);
     });
 }
@@ -168,7 +147,8 @@ function triggerCommand({ io, client, wire }: CliContext): Command {
     .addOption(overlapOption())
     .action(async (id: string | undefined, opts: { domain?: string; overlap?: OverlapName }) => {
       const scheduleId = resolveScheduleId(id, opts.domain);
-      await triggerDocsSchedule(await client(), scheduleId, opts.overlap);
+      const overlap = opts.overlap && toOverlapPolicy(opts.overlap);
+      await (await client()).schedule.getHandle(scheduleId).trigger(overlap);
       io.stdout.write(`triggered ${scheduleId}\n`);
     });
 }
@@ -188,7 +168,8 @@ function backfillCommand({ io, client, wire }: CliContext): Command {
         if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
           throw new InvalidInputError(['--start and --end must be ISO-8601 times']);
         if (end <= start) throw new InvalidInputError(['--end must be after --start']);
-        await backfillDocsSchedule(await client(), scheduleId, start, end, opts.overlap);
+        const overlap = opts.overlap && toOverlapPolicy(opts.overlap);
+        await (await client()).schedule.getHandle(scheduleId).backfill({ start, end, ...(overlap ? { overlap } : {}) });
         io.stdout.write(`backfilled ${scheduleId} from ${start.toISOString()} to ${end.toISOString()}\n`);
       },
     );
@@ -199,7 +180,7 @@ function deleteCommand({ io, client, wire }: CliContext): Command {
     wire(new Command('delete')).description('Delete a schedule (runs it started keep running).'),
   ).action(async (id: string | undefined, opts: { domain?: string }) => {
     const scheduleId = resolveScheduleId(id, opts.domain);
-    await deleteDocsSchedule(await client(), scheduleId);
+    await (await client()).schedule.getHandle(scheduleId).delete();
     io.stdout.write(`deleted ${scheduleId}\n`);
   });
 }

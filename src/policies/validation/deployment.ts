@@ -1,12 +1,6 @@
 // Deployment kinds and the features each can have (docs/contract.md, the self-hosted deployment table).
 // Pure rules, shared by the bundleKeeper workflow (checked at start) and the CLI.
-import {
-  type DeploymentFeature,
-  type DeploymentFeatures,
-  type DeploymentKind,
-  SINK_NAME_FORM,
-  type SinkType,
-} from '../../shared/bundle-keeper';
+import { type DeploymentFeature, type DeploymentKind, SINK_NAME_FORM, type SinkType } from '../../shared/bundle-keeper';
 
 /** yes: always on; configurable: the operator chooses; no: the kind cannot have it. */
 export type Availability = 'yes' | 'configurable' | 'no';
@@ -98,20 +92,6 @@ export function deploymentProblems(request: DeploymentRequest): string[] {
     );
   }
   return problems;
-}
-
-/** The features a valid request ends up with: yes -> on, no -> off, configurable -> as asked (default off). */
-export function resolveFeatures(
-  kind: DeploymentKind,
-  features: DeploymentFeatures = {},
-): Record<DeploymentFeature, boolean> {
-  const row = FEATURE_TABLE[kind];
-  const out = {} as Record<DeploymentFeature, boolean>;
-  for (const feature of DEPLOYMENT_FEATURES) {
-    const availability = row[feature];
-    out[feature] = availability === 'yes' ? true : availability === 'no' ? false : (features[feature] ?? false);
-  }
-  return out;
 }
 
 /** Problems with a keeper's sink, as its client sees it: the name of a sink in the worker's sinks file. */
