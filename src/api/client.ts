@@ -23,9 +23,9 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { apiCallTracer } from '../observability/tracing';
-import type { ApiCallEnd, ApiCallTracer } from '../observability/trace-hooks';
+import type { ApiCallEnd, ApiCallTracer } from '../observability/tracer';
 import { ERROR_BODY_BYTES, readCapped } from './capped-body';
-import { checkAdminApiKey, checkHttpUrl } from './credentials';
+import { checkAdminApiKey, checkHttpUrl, redact } from './credentials';
 import {
   type AdminApiError,
   MalformedResponseError,
@@ -37,7 +37,6 @@ import {
   forbiddenMessage,
 } from './errors';
 import { type AdminKeySource, type FileKeyOptions, fileKey, fixedKey } from './key-source';
-import { redact } from './redact';
 import { parseRetryAfter } from './retry-after';
 import {
   KNOWN_AGENT_STATUSES,
@@ -140,8 +139,6 @@ interface Response {
   text: string;
 }
 
-type RouteShape = Pick<Route, 'method' | 'template' | 'idempotent' | 'planRoute'>;
-
 interface Route {
   operation: AdminApiOperation;
   method: 'GET' | 'POST';
@@ -157,39 +154,26 @@ interface Route {
   describe?: (at: string) => string;
 }
 
-/** Every operation's route (docs/contract.md). */
-const ROUTES: Record<AdminApiOperation, RouteShape> = {
-  createAgentJob: { method: 'POST', template: '/v2/agent/{projectId}/job', idempotent: false, planRoute: false },
-  getAgentJob: { method: 'GET', template: '/v2/agent/{projectId}/job/{id}', idempotent: true, planRoute: false },
-  sendAgentMessage: {
-    method: 'POST',
-    template: '/v2/agent/{projectId}/job/{id}/message',
-    idempotent: false,
-    planRoute: false,
-  },
-  startExport: { method: 'POST', template: '/v1/static-export/jobs', idempotent: true, planRoute: true },
-  getExport: { method: 'GET', template: '/v1/static-export/jobs/{jobId}', idempotent: true, planRoute: true },
-  generateBundle: {
-    method: 'POST',
-    template: '/v1/static-export/jobs/{jobId}/bundle',
-    idempotent: true,
-    planRoute: true,
-  },
-  triggerUpdate: { method: 'POST', template: '/v1/project/update/{projectId}', idempotent: true, planRoute: false },
-  getUpdateStatus: {
-    method: 'GET',
-    template: '/v1/project/update-status/{statusId}',
-    idempotent: true,
-    planRoute: false,
-  },
+/** Every operation's method and path template (docs/contract.md). */
+const ROUTES: Record<AdminApiOperation, `${Route['method']} /${string}`> = {
+  createAgentJob: 'POST /v2/agent/{projectId}/job',
+  getAgentJob: 'GET /v2/agent/{projectId}/job/{id}',
+  sendAgentMessage: 'POST /v2/agent/{projectId}/job/{id}/message',
+  startExport: 'POST /v1/static-export/jobs',
+  getExport: 'GET /v1/static-export/jobs/{jobId}',
+  generateBundle: 'POST /v1/static-export/jobs/{jobId}/bundle',
+  triggerUpdate: 'POST /v1/project/update/{projectId}',
+  getUpdateStatus: 'GET /v1/project/update-status/{statusId}',
 };
+const NOT_IDEMPOTENT: ReadonlySet<AdminApiOperation> = new Set(['createAgentJob', 'sendAgentMessage']);
 
 /** The route of one call: the template's `{...}` filled with `ids` in order (URI-encoded). */
 function routeOf(operation: AdminApiOperation, ids: string[], extra: Pick<Route, 'body' | 'describe'> = {}): Route {
-  const shape = ROUTES[operation];
+  const [method, template] = ROUTES[operation].split(' ') as [Route['method'], string];
   let i = 0;
-  const path = shape.template.replace(/\{\w+\}/g, () => encodeURIComponent(ids[i++]!));
-  return { operation, ...shape, path, ...extra };
+  const path = template.replace(/\{\w+\}/g, () => encodeURIComponent(ids[i++]!));
+  const planRoute = template.startsWith('/v1/static-export/');
+  return { operation, method, template, path, idempotent: !NOT_IDEMPOTENT.has(operation), planRoute, ...extra };
 }
 
 function errorCodeOf(err: unknown): string {

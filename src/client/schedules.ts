@@ -103,20 +103,18 @@ export function timingProblems(timing: ScheduleTiming, requireOne = true): strin
       );
     }
   }
-  for (const text of every) {
+  /** The duration `text` of option `what`, or NaN with the problem noted. */
+  const duration = (what: string, text: string): number => {
     try {
-      if (parseDuration(text) < 1_000) problems.push(`every "${text}" is shorter than one second`);
+      return parseDuration(text);
     } catch (err) {
-      problems.push(`every: ${(err as Error).message}`);
+      problems.push(`${what}: ${(err as Error).message}`);
+      return Number.NaN;
     }
-  }
-  if (timing.jitter !== undefined) {
-    try {
-      parseDuration(timing.jitter);
-    } catch (err) {
-      problems.push(`jitter: ${(err as Error).message}`);
-    }
-  }
+  };
+  for (const text of every)
+    if (duration('every', text) < 1_000) problems.push(`every "${text}" is shorter than one second`);
+  if (timing.jitter !== undefined) duration('jitter', timing.jitter);
   if (timing.timezone !== undefined) {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: timing.timezone });

@@ -464,21 +464,16 @@ class Keeper {
     const running: Running = { state: 'running', commit: wanted.commit, failures: wanted.failures, next: null };
     this.exp = running;
     const version = st.version;
-    let outcome: ExportOutcome;
     void executeChild(staticExport, {
       workflowId: exportWorkflowId(domain, `keeper-${uuid4()}`),
       args: [{ domain, ...(version ? { version } : {}) }],
       staticSummary: `Export for the bundle keeper of ${domain}`,
     })
       .then(
-        (ok) => {
-          outcome = { ok };
-        },
-        (err: unknown) => {
-          outcome = { err };
-        },
+        (ok): ExportOutcome => ({ ok }),
+        (err: unknown): ExportOutcome => ({ err }),
       )
-      .finally(() => {
+      .then((outcome) => {
         // `running` itself: its follow-up may have been asked for meanwhile.
         this.exp = { ...running, state: 'finished', outcome };
         this.wake++;
