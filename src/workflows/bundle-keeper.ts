@@ -517,18 +517,14 @@ class Keeper {
     const { domain, st } = this;
     const pending = st.pending!;
     try {
-      let bundle: Bundle;
-      let issuedAtMs = Date.now();
-      if (pending.bundle) {
-        bundle = { jobId: pending.jobId, ...pending.bundle };
-      } else {
-        bundle = await api.generateBundle.executeWithOptions(
-          { summary: `Fresh bundle link for export ${pending.jobId} (retry)` },
-          [pending.jobId],
-        );
-        issuedAtMs = Date.now();
-      }
-      st.current = await this.install(bundle, pending, issuedAtMs, 'new export');
+      // The export's own link first; a retry asks for a fresh one (issued when it comes).
+      const bundle: Bundle = pending.bundle
+        ? { jobId: pending.jobId, ...pending.bundle }
+        : await api.generateBundle.executeWithOptions(
+            { summary: `Fresh bundle link for export ${pending.jobId} (retry)` },
+            [pending.jobId],
+          );
+      st.current = await this.install(bundle, pending, Date.now(), 'new export');
       this.sinkHeld();
       st.pending = null;
       st.lastError = null;
@@ -562,8 +558,7 @@ class Keeper {
         { summary: `Refresh bundle link of ${current.jobId} before it expires` },
         [current.jobId, { refresh: true }],
       );
-      const issuedAtMs = Date.now();
-      st.current = await this.install(bundle, current, issuedAtMs, 'refresh');
+      st.current = await this.install(bundle, current, Date.now(), 'refresh');
       this.sinkHeld();
       st.refreshesDone++;
       st.lastError = null;
@@ -636,12 +631,9 @@ class Keeper {
   async sleepUntilDue(): Promise<void> {
     const dueTimes = this.dueTimes();
     const seen = this.wake;
-    if (dueTimes.length === 0) {
-      await condition(() => this.wake !== seen);
-    } else {
-      const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
-      await condition(() => this.wake !== seen, waitMs);
-    }
+    const woken = () => this.wake !== seen;
+    if (dueTimes.length === 0) await condition(woken);
+    else await condition(woken, Math.max(1, Math.min(...dueTimes) - Date.now()));
   }
 
   /** Between cycles, with no export running or untaken: when the server suggests it (or the input's cycles). */
