@@ -343,9 +343,8 @@ export class AdminApiClient implements AdminApi {
       } catch (err) {
         throw this.#transportError(err, route, startedAt, callerSignal, timeoutSignal);
       }
-      const { code, headers, text } = response;
-      if (code < 200 || code >= 300) throw this.#httpError(code, headers, text, route, startedAt);
-      return this.#parse(route, schema, text, code, startedAt);
+      if (response.code < 200 || response.code >= 300) throw this.#httpError(response, route, startedAt);
+      return this.#parse(route, schema, response, startedAt);
     } catch (err) {
       if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
       throw err;
@@ -384,19 +383,13 @@ export class AdminApiClient implements AdminApi {
     return { code: response.statusCode, headers: response.headers, text: await readCapped(response.body, cap) };
   }
 
-  #parse<S extends z.ZodType>(
-    route: Route,
-    schema: S,
-    text: string,
-    httpStatus: number,
-    startedAt: string,
-  ): z.output<S> {
+  #parse<S extends z.ZodType>(route: Route, schema: S, { code, text }: Response, startedAt: string): z.output<S> {
     const malformed = (what: string, cause?: unknown) =>
       this.#ambiguous(
         route,
         startedAt,
-        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with ${what}`, {
-          status: httpStatus,
+        new MalformedResponseError(`${route.operation}: HTTP ${code} with ${what}`, {
+          status: code,
           cause,
         }),
       );
@@ -427,13 +420,7 @@ export class AdminApiClient implements AdminApi {
     );
   }
 
-  #httpError(
-    code: number,
-    headers: Dispatcher.ResponseData['headers'],
-    text: string,
-    route: Route,
-    startedAt: string,
-  ): Error {
+  #httpError({ code, headers, text }: Response, route: Route, startedAt: string): Error {
     let apiText: string;
     try {
       const parsed = errorBodySchema.safeParse(JSON.parse(text));
