@@ -112,9 +112,7 @@ function validate(input: BundleKeeperInput): void {
   // Only the keeper's own past: a carry says which sink is resolved and which bundle to apply next.
   if (typeof input === 'object' && input !== null)
     problems.push(...carriedStateProblems(workflowInfo(), keeperCarries(input), keeperCarryProblems));
-  if (problems.length > 0) {
-    throw invalidInput('bundleKeeper', problems);
-  }
+  if (problems.length > 0) throw invalidInput('bundleKeeper', problems);
   throwConflicts(input.domain, conflicts);
 }
 

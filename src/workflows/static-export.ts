@@ -255,9 +255,7 @@ export async function staticExport(
     ...exportOptionsProblems(options, workflowInfo()),
     ...reservedWorkflowIdProblems(),
   ];
-  if (problems.length > 0) {
-    throw invalidInput('staticExport', problems);
-  }
+  if (problems.length > 0) throw invalidInput('staticExport', problems);
   const request = normalizeExportInput(input);
   const { domain } = request;
   const { carry } = options;
