@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import type { AgentJob } from '../api/types';
 import { validateProjectId, validatePrompt } from '../policies/validation/agent';
-import { WorkflowFailure, invalidInput, nonRetryable } from '../shared/failures';
+import { invalidInput } from '../shared/failures';
 import { callAdminApi } from './api-call';
 import type { ActivityDeps } from './deps';
 import { type LimiterAnswer, type Permit, permitOf } from '../shared/rate-limiter';
@@ -46,19 +46,14 @@ function assertValid(projectId: string, prompt: string | undefined, deps: Activi
     ...validateProjectId(projectId),
     ...(prompt === undefined ? [] : validatePrompt(prompt, { maxPromptLength: deps.maxPromptLength })),
   ];
-  if (problems.length > 0) {
-    throw invalidInput('agent', problems);
-  }
+  if (problems.length > 0) throw invalidInput('agent', problems);
 }
 
 /** The call's permit as received (untrusted): a permit, else InvalidInput before anything is sent. */
 function permitInput(permit: unknown): Permit {
   const decoded = typeof permit === 'object' && permit !== null ? permitOf(permit) : null;
   if (decoded) return decoded;
-  throw nonRetryable(
-    WorkflowFailure.invalidInput,
-    "invalid agent input: a create or message needs a permit of the project's rate limiter",
-  );
+  throw invalidInput('agent', ["a create or message needs a permit of the project's rate limiter"]);
 }
 
 /**

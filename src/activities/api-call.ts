@@ -8,7 +8,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { AdminApiError } from '../api/errors';
-import { redact } from '../api/redact';
+import { redact } from '../api/credentials';
 
 /** Non-secret facts about a failed call, attached as the failure's details. */
 export interface AdminApiFailureDetails {

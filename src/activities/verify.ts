@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { type Agent, type Dispatcher, request } from 'undici';
 import { ERROR_BODY_BYTES, readCapped } from '../api/capped-body';
-import { redact } from '../api/redact';
+import { redact } from '../api/credentials';
 import { type HostRule, bundleLinkProblem, privateBundleHosts } from '../policies/bundle-hosts';
 import type { ActivityFailureType } from '../shared/failures';
 import { addressRefusal, guardedAgent } from './sink-guards';

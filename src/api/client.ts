@@ -23,9 +23,9 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { apiCallTracer } from '../observability/tracing';
-import type { ApiCallEnd, ApiCallTracer } from '../observability/trace-hooks';
+import type { ApiCallEnd, ApiCallTracer } from '../observability/tracer';
 import { ERROR_BODY_BYTES, readCapped } from './capped-body';
-import { checkAdminApiKey, checkHttpUrl } from './credentials';
+import { checkAdminApiKey, checkHttpUrl, redact } from './credentials';
 import {
   type AdminApiError,
   MalformedResponseError,
@@ -37,7 +37,6 @@ import {
   forbiddenMessage,
 } from './errors';
 import { type AdminKeySource, type FileKeyOptions, fileKey, fixedKey } from './key-source';
-import { redact } from './redact';
 import { parseRetryAfter } from './retry-after';
 import {
   KNOWN_AGENT_STATUSES,
@@ -140,8 +139,6 @@ interface Response {
   text: string;
 }
 
-type RouteShape = Pick<Route, 'method' | 'template' | 'idempotent' | 'planRoute'>;
-
 interface Route {
   operation: AdminApiOperation;
   method: 'GET' | 'POST';
@@ -157,39 +154,26 @@ interface Route {
   describe?: (at: string) => string;
 }
 
-/** Every operation's route (docs/contract.md). */
-const ROUTES: Record<AdminApiOperation, RouteShape> = {
-  createAgentJob: { method: 'POST', template: '/v2/agent/{projectId}/job', idempotent: false, planRoute: false },
-  getAgentJob: { method: 'GET', template: '/v2/agent/{projectId}/job/{id}', idempotent: true, planRoute: false },
-  sendAgentMessage: {
-    method: 'POST',
-    template: '/v2/agent/{projectId}/job/{id}/message',
-    idempotent: false,
-    planRoute: false,
-  },
-  startExport: { method: 'POST', template: '/v1/static-export/jobs', idempotent: true, planRoute: true },
-  getExport: { method: 'GET', template: '/v1/static-export/jobs/{jobId}', idempotent: true, planRoute: true },
-  generateBundle: {
-    method: 'POST',
-    template: '/v1/static-export/jobs/{jobId}/bundle',
-    idempotent: true,
-    planRoute: true,
-  },
-  triggerUpdate: { method: 'POST', template: '/v1/project/update/{projectId}', idempotent: true, planRoute: false },
-  getUpdateStatus: {
-    method: 'GET',
-    template: '/v1/project/update-status/{statusId}',
-    idempotent: true,
-    planRoute: false,
-  },
+/** Every operation's method and path template (docs/contract.md). */
+const ROUTES: Record<AdminApiOperation, `${Route['method']} /${string}`> = {
+  createAgentJob: 'POST /v2/agent/{projectId}/job',
+  getAgentJob: 'GET /v2/agent/{projectId}/job/{id}',
+  sendAgentMessage: 'POST /v2/agent/{projectId}/job/{id}/message',
+  startExport: 'POST /v1/static-export/jobs',
+  getExport: 'GET /v1/static-export/jobs/{jobId}',
+  generateBundle: 'POST /v1/static-export/jobs/{jobId}/bundle',
+  triggerUpdate: 'POST /v1/project/update/{projectId}',
+  getUpdateStatus: 'GET /v1/project/update-status/{statusId}',
 };
+const NOT_IDEMPOTENT: ReadonlySet<AdminApiOperation> = new Set(['createAgentJob', 'sendAgentMessage']);
 
 /** The route of one call: the template's `{...}` filled with `ids` in order (URI-encoded). */
 function routeOf(operation: AdminApiOperation, ids: string[], extra: Pick<Route, 'body' | 'describe'> = {}): Route {
-  const shape = ROUTES[operation];
+  const [method, template] = ROUTES[operation].split(' ') as [Route['method'], string];
   let i = 0;
-  const path = shape.template.replace(/\{\w+\}/g, () => encodeURIComponent(ids[i++]!));
-  return { operation, ...shape, path, ...extra };
+  const path = template.replace(/\{\w+\}/g, () => encodeURIComponent(ids[i++]!));
+  const planRoute = template.startsWith('/v1/static-export/');
+  return { operation, method, template, path, idempotent: !NOT_IDEMPOTENT.has(operation), planRoute, ...extra };
 }
 
 function errorCodeOf(err: unknown): string {
@@ -359,9 +343,8 @@ export class AdminApiClient implements AdminApi {
       } catch (err) {
         throw this.#transportError(err, route, startedAt, callerSignal, timeoutSignal);
       }
-      const { code, headers, text } = response;
-      if (code < 200 || code >= 300) throw this.#httpError(code, headers, text, route, startedAt);
-      return this.#parse(route, schema, text, code, startedAt);
+      if (response.code < 200 || response.code >= 300) throw this.#httpError(response, route, startedAt);
+      return this.#parse(route, schema, response, startedAt);
     } catch (err) {
       if (status === undefined) status = (err as AdminApiError | undefined)?.code ?? 'Cancelled';
       throw err;
@@ -400,19 +383,13 @@ export class AdminApiClient implements AdminApi {
     return { code: response.statusCode, headers: response.headers, text: await readCapped(response.body, cap) };
   }
 
-  #parse<S extends z.ZodType>(
-    route: Route,
-    schema: S,
-    text: string,
-    httpStatus: number,
-    startedAt: string,
-  ): z.output<S> {
+  #parse<S extends z.ZodType>(route: Route, schema: S, { code, text }: Response, startedAt: string): z.output<S> {
     const malformed = (what: string, cause?: unknown) =>
       this.#ambiguous(
         route,
         startedAt,
-        new MalformedResponseError(`${route.operation}: HTTP ${httpStatus} with ${what}`, {
-          status: httpStatus,
+        new MalformedResponseError(`${route.operation}: HTTP ${code} with ${what}`, {
+          status: code,
           cause,
         }),
       );
@@ -443,13 +420,7 @@ export class AdminApiClient implements AdminApi {
     );
   }
 
-  #httpError(
-    code: number,
-    headers: Dispatcher.ResponseData['headers'],
-    text: string,
-    route: Route,
-    startedAt: string,
-  ): Error {
+  #httpError({ code, headers, text }: Response, route: Route, startedAt: string): Error {
     let apiText: string;
     try {
       const parsed = errorBodySchema.safeParse(JSON.parse(text));

@@ -22,6 +22,7 @@ import { WorkflowType } from '../shared/workflow-types';
 import { exportWorkflowId, type StaticExportInput } from '../shared/static-export';
 import { keeperWorkflowId, type BundleKeeperInput } from '../shared/bundle-keeper';
 import { domainProblems, exportInputProblems, normalizeExportInput } from '../policies/validation/export';
+import { formatDuration } from '../policies/validation/rate-limiter';
 import { checkInput, InvalidInputError } from './errors';
 import { exportSummary } from './export';
 
@@ -103,20 +104,18 @@ export function timingProblems(timing: ScheduleTiming, requireOne = true): strin
       );
     }
   }
-  for (const text of every) {
+  /** The duration `text` of option `what`, or NaN with the problem noted. */
+  const duration = (what: string, text: string): number => {
     try {
-      if (parseDuration(text) < 1_000) problems.push(`every "${text}" is shorter than one second`);
+      return parseDuration(text);
     } catch (err) {
-      problems.push(`every: ${(err as Error).message}`);
+      problems.push(`${what}: ${(err as Error).message}`);
+      return Number.NaN;
     }
-  }
-  if (timing.jitter !== undefined) {
-    try {
-      parseDuration(timing.jitter);
-    } catch (err) {
-      problems.push(`jitter: ${(err as Error).message}`);
-    }
-  }
+  };
+  for (const text of every)
+    if (duration('every', text) < 1_000) problems.push(`every "${text}" is shorter than one second`);
+  if (timing.jitter !== undefined) duration('jitter', timing.jitter);
   if (timing.timezone !== undefined) {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: timing.timezone });
@@ -279,19 +278,6 @@ export function cronOfCalendar(calendar: CalendarSpecDescription): string {
     field(calendar.month, month, 1, 12),
     field(calendar.dayOfWeek, day, 0, 6),
   ].join(' ');
-}
-
-/** Milliseconds as the shortest exact unit: 3600000 -> 1h, 90000 -> 90s. */
-export function formatDuration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
 }
 
 const KIND_OF_WORKFLOW: Record<string, ScheduleTarget['kind']> = {

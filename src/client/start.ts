@@ -1,7 +1,7 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
 import type { Client } from '@temporalio/client';
-import { validateTraceparent } from '../observability/trace-context';
+import { validateTraceparent } from '../shared/trace-ids';
 import type { AgentJobInput, AgentJobResult } from '../shared/agent-job';
 import type { BundleKeeperInput } from '../shared/bundle-keeper';
 import type { StaticExportInput, StaticExportResult } from '../shared/static-export';

@@ -26,6 +26,11 @@ export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 // What the Web UI's browser code sends (ui-server 2.42 and 2.54, codec.passAccessToken): Authorization-Extras
 // carries the person's ID token beside the access token; a preflight that left it out fails the call.
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization, Authorization-Extras';
+const PREFLIGHT_HEADERS = {
+  'Access-Control-Allow-Methods': 'POST, OPTIONS',
+  'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+  'Access-Control-Max-Age': '600',
+};
 /** Temporal's namespace names; anything else in X-Namespace is refused before it reaches a message. */
 const NAMESPACE_FORM = /^[\w.-]{1,255}$/;
 
@@ -156,15 +161,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       res.setHeader('Vary', 'Origin');
     }
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        'Access-Control-Allow-Methods': 'POST, OPTIONS',
-        'Access-Control-Allow-Headers': ALLOWED_HEADERS,
-        'Access-Control-Max-Age': '600',
-      });
-      res.end();
-      return;
-    }
+    if (req.method === 'OPTIONS') return void res.writeHead(204, PREFLIGHT_HEADERS).end();
     if (req.method === 'GET' && path === '/health') return sendJson(res, 200, { ok: true });
     const caller = options.auth && (await authenticate(req, options.auth));
     if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode'))

@@ -5,16 +5,14 @@ import { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 import { readKeyFile } from '../api/key-source';
 import { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 import { type HostRule, parseHostRules } from '../policies/bundle-hosts';
-import { rateWindowProblems } from '../policies/validation/rate-limiter';
+import { type RateWindow, rateWindowProblems } from '../policies/validation/rate-limiter';
 import { DEFAULT_SHUTDOWN_GRACE_TIME_MS } from '../shared/defaults';
 
 export { checkAdminApiKey, checkHttpUrl } from '../api/credentials';
 export { loadTemporalConfig, type TemporalConfig } from '../connection/settings';
 
-export interface RateLimit {
-  limit: number;
-  windowMs: number;
-}
+/** AGENT_RATE_LIMIT: permits per window. */
+export type RateLimit = RateWindow;
 
 export interface WorkerConfig extends TemporalConfig {
   adminApiUrl: string;

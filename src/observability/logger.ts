@@ -1,6 +1,6 @@
 // The worker's log lines: one per entry, text or JSON, with every secret (the admin key) redacted.
 import { DefaultLogger, type LogEntry, type Logger } from '@temporalio/worker';
-import { redact } from '../api/redact';
+import { redact } from '../api/credentials';
 import type { LogLevelName } from '../config';
 import { activeTracing } from './tracing';
 

@@ -1,9 +1,37 @@
 // What the rest of the code sees of a running tracer: ./tracing.ts decides whether there is one, and
-// ./tracing-sdk.ts (loaded only then) implements it. Types and one constant: nothing here loads OpenTelemetry.
+// ./tracing-sdk.ts (loaded only then) implements it. Types and one constant: nothing here loads
+// OpenTelemetry, so the admin API client, which takes its call spans' shape from here, never does.
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { WorkflowSpan } from '../shared/workflow-spans';
-import type { ApiCallTracer } from './trace-hooks';
+
+/** An admin API call's span, as the API client sees it (src/api/client.ts). */
+export interface ApiCallStart {
+  /** The client's operation name (createAgentJob, getExport, ...). */
+  operation: string;
+  method: 'GET' | 'POST';
+  /** The route template, never the path with its ids: /v2/agent/{projectId}/job. */
+  route: string;
+  /** The API's origin (scheme, host, port): never a path or a query. */
+  origin: string;
+}
+
+export interface ApiCallEnd {
+  /** The HTTP status, when a response came. */
+  statusCode?: number;
+  /** An error code (Timeout, NetworkError, ...) when none came or the call failed. */
+  errorType?: string;
+  /** The response's Retry-After header as sent (seconds or an HTTP date). */
+  retryAfter?: string;
+}
+
+export interface ApiCallSpan {
+  end(outcome: ApiCallEnd): void;
+}
+
+export interface ApiCallTracer {
+  start(call: ApiCallStart): ApiCallSpan;
+}
 
 export const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];

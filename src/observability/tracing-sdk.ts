@@ -25,8 +25,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowSpan } from '../shared/workflow-spans';
-import type { ApiCallEnd, ApiCallStart, ApiCallTracer } from './trace-hooks';
-import type { Tracing, TracingProtocol } from './tracer';
+import type { ApiCallEnd, ApiCallStart, ApiCallTracer, Tracing, TracingProtocol } from './tracer';
 
 const TRACER_NAME = 'docs-admin-temporal';
 

@@ -2,8 +2,7 @@
 // tracing is off and the OpenTelemetry SDK is never loaded (./tracing-sdk.ts is imported on demand):
 // every hook below is then one `undefined` check.
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import type { ApiCallTracer } from './trace-hooks';
-import { TRACING_PROTOCOLS, type Tracing, type TracingProtocol } from './tracer';
+import { type ApiCallTracer, TRACING_PROTOCOLS, type Tracing, type TracingProtocol } from './tracer';
 
 export type { Tracing } from './tracer';
 

@@ -1,6 +1,7 @@
-// W3C trace context ids for spans made inside workflows, where nothing may draw random numbers (the
-// workflow's random source is part of its determinism): ids derive from the run id and a per-run counter,
-// so a replay makes the same ids and tracing never changes what a workflow does.
+// W3C trace context (https://www.w3.org/TR/trace-context/): what a caller may pass as its traceparent, and
+// the ids of spans made inside workflows, where nothing may draw random numbers (the workflow's random
+// source is part of its determinism): ids derive from the run id and a per-run counter, so a replay makes
+// the same ids and tracing never changes what a workflow does.
 
 /** A span's place in a trace: ids as W3C writes them (lower-case hex). */
 export interface TraceParent {
@@ -18,6 +19,13 @@ export function parseTraceparent(value: unknown): TraceParent | undefined {
   const [, version, traceId, spanId, flags] = match as unknown as [string, string, string, string, string];
   if (version === 'ff' || /^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
   return { traceId, spanId, sampled: (parseInt(flags, 16) & 1) === 1 };
+}
+
+/** Problems with a caller's traceparent header value (empty when it is a valid one). */
+export function validateTraceparent(value: string): string[] {
+  return parseTraceparent(value)
+    ? []
+    : ['traceparent must be 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, with ids not all zeros'];
 }
 
 export function formatTraceparent({ traceId, spanId, sampled }: TraceParent): string {

@@ -1,6 +1,6 @@
 // `npm run worker`: the worker from the environment, run as this process until SIGTERM or SIGINT.
 import type { Logger } from '@temporalio/worker';
-import { redact } from '../api/redact';
+import { redact } from '../api/credentials';
 import type { AdminApi } from '../api/types';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from '../config';
 import { connectNative } from '../connection';

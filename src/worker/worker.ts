@@ -379,37 +379,32 @@ export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
  * corpus checks), so any worker of any fleet may run it.
  */
 async function createLimiterWorker(
-  config: WorkerConfig,
   options: DocsAdminWorkerOptions,
-  parts: {
-    connection: NativeConnection;
-    workflowBundle: WorkflowBundleOption;
-    limiterQueue: string;
-    dataConverter?: WorkerOptions['dataConverter'];
-    tracingSinks: WorkerOptions['sinks'];
-  },
+  common: CommonWorkerOptions,
+  limiter: Pick<WorkerOptions, 'taskQueue' | 'dataConverter'>,
   cleanups: Cleanup[],
 ): Promise<Worker | undefined> {
   const releaseLimiterQueue =
     options.serveLimiter === false
       ? undefined
-      : claimTaskQueue(config.namespace, parts.limiterQueue, UNVERSIONED, parts.connection);
+      : claimTaskQueue(common.namespace, limiter.taskQueue, UNVERSIONED, common.connection);
   if (!releaseLimiterQueue) return undefined;
   cleanups.push(releaseLimiterQueue);
   const created = await Worker.create({
-    connection: parts.connection,
-    namespace: config.namespace,
-    taskQueue: parts.limiterQueue,
-    workflowBundle: parts.workflowBundle,
-    ...WORKER_POLLERS,
+    ...common,
+    ...limiter,
     stickyQueueScheduleToStartTimeout: LIMITER_STICKY_TIMEOUT_MS,
-    shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-    dataConverter: parts.dataConverter,
-    sinks: parts.tracingSinks,
   });
   cleanups.push(() => releaseUnrunWorker(created));
   return created;
 }
+
+/** What both workers of a process share: the server, the code, polling, the drain and the spans' sink. */
+type CommonWorkerOptions = Required<
+  Pick<WorkerOptions, 'connection' | 'namespace' | 'workflowBundle' | 'shutdownGraceTime'>
+> &
+  Pick<WorkerOptions, 'sinks'> &
+  typeof WORKER_POLLERS;
 
 /** The version every Worker of this process declares, its Worker.create options, and its build id. */
 function versionOf(setting: DeploymentSetting | undefined, workflowBundle: WorkflowBundleOption) {
@@ -493,8 +488,15 @@ export async function createDocsAdminWorker(
     const workflowBundle = options.workflowBundle ?? (await bundleWorkflows(payloads, logger));
     const { deploymentVersion, versioning, buildId } = versionOf(options.deployment, workflowBundle);
     const tracing = options.tracing ?? activeTracing();
-    // Temporal's workflow sinks (spans out of the sandbox), not the keeper's bundle sinks above.
-    const tracingSinks = workflowTracingSinks(tracing);
+    const common: CommonWorkerOptions = {
+      connection,
+      namespace: config.namespace,
+      workflowBundle,
+      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
+      ...WORKER_POLLERS,
+      // Temporal's workflow sinks (spans out of the sandbox), not the keeper's bundle sinks above.
+      sinks: workflowTracingSinks(tracing),
+    };
     const activities = createActivities({
       api,
       metrics,
@@ -506,30 +508,21 @@ export async function createDocsAdminWorker(
     });
     cleanups.push(claimJobsQueue(config, buildId));
     const worker = await Worker.create({
-      connection,
-      namespace: config.namespace,
+      ...common,
       taskQueue: config.taskQueue,
-      workflowBundle,
       activities,
-      shutdownGraceTime: config.shutdownGraceTimeMs ?? DEFAULT_SHUTDOWN_GRACE_TIME_MS,
-      ...WORKER_POLLERS,
       maxConcurrentWorkflowTaskExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentLocalActivityExecutions: JOB_WORKFLOW_TASK_SLOTS,
       maxConcurrentActivityTaskExecutions: JOB_ACTIVITY_SLOTS,
       ...versioning,
       dataConverter: payloads.dataConverter,
       interceptors: { activity: [...activityTracingInterceptors(tracing), activityInterceptor(metrics, active)] },
-      sinks: tracingSinks,
       ...options.workerOptions,
     });
     cleanups.push(() => releaseUnrunWorker(worker));
 
-    const limiterWorker = await createLimiterWorker(
-      config,
-      options,
-      { connection, workflowBundle, limiterQueue, dataConverter: payloads.limiterDataConverter, tracingSinks },
-      cleanups,
-    );
+    const limiter = { taskQueue: limiterQueue, dataConverter: payloads.limiterDataConverter };
+    const limiterWorker = await createLimiterWorker(options, common, limiter, cleanups);
     const checkVersion = firstVersionCheck(client, deploymentVersion, logger, cleanups);
     return workerHandle(
       { worker, limiterWorker, metrics, metricsUrl: server?.url, deploymentVersion },

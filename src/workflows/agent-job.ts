@@ -22,6 +22,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Permit } from '../shared/rate-limiter';
@@ -77,10 +78,11 @@ const api = proxyActivities<Activities>(API_OPTIONS);
  * Status polls (GET, idempotent, short) as local activities: run inside the workflow task the poll
  * timer wakes, one marker event per poll. Same retry policy; Core honours nextRetryDelay (Retry-After).
  */
-const pollApi = proxyLocalActivities<Activities>({
+const POLL_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
   retry: API_OPTIONS.retry,
-});
+};
+const pollApi = proxyLocalActivities<Activities>(POLL_OPTIONS);
 
 const isTerminal = (status: string | null): boolean =>
   status !== null && (AGENT_TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -462,14 +464,9 @@ class AgentRun {
   }
 
   private pollOnce(jobId: string): Promise<AgentJob> {
-    return pollApi.getAgentJob.executeWithOptions(
-      {
-        startToCloseTimeout: API_OPTIONS.startToCloseTimeout,
-        retry: API_OPTIONS.retry,
-        summary: `poll agent job ${jobId}`,
-      },
-      [{ projectId: this.input.projectId, jobId }],
-    );
+    return pollApi.getAgentJob.executeWithOptions({ ...POLL_OPTIONS, summary: `poll agent job ${jobId}` }, [
+      { projectId: this.input.projectId, jobId },
+    ]);
   }
 
   // ---- finish -------------------------------------------------------------------------------------

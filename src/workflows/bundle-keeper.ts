@@ -112,9 +112,7 @@ function validate(input: BundleKeeperInput): void {
   // Only the keeper's own past: a carry says which sink is resolved and which bundle to apply next.
   if (typeof input === 'object' && input !== null)
     problems.push(...carriedStateProblems(workflowInfo(), keeperCarries(input), keeperCarryProblems));
-  if (problems.length > 0) {
-    throw invalidInput('bundleKeeper', problems);
-  }
+  if (problems.length > 0) throw invalidInput('bundleKeeper', problems);
   throwConflicts(input.domain, conflicts);
 }
 
@@ -464,21 +462,16 @@ class Keeper {
     const running: Running = { state: 'running', commit: wanted.commit, failures: wanted.failures, next: null };
     this.exp = running;
     const version = st.version;
-    let outcome: ExportOutcome;
     void executeChild(staticExport, {
       workflowId: exportWorkflowId(domain, `keeper-${uuid4()}`),
       args: [{ domain, ...(version ? { version } : {}) }],
       staticSummary: `Export for the bundle keeper of ${domain}`,
     })
       .then(
-        (ok) => {
-          outcome = { ok };
-        },
-        (err: unknown) => {
-          outcome = { err };
-        },
+        (ok): ExportOutcome => ({ ok }),
+        (err: unknown): ExportOutcome => ({ err }),
       )
-      .finally(() => {
+      .then((outcome) => {
         // `running` itself: its follow-up may have been asked for meanwhile.
         this.exp = { ...running, state: 'finished', outcome };
         this.wake++;
@@ -522,18 +515,14 @@ class Keeper {
     const { domain, st } = this;
     const pending = st.pending!;
     try {
-      let bundle: Bundle;
-      let issuedAtMs = Date.now();
-      if (pending.bundle) {
-        bundle = { jobId: pending.jobId, ...pending.bundle };
-      } else {
-        bundle = await api.generateBundle.executeWithOptions(
-          { summary: `Fresh bundle link for export ${pending.jobId} (retry)` },
-          [pending.jobId],
-        );
-        issuedAtMs = Date.now();
-      }
-      st.current = await this.install(bundle, pending, issuedAtMs, 'new export');
+      // The export's own link first; a retry asks for a fresh one (issued when it comes).
+      const bundle: Bundle = pending.bundle
+        ? { jobId: pending.jobId, ...pending.bundle }
+        : await api.generateBundle.executeWithOptions(
+            { summary: `Fresh bundle link for export ${pending.jobId} (retry)` },
+            [pending.jobId],
+          );
+      st.current = await this.install(bundle, pending, Date.now(), 'new export');
       this.sinkHeld();
       st.pending = null;
       st.lastError = null;
@@ -567,8 +556,7 @@ class Keeper {
         { summary: `Refresh bundle link of ${current.jobId} before it expires` },
         [current.jobId, { refresh: true }],
       );
-      const issuedAtMs = Date.now();
-      st.current = await this.install(bundle, current, issuedAtMs, 'refresh');
+      st.current = await this.install(bundle, current, Date.now(), 'refresh');
       this.sinkHeld();
       st.refreshesDone++;
       st.lastError = null;
@@ -641,12 +629,9 @@ class Keeper {
   async sleepUntilDue(): Promise<void> {
     const dueTimes = this.dueTimes();
     const seen = this.wake;
-    if (dueTimes.length === 0) {
-      await condition(() => this.wake !== seen);
-    } else {
-      const waitMs = Math.max(1, Math.min(...dueTimes) - Date.now());
-      await condition(() => this.wake !== seen, waitMs);
-    }
+    const woken = () => this.wake !== seen;
+    if (dueTimes.length === 0) await condition(woken);
+    else await condition(woken, Math.max(1, Math.min(...dueTimes) - Date.now()));
   }
 
   /** Between cycles, with no export running or untaken: when the server suggests it (or the input's cycles). */

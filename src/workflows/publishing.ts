@@ -122,9 +122,7 @@ export class Publisher {
 
   /** When the next poll or trigger is due (null: nothing to do until a publish). */
   dueAtMs(): number | null {
-    const { ps } = this;
-    if (ps.round) return ps.round.nextPollAtMs;
-    return ps.wantedSinceMs !== null ? ps.wantedSinceMs : null;
+    return this.ps.round ? this.ps.round.nextPollAtMs : this.ps.wantedSinceMs;
   }
 
   /** Triggers or polls when due: what it did (`built`: an update published this commit; the keeper exports it). */

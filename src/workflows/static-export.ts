@@ -126,6 +126,11 @@ class ExportRun {
     );
   }
 
+  /** The job as last seen (a start's answer or a poll's). */
+  saw({ status, progress, pageCount }: StaticExportJob): void {
+    Object.assign(this.status, { status, progress, pageCount });
+  }
+
   setPhase(phase: ExportStatus['phase']): void {
     this.status.phase = phase;
     this.show();
@@ -203,14 +208,8 @@ async function pollUntilTerminal(
     );
     pollsThisRun++;
     observations = recentObservations([...observations, observe(last, Date.now())]);
-    Object.assign(status, {
-      status: last.status,
-      progress: last.progress,
-      pageCount: last.pageCount,
-      polls: status.polls + 1,
-      lastPollAt: iso(Date.now()),
-      nextPollAt: null,
-    });
+    run.saw(last);
+    Object.assign(status, { polls: status.polls + 1, lastPollAt: iso(Date.now()), nextPollAt: null });
     run.upsertJob(jobId, last.status);
   }
   return last;
@@ -227,13 +226,8 @@ async function begin(
     return { jobId: carry.jobId, observations: recentObservations(carry.observations), last: null };
   }
   const last = await startJob(run, request);
-  Object.assign(run.status, {
-    phase: 'exporting',
-    jobId: last.jobId,
-    status: last.status,
-    progress: last.progress,
-    pageCount: last.pageCount,
-  });
+  Object.assign(run.status, { phase: 'exporting', jobId: last.jobId });
+  run.saw(last);
   run.upsertJob(last.jobId, last.status);
   run.show();
   return { jobId: last.jobId, observations: [observe(last, Date.now())], last };
@@ -261,9 +255,7 @@ export async function staticExport(
     ...exportOptionsProblems(options, workflowInfo()),
     ...reservedWorkflowIdProblems(),
   ];
-  if (problems.length > 0) {
-    throw invalidInput('staticExport', problems);
-  }
+  if (problems.length > 0) throw invalidInput('staticExport', problems);
   const request = normalizeExportInput(input);
   const { domain } = request;
   const { carry } = options;

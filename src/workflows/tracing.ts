@@ -93,6 +93,11 @@ class RunSpans {
 
 export function interceptors(): WorkflowInterceptors {
   const spans = new RunSpans(workflowInfo().runId);
+  /** An outbound call in a span `name`, its context in the call's header. */
+  const traced = <I extends { headers: Headers }, O>(name: string, input: I, next: (input: I) => Promise<O>) => {
+    const span = spans.start(name, undefined);
+    return spans.around(span, next({ ...input, headers: withContext(input.headers, span.context) }));
+  };
   return {
     inbound: [
       {
@@ -112,18 +117,9 @@ export function interceptors(): WorkflowInterceptors {
     ],
     outbound: [
       {
-        scheduleActivity(input, next) {
-          const span = spans.start(`StartActivity:${input.activityType}`, undefined);
-          return spans.around(span, next({ ...input, headers: withContext(input.headers, span.context) }));
-        },
-        scheduleLocalActivity(input, next) {
-          const span = spans.start(`StartActivity:${input.activityType}`, undefined);
-          return spans.around(span, next({ ...input, headers: withContext(input.headers, span.context) }));
-        },
-        startChildWorkflowExecution(input, next) {
-          const span = spans.start(`StartChildWorkflow:${input.workflowType}`, undefined);
-          return spans.around(span, next({ ...input, headers: withContext(input.headers, span.context) }));
-        },
+        scheduleActivity: (input, next) => traced(`StartActivity:${input.activityType}`, input, next),
+        scheduleLocalActivity: (input, next) => traced(`StartActivity:${input.activityType}`, input, next),
+        startChildWorkflowExecution: (input, next) => traced(`StartChildWorkflow:${input.workflowType}`, input, next),
         getLogAttributes(input, next) {
           const root = spans.root;
           return next(root ? { trace_id: root.traceId, span_id: root.spanId, ...input } : input);

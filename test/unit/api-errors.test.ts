@@ -20,7 +20,7 @@ import {
   forbiddenCauses,
   forbiddenMessage,
 } from '../../src/api/errors';
-import { redact } from '../../src/api/redact';
+import { redact } from '../../src/api/credentials';
 import { toApplicationFailure } from '../../src/activities/api-call';
 
 describe('status -> error class', () => {

@@ -12,9 +12,9 @@ import { KEEP_ALIVE_MS, agentReporter, exportReporter, keepAliveLine } from '../
 import { failureReason, InvalidInputError, splitAddress, unreachableMessage } from '../../src/client';
 import { ConfigError, loadWorkerConfig, parseDuration } from '../../src/config';
 import { createPrometheusMetrics, startMetricsServer } from '../../src/observability/prometheus';
+import { formatDuration } from '../../src/policies/validation/rate-limiter';
 import {
   cronOfCalendar,
-  formatDuration,
   resolveScheduleId,
   timingProblems,
   toOverlapPolicy,

@@ -1,7 +1,7 @@
 // test-lane: parallel
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateTraceparent } from '../../src/observability/trace-context';
+import { validateTraceparent } from '../../src/shared/trace-ids';
 import {
   TracingConfigError,
   activeTracing,

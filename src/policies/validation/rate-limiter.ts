@@ -31,10 +31,15 @@ const UNITS: [string, number][] = [
 const wholeIn = (value: unknown, min: number, max: number): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 
+/** Milliseconds as the shortest exact unit: 3600000 -> 1h, 90000 -> 90s, 1500 -> 1500ms. */
+export function formatDuration(ms: number): string {
+  const [unit, size] = UNITS.find(([, size]) => ms >= size && ms % size === 0) ?? ['ms', 1];
+  return `${ms / size}${unit}`;
+}
+
 /** A window as AGENT_RATE_LIMIT writes it: `100/1h`, `5/10s`, `5/1500ms`. */
 export function formatRateWindow({ limit, windowMs }: RateWindow): string {
-  const [unit, ms] = UNITS.find(([, ms]) => windowMs >= ms && windowMs % ms === 0) ?? ['ms', 1];
-  return `${limit}/${windowMs / ms}${unit}`;
+  return `${limit}/${formatDuration(windowMs)}`;
 }
 
 /** Why `window` is not a sane limit per window (each problem a sentence naming the field); empty if it is. */
