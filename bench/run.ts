@@ -68,7 +68,7 @@ export function renderThroughputMarkdown(r: ThroughputReport): string {
     'activity summaries, input validation, metrics, and the per-project rate limiter (permit request, grant signal, use report).',
     `Machine: ${r.machine.cpus} CPU (${r.machine.cpuModel}), ${r.machine.memoryGiB} GiB, Node ${r.machine.node}.`,
     r.server.startedHere
-      ? `Server: the project's dev server (scripts/cluster/devserver, in memory) started by the benchmark, ${r.server.partitions} task queue partition(s).`
+      ? `Server: \`temporal server start-dev\` (in memory) started by the benchmark, ${r.server.partitions} task queue partition(s).`
       : `Server: the one at ${r.server.address}.`,
     '',
     '| run | workflows | completed | failed | wall (s) | completed/s | worker peak RSS (MiB) | worker CPU (s) | worker CPU | server CPU (s) | this process CPU (s) | CPU ms per lifecycle |',

@@ -65,15 +65,14 @@ async function main(running: Running, interrupted: Promise<void>): Promise<void>
 async function startEverything(
   running: Running,
 ): Promise<{ client: Client; taskQueue: string; workerDone: Promise<void> }> {
-  const { cli, devServer } = await ensureTools();
+  const { cli } = await ensureTools();
   if (!cli) throw new Error('no Temporal CLI and no Go to build it: install Go, or set TEMPORAL_CLI');
-  if (!devServer) throw new Error('no dev server and no Go to build it: install Go, or set TEMPORAL_DEV_SERVER');
 
   if (isHealthy(cli)) {
     say(`Temporal dev server: reusing the one at ${ADDRESS}`);
   } else {
     say(`Temporal dev server: starting at ${ADDRESS} ...`);
-    running.server = await startDevServer(devServer, cli, { detached: false });
+    running.server = await startDevServer(cli, { detached: false });
   }
 
   running.emulator = await startEmulator({ agentActiveMs: 6_000, exportQueuedMs: 1_500, exportDurationMs: 8_000 });

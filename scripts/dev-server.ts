@@ -1,8 +1,7 @@
 // The Temporal dev server used by `npm run server` and `npm start`: 127.0.0.1:7233, Web UI on 8233,
-// SQLite in .data/, the project's search attributes registered. The server is ours
-// (scripts/cluster/devserver, server 1.32); the Temporal CLI checks its health and search attributes.
+// SQLite in .data/, the project's search attributes registered.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, renameSync } from 'node:fs';
+import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTE_REGISTRATION } from '../src/shared/search-attributes';
 import { DATA_DIR } from './tools';
@@ -14,10 +13,6 @@ export const UI_PORT = Number(process.env.TEMPORAL_UI_PORT || 8233);
 export const ADDRESS = `${HOST}:${PORT}`;
 export const UI_URL = `http://${HOST}:${UI_PORT}`;
 export const LOG_FILE = path.join(DATA_DIR, 'temporal.log');
-export const DB_FILE = path.join(DATA_DIR, 'temporal.db');
-
-/** The dev server's exit code for a SQLite file an older server wrote (scripts/cluster/devserver/schema.go). */
-const EXIT_STALE_SCHEMA = 3;
 
 /**
  * Server settings the worker's latency under bursts relies on (docs/operations.md, "Server settings",
@@ -63,7 +58,7 @@ export async function waitHealthy(temporal: string, timeoutMs = 60_000): Promise
   });
 }
 
-/** The dev server registers them on a fresh database; this adds any missing on an older one. */
+/** start-dev registers them on a fresh database; this adds any missing on an older one. */
 export function ensureSearchAttributes(temporal: string): void {
   const listed = cli(temporal, ['operator', 'search-attribute', 'list', '--address', ADDRESS]).stdout;
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_REGISTRATION)) {
@@ -84,34 +79,11 @@ export function ensureSearchAttributes(temporal: string): void {
 }
 
 /**
- * Starts the dev server (`devServer`, with `temporal server start-dev` flags) and resolves once it is
- * healthy with its search attributes; `temporal` is the CLI that checks. A database file an older server
- * wrote (the CLI 1.5.1's dev server, 1.29.1) cannot be opened by 1.32: it is moved aside, said so, and
- * the server started on a new one. detached: survives this process (npm run server); else it is this
- * process's child (npm start).
+ * Starts `temporal server start-dev` and resolves once it is healthy with its search attributes.
+ * detached: survives this process (npm run server); else it is this process's child (npm start).
  */
-export async function startDevServer(
-  devServer: string,
-  temporal: string,
-  { detached }: { detached: boolean },
-): Promise<ChildProcess> {
+export async function startDevServer(temporal: string, { detached }: { detached: boolean }): Promise<ChildProcess> {
   mkdirSync(DATA_DIR, { recursive: true });
-  try {
-    return await spawnDevServer(devServer, temporal, detached);
-  } catch (err) {
-    if (!(err instanceof StaleDatabase) || !existsSync(DB_FILE)) throw err;
-    const aside = `${DB_FILE}.older-server-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(DB_FILE, aside);
-    process.stderr.write(
-      `${DB_FILE} was written by an older Temporal server; moved to ${aside}, starting on a new one\n`,
-    );
-    return spawnDevServer(devServer, temporal, detached);
-  }
-}
-
-class StaleDatabase extends Error {}
-
-async function spawnDevServer(devServer: string, temporal: string, detached: boolean): Promise<ChildProcess> {
   const args = [
     'server',
     'start-dev',
@@ -124,7 +96,7 @@ async function spawnDevServer(devServer: string, temporal: string, detached: boo
     '--ui-port',
     String(UI_PORT),
     '--db-filename',
-    DB_FILE,
+    path.join(DATA_DIR, 'temporal.db'),
     '--log-level',
     'warn',
     ...DEV_SERVER_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]),
@@ -134,15 +106,9 @@ async function spawnDevServer(devServer: string, temporal: string, detached: boo
     ]),
   ];
   const log = openSync(LOG_FILE, 'a');
-  const child = spawn(devServer, args, { detached, stdio: ['ignore', log, log] });
+  const child = spawn(temporal, args, { detached, stdio: ['ignore', log, log] });
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) =>
-      reject(
-        code === EXIT_STALE_SCHEMA
-          ? new StaleDatabase(`${DB_FILE} was written by an older server`)
-          : new Error(`the dev server exited (code ${code}); see ${LOG_FILE}`),
-      ),
-    ),
+    child.once('exit', (code) => reject(new Error(`the dev server exited (code ${code}); see ${LOG_FILE}`))),
   );
   await Promise.race([waitHealthy(temporal), exited]);
   ensureSearchAttributes(temporal);

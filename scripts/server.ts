@@ -5,7 +5,7 @@
 //   --stop         stop the server this script started
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ADDRESS, DB_FILE, ensureSearchAttributes, isHealthy, LOG_FILE, startDevServer, UI_URL } from './dev-server';
+import { ADDRESS, ensureSearchAttributes, isHealthy, LOG_FILE, startDevServer, UI_URL } from './dev-server';
 import { isAlive, stopProcess } from './stop-process';
 import { DATA_DIR, ensureTools } from './tools';
 
@@ -31,9 +31,8 @@ async function main(): Promise<void> {
   const args = new Set(process.argv.slice(2));
   if (args.has('--stop')) return stop();
 
-  const { cli: temporal, devServer } = await ensureTools();
+  const { cli: temporal } = await ensureTools();
   if (!temporal) throw new Error('no Temporal CLI: install Go (or put `temporal` on PATH, or set TEMPORAL_CLI)');
-  if (!devServer) throw new Error('no dev server: install Go to build it (or set TEMPORAL_DEV_SERVER)');
 
   if (isHealthy(temporal)) {
     ensureSearchAttributes(temporal);
@@ -42,10 +41,10 @@ async function main(): Promise<void> {
   }
 
   const foreground = args.has('--foreground');
-  const child = await startDevServer(devServer, temporal, { detached: !foreground });
+  const child = await startDevServer(temporal, { detached: !foreground });
   writeFileSync(PID_FILE, String(child.pid));
   console.log(`Temporal dev server at ${ADDRESS}; Web UI ${UI_URL}`);
-  console.log(`  data: ${DB_FILE}   log: ${LOG_FILE}`);
+  console.log(`  data: ${path.join(DATA_DIR, 'temporal.db')}   log: ${LOG_FILE}`);
   if (foreground) {
     const shutdown = () => child.kill('SIGTERM');
     process.on('SIGINT', shutdown);

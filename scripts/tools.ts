@@ -1,7 +1,6 @@
-// Finds, and when asked builds, the Temporal servers this project runs on: the dev server (ours,
-// scripts/cluster/devserver, server 1.32 with the Web UI), the Temporal CLI (a client: health checks,
-// operator commands), the Java time-skipping test server, and the production server, its SQL tool and
-// the UI server that `npm run cluster` runs. All live in the git-ignored .tools/.
+// Finds, and when asked builds, the Temporal servers this project runs on: the Temporal CLI (dev
+// server with the Web UI), the Java time-skipping test server, and the production server, its SQL
+// tool and the UI server that `npm run cluster` runs. All live in the git-ignored .tools/.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -115,79 +114,6 @@ function localGoVersion(): string | undefined {
     env: { ...process.env, GOTOOLCHAIN: 'local' },
   });
   return found.status === 0 ? found.stdout.trim().replace(/^go/, '') : undefined;
-}
-
-/**
- * The dev server of `npm start`, `npm run server`, the tests and the benchmarks: scripts/cluster/devserver,
- * the cluster's server and UI releases in one process on SQLite, taking `temporal server start-dev` flags.
- */
-const DEV_SERVER_BINARY = path.join(TOOLS_BIN, 'temporal-dev-server');
-const DEV_SERVER_PACKAGE = './devserver';
-const DEV_SERVER_STAMP = path.join(TOOLS_BIN, '.temporal-dev-server.stamp');
-
-/**
- * The dev server executable: $TEMPORAL_DEV_SERVER (anything that takes `server start-dev` flags, e.g. a
- * Temporal CLI to run on its own server release), else the one built into .tools/bin.
- */
-export function devServerPath(): string {
-  const fromEnv = process.env.TEMPORAL_DEV_SERVER;
-  if (fromEnv && !existsSync(fromEnv))
-    throw new Error(`TEMPORAL_DEV_SERVER points at ${fromEnv}, which does not exist`);
-  return fromEnv || DEV_SERVER_BINARY;
-}
-
-/** What the dev server is built from: the module's go.mod and go.sum and the program's sources. */
-function devServerHash(): string {
-  const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum']) hash.update(readFileSync(path.join(CLUSTER_GO_MODULE_DIR, file)));
-  const sources = path.join(CLUSTER_GO_MODULE_DIR, DEV_SERVER_PACKAGE);
-  for (const file of readdirSync(sources)
-    .filter((f) => f.endsWith('.go'))
-    .sort()) {
-    hash.update(file).update(readFileSync(path.join(sources, file)));
-  }
-  return hash.digest('hex');
-}
-
-/** True when the dev server is set by TEMPORAL_DEV_SERVER, or built from the current sources. */
-export function hasDevServer(): boolean {
-  if (process.env.TEMPORAL_DEV_SERVER) return existsSync(process.env.TEMPORAL_DEV_SERVER);
-  return (
-    existsSync(DEV_SERVER_BINARY) &&
-    existsSync(DEV_SERVER_STAMP) &&
-    readFileSync(DEV_SERVER_STAMP, 'utf8').trim() === devServerHash()
-  );
-}
-
-/**
- * Builds the dev server with `go build` in the cluster's module: tens of seconds when the server's
- * packages are in the Go cache (the cluster build puts them there), minutes on a cold one.
- */
-export async function buildDevServer(): Promise<string> {
-  if (!onPath('go'))
-    throw new Error('Go is not installed: the dev server (scripts/cluster/devserver) is built with it');
-  const toolchain = toolchainFor(CLUSTER_GO_MODULE_DIR);
-  process.stderr.write(
-    `Building the dev server (scripts/cluster/devserver, Temporal server ${currentServerRelease().version}, ` +
-      `GOTOOLCHAIN=${toolchain}) into ${TOOLS_BIN}. Minutes on a cold Go cache. Progress every 10s:\n`,
-  );
-  mkdirSync(TOOLS_BIN, { recursive: true });
-  const partial = `${DEV_SERVER_BINARY}.partial-${process.pid}`;
-  const hash = devServerHash();
-  try {
-    await runWithProgress(
-      'go build dev server',
-      'go',
-      ['build', '-C', CLUSTER_GO_MODULE_DIR, '-o', partial, DEV_SERVER_PACKAGE],
-      { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: toolchain },
-    );
-    renameSync(partial, DEV_SERVER_BINARY);
-  } finally {
-    rmSync(partial, { force: true });
-  }
-  writeFileSync(DEV_SERVER_STAMP, `${hash}\n`);
-  process.stderr.write(`Dev server ready: ${DEV_SERVER_BINARY}\n`);
-  return DEV_SERVER_BINARY;
 }
 
 /** The binaries `npm run cluster` runs, built from CLUSTER_GO_MODULE_DIR into .tools/bin. */
@@ -359,13 +285,14 @@ export async function fetchTestServer(): Promise<void> {
 }
 
 /**
- * The dev server executable for @temporalio/testing: ours (or TEMPORAL_DEV_SERVER), or, on a machine
- * without Go where it could not be built, the SDK's own cached download of the CLI (needs internet).
+ * The dev server executable for @temporalio/testing: the found or built CLI, or, on a machine
+ * without Go and without a CLI, the SDK's own cached download (needs internet).
  */
 export function devServerExecutable():
   { type: 'existing-path'; path: string } | { type: 'cached-download'; downloadDir: string } {
-  return existsSync(devServerPath())
-    ? { type: 'existing-path', path: devServerPath() }
+  const cli = findTemporalCli();
+  return cli
+    ? { type: 'existing-path', path: cli }
     : { type: 'cached-download', downloadDir: path.join(TOOLS_DIR, 'download') };
 }
 
@@ -381,22 +308,14 @@ export interface EnsureToolsOptions {
   cluster?: boolean;
 }
 
-/** Builds whatever is missing or stale. Safe to run again: finds the existing tools and returns. */
-export async function ensureTools(options: EnsureToolsOptions = {}): Promise<{
-  cli: string | undefined;
-  devServer: string | undefined;
-  testServer: boolean;
-  cluster: boolean;
-}> {
+/** Builds whatever is missing. Safe to run again: finds the existing tools and returns. */
+export async function ensureTools(
+  options: EnsureToolsOptions = {},
+): Promise<{ cli: string | undefined; testServer: boolean; cluster: boolean }> {
   let cli = findTemporalCli();
   if (!cli) {
     if (onPath('go')) cli = await buildTemporalCli();
-    else process.stderr.write('No Temporal CLI and no Go: `npm start` and most tests need Go to build them.\n');
-  }
-  let devServer = hasDevServer() ? devServerPath() : undefined;
-  if (!devServer) {
-    if (onPath('go')) devServer = await buildDevServer();
-    else process.stderr.write("No Go to build the dev server: the SDK will download the CLI's at first use.\n");
+    else process.stderr.write('No Temporal CLI and no Go: the SDK will download the dev server at first use.\n');
   }
   if (!hasTestServer()) {
     if (onPath('mvn')) await fetchTestServer();
@@ -406,5 +325,5 @@ export async function ensureTools(options: EnsureToolsOptions = {}): Promise<{
     if (onPath('go')) await buildClusterBinaries();
     else process.stderr.write('No Go: `npm run cluster` cannot build the Temporal server.\n');
   }
-  return { cli, devServer, testServer: hasTestServer(), cluster: hasClusterBinaries() };
+  return { cli, testServer: hasTestServer(), cluster: hasClusterBinaries() };
 }

@@ -2,21 +2,12 @@
 // into .tools/bin): the server 1.32.2 and its SQL schema tool, and the Web UI server 2.54.1 (the UI
 // release Temporal CLI 1.9.1 ships with server 1.32; its dependencies leave the server's own graph as
 // the server's go.mod pins it, but for two terminal packages one patch newer). Listed as tools so
-// `go mod tidy` keeps them. The one Go program here, devserver/, is the dev server of `npm start`
-// and the tests: the same server and UI as a library in one process on SQLite. The server needs Go
-// 1.26.10 or newer: the builds run with GOTOOLCHAIN=go1.27.3 (scripts/tools.ts, CLUSTER_GO_TOOLCHAIN).
-// The releases an older data folder is upgraded through, one minor version at a time, are in
-// releases/<minor>/.
+// `go mod tidy` keeps them; no Go code lives here. The server needs Go 1.26.10 or newer: the builds
+// run with GOTOOLCHAIN=go1.27.3 (scripts/tools.ts, CLUSTER_GO_TOOLCHAIN). The releases an older data
+// folder is upgraded through, one minor version at a time, are in releases/<minor>/.
 module docs-admin-temporal/cluster
 
 go 1.26.10
-
-require (
-	github.com/temporalio/ui-server/v2 v2.54.1
-	go.temporal.io/api v1.63.5
-	go.temporal.io/server v1.32.2
-	go.uber.org/zap v1.27.1
-)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -165,6 +156,7 @@ require (
 	github.com/temporalio/ringpop-go v0.1.0 // indirect
 	github.com/temporalio/sqlparser v0.1.0 // indirect
 	github.com/temporalio/tchannel-go v1.22.1 // indirect
+	github.com/temporalio/ui-server/v2 v2.54.1 // indirect
 	github.com/tidwall/btree v1.8.1 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/uber-common/bark v1.3.0 // indirect
@@ -190,13 +182,16 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
+	go.temporal.io/api v1.63.5 // indirect
 	go.temporal.io/auto-scaled-workers v0.2.1-1.32.0.158.0 // indirect
 	go.temporal.io/sdk v1.44.0 // indirect
+	go.temporal.io/server v1.32.2 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.19.0 // indirect
 	go.uber.org/fx v1.24.0 // indirect
 	go.uber.org/mock v0.6.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.57.0 // indirect

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { firstApplicationFailure } from '../../src/shared/failures';
-import { devServerPath, findTemporalCli, ROOT } from '../../scripts/tools';
+import { findTemporalCli, ROOT } from '../../scripts/tools';
 import { resendAgentJob, resolveAgentJob, startExport } from '../../src/client';
 import type { EmulatedAgentJob } from '../../emulator';
 import { NEEDS_OPERATOR, agentStatusQuery, agentWorkflowId, type AgentJobInput } from '../../src/shared/agent-job';
@@ -62,10 +62,7 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, string | number | boolean>;
 }
 
-/**
- * The project's dev server (scripts/cluster/devserver) owned by this process, on 127.0.0.1, headless, with the
- * project's search attributes; the Temporal CLI checks its health and runs the tests' commands against it.
- */
+/** `temporal server start-dev` owned by this process, on 127.0.0.1, headless, with the project's search attributes. */
 export class DevServer {
   readonly cli: string;
   readonly port: number;
@@ -126,7 +123,7 @@ export class DevServer {
         `${name}=${type}`,
       ]),
     ];
-    const child = spawn(devServerPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (c: Buffer) => this.output.push(c));
     child.stderr!.on('data', (c: Buffer) => this.output.push(c));
     this.#child = child;

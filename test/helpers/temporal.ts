@@ -64,7 +64,7 @@ export type DevEnv = TestWorkflowEnvironment & { uiUrl?: string };
 
 /**
  * A real Temporal dev server: the one at TEMPORAL_ADDRESS when set (reused, left running), else the
- * project's dev server (scripts/tools.ts, devServerPath) on a free 127.0.0.1 port with the project's search attributes, torn down by
+ * built CLI's `start-dev` on a free 127.0.0.1 port with the project's search attributes, torn down by
  * env.teardown(). With `{ ui: true }` the Web UI runs too: on a free port for the server started
  * here; for TEMPORAL_ADDRESS, at TEMPORAL_UI_URL or else the dev server's default (gRPC port + 1000).
  */
@@ -89,7 +89,7 @@ export async function createDevEnv(options: DevEnvOptions = {}): Promise<DevEnv>
 }
 
 /**
- * A dev server of its own, whatever TEMPORAL_ADDRESS says: the project's dev server on a free
+ * A dev server of its own, whatever TEMPORAL_ADDRESS says: the built CLI's `start-dev` on a free
  * 127.0.0.1 port with the project's search attributes and dynamic config plus `dynamicConfig`, torn
  * down by env.teardown(). The Web UI too when a uiPort is given.
  */

@@ -205,10 +205,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     for (const column of ['Run ID', 'Start', 'End'])
       await page.getByTestId(`orderable-list-item-${column}-remove-button`).click();
     await page.getByTestId('drawer-close-button').click();
-    // The UI of the CLI 1.5.1's dev server keeps saved views in a side panel that takes room from the
-    // columns; UI 2.54 (server 1.32's) shows them in a bar above the table, with nothing to collapse.
-    const savedViewsPanel = page.getByRole('button', { name: 'Collapse saved views' });
-    if (await savedViewsPanel.isVisible()) await savedViewsPanel.click();
+    await page.getByRole('button', { name: 'Collapse saved views' }).click();
 
     const headers = (await page.locator('table thead th').allInnerTexts()).map((h) => h.trim());
     const cell = async (run: Run, column: string): Promise<string> => {
