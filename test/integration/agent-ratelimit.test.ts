@@ -1,4 +1,4 @@
-// test-lane: parallel
+// test-lane: alone (a 300-job burst: its fairness, 429 and history-budget checks are what a busy machine skews)
 // Per-project rate limiting across the fleet: 300 agent jobs for one project and 10 for another,
 // against the emulator's window scaled down to 100 per 10 s (AGENT_RATE_LIMIT 100/10s).
 import assert from 'node:assert/strict';
