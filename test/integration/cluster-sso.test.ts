@@ -33,6 +33,7 @@ import { CLOCK_TOLERANCE_SECONDS } from '../../src/codec/oidc-tokens';
 import { connectClient } from '../../src/connection';
 import { type Directory, hashPassword } from '../../sso-provider/directory';
 import { WorkerProcess } from '../chaos/helpers';
+import { keepScreenshot } from '../helpers/browser';
 import { clusterSkipReason, uniqueTaskQueue, waitFor } from '../helpers/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -174,7 +175,7 @@ async function terminateInUi(page: Page, who: string): Promise<void> {
     try {
       await moreActions.waitFor({ timeout: UI_TIMEOUT_MS });
     } catch (err) {
-      await page.screenshot({ path: path.join(ARTIFACTS, `${who}-no-more-actions.png`), fullPage: true });
+      await keepScreenshot(page, path.join(ARTIFACTS, `${who}-no-more-actions.png`), { fullPage: true });
       const shown = (await page.locator('body').innerText()).slice(0, 2000);
       throw new Error(`no More Actions button for the ${who} after a reload; the page showed:\n${shown}`, {
         cause: err,
@@ -338,11 +339,11 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       const { page } = session;
       await page.goto(workflowUrl(doneJob.workflowId));
       await expectTexts(page, [prompt, doneJob.prLink], 'the decoded prompt and PR link');
-      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-decoded.png'), fullPage: true });
+      await keepScreenshot(page, path.join(ARTIFACTS, 'reader-decoded.png'), { fullPage: true });
       await page.goto(workflowUrl(longJob));
       await terminateInUi(page, 'reader');
       await expectTexts(page, ['Request unauthorized'], "the server's refusal in the terminate dialog");
-      await page.screenshot({ path: path.join(ARTIFACTS, 'reader-terminate-refused.png') });
+      await keepScreenshot(page, path.join(ARTIFACTS, 'reader-terminate-refused.png'));
     } finally {
       await session.close();
     }
@@ -378,7 +379,7 @@ describe('sign-on and roles (npm run cluster -- --sso)', { skip: clusterSkipReas
       await page.goto(workflowUrl(doneJob.workflowId));
       const text = await page.locator('body').innerText();
       assert.ok(!text.includes(prompt) && !text.includes(doneJob.prLink), `nothing of the job shows:\n${text}`);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'nobody.png') });
+      await keepScreenshot(page, path.join(ARTIFACTS, 'nobody.png'));
     } finally {
       await session.close();
     }

@@ -32,6 +32,7 @@ import {
   startDocsAdminStack,
 } from '../helpers/temporal';
 import { CHROMIUM_PATH as CHROMIUM } from '../../scripts/test-setup';
+import { keepScreenshot } from '../helpers/browser';
 
 const CHROMIUM_ARGS = [
   '--headless',
@@ -138,7 +139,7 @@ describe('Temporal Web UI: each run understood at a glance', { skip }, () => {
     `${namespaceUrl()}/workflows/${encodeURIComponent(run.workflowId)}/${run.runId}/${tab}`;
 
   async function shot(name: string): Promise<void> {
-    await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+    await keepScreenshot(page, path.join(ARTIFACTS, `${name}.png`), { fullPage: true });
   }
 
   before(async () => {
@@ -353,10 +354,10 @@ describe(
         [result.prLink as string, `create agent job for project ${projectId}`],
         'decoded history',
       );
-      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-codec-history.png'), fullPage: true });
+      await keepScreenshot(page, path.join(ARTIFACTS, 'cluster-codec-history.png'), { fullPage: true });
       await page.goto(`${base}/user-metadata`);
       await expectTexts(page, [agentSummary({ projectId, prompt }), marker], 'decoded summary with the prompt');
-      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-codec-metadata.png'), fullPage: true });
+      await keepScreenshot(page, path.join(ARTIFACTS, 'cluster-codec-metadata.png'), { fullPage: true });
     });
   },
 );
