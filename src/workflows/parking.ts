@@ -5,7 +5,7 @@
 //   resolve {jobId}: it did (the job is checked through the API: it must exist for this project);
 //   resend:          it did not: make the call again, under a new permit;
 //   abandon {reason}: give up, the job ends with OutcomeUnknown (as it does after the time limit).
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { type ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import type { AgentJob } from '../api/types';
 import { type ParkedCall, abandonUpdate, resendUpdate, resolveUpdate } from '../shared/agent-job';
 import { ApiFailure, WorkflowFailure, failureType, nonRetryable } from '../shared/failures';
@@ -150,13 +150,11 @@ export function parkedFailure(call: ParkedCall, settlement: Settlement, cause?: 
     settlement.kind === 'abandoned'
       ? `abandoned by an operator${settlement.reason ? `: ${settlement.reason}` : ''}`
       : `nobody settled it by ${call.deadline}`;
-  return ApplicationFailure.create({
-    type: ApiFailure.outcomeUnknown,
-    nonRetryable: true,
-    message:
-      `the outcome of ${call.operation === 'create' ? 'creating the agent job' : `the follow-up message to agent job ${call.jobId}`} ` +
+  return nonRetryable(
+    ApiFailure.outcomeUnknown,
+    `the outcome of ${call.operation === 'create' ? 'creating the agent job' : `the follow-up message to agent job ${call.jobId}`} ` +
       `is unknown (project "${call.projectId}"${call.requestId ? `, request id "${call.requestId}"` : ''}, call made between ${call.from} and ${call.to}); ${why}. ` +
       `Check ${call.check} before starting it again`,
-    ...(cause ? { cause } : {}),
-  });
+    cause ? { cause } : {},
+  );
 }
