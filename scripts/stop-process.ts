@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Whether the process runs. A zombie does not: a process whose parent has exited belongs to PID 1, and
- * where PID 1 is no init (a container without one, this machine's VM) it is never reaped, so it would
- * answer signal 0 forever and a stop would wait on it forever (a node-loss run hung so).
+ * where PID 1 is no init (a container without one, this machine's VM) it is reaped late or never, and a
+ * zombie answers signal 0: a stop would wait on it as long (the likely cause of one node-loss run's hang).
  */
 export function isAlive(pid: number): boolean {
   try {
@@ -14,17 +14,18 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-  return !isZombie(pid);
+  // Where there is no /proc, a process answering signal 0 runs.
+  return processState(pid) !== 'Z';
 }
 
-/** Linux's /proc/<pid>/stat state field; elsewhere (no /proc) a process answering signal 0 runs. */
-function isZombie(pid: number): boolean {
+/** The state letter of Linux's /proc/<pid>/stat (R, S, Z...); undefined where there is none (gone, or no /proc). */
+export function processState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // "pid (command) state ...": the command may hold spaces and parentheses, the state follows the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+    return stat.charAt(stat.lastIndexOf(')') + 2) || undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -1,9 +1,8 @@
 // test-lane: parallel
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { isAlive, stopProcess } from '../../scripts/stop-process';
+import { isAlive, processState, stopProcess } from '../../scripts/stop-process';
 import { waitFor } from '../../scripts/wait';
 
 /** A `sleep` whose parent shell has exited: PID 1 owns it, as a cluster node started by an earlier command. */
@@ -11,21 +10,13 @@ function orphanSleep(): number {
   return Number(execFileSync('bash', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' }));
 }
 
-/** The process's state letter from /proc, or 'gone'. */
-function stateOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.charAt(stat.lastIndexOf(')') + 2);
-  } catch {
-    return 'gone';
-  }
-}
-
 test('a killed orphan that PID 1 has not reaped (a zombie) is not alive, and its stop returns', async (t) => {
   const pid = orphanSleep();
   assert.ok(isAlive(pid));
   process.kill(pid, 'SIGKILL');
-  const state = await waitFor(() => ['Z', 'gone'].find((s) => s === stateOf(pid)), { what: 'the kill' });
+  const state = await waitFor(() => ['Z', 'gone'].find((s) => s === (processState(pid) ?? 'gone')), {
+    what: 'the kill',
+  });
   // Where PID 1 is no init (containers, this machine's VM) the zombie stays: a stop once waited on it forever.
   if (state === 'Z') assert.equal(isAlive(pid), false, 'a zombie does not run');
   else t.diagnostic('reaped at once here: no zombie to look at');
