@@ -47,6 +47,14 @@ export function askersWindow(
 
 /** How long before a slot handed on ahead of time the job's timer ends (the activity waits the rest). */
 export const permitCallLeadMs = (): number => (patched('permit-call-lead-2.5s') ? 2_500 : 1_000);
+/**
+ * A permit granted ahead of time always waits on a timer, however near its slot (runs before skipped the
+ * timer once the slot was near). The workflow's clock where the answer arrives is not always the one a
+ * replay has: when the askPermit local activity outlives its workflow task (a timeout on a loaded
+ * worker), the SDK gave the code the ask's completion time, a replay the next task's start, and a job
+ * whose timer hung on that difference failed every task with a nondeterminism error.
+ */
+export const slotWaitAlwaysTimed = (): boolean => patched('permit-slot-timer');
 /** Messages queued behind a running one go one at a time (runs before released them all at once). */
 export const jobSendsMessagesInTurn = (): boolean => patched('agent-job-messages-in-turn');
 /** A create or message whose outcome is unknown parks for an operator (runs before failed at once). */

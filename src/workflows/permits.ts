@@ -33,7 +33,7 @@ import {
 } from '../shared/rate-limiter';
 import { deliverAll } from './deliver';
 import { iso } from './details';
-import { permitCallLeadMs } from './earlier-runs';
+import { permitCallLeadMs, slotWaitAlwaysTimed } from './earlier-runs';
 
 /** Ask again when no grant came this long after it was expected (a limiter that ended or was reset). */
 const RECHECK_AFTER_EXPECTED_MS = 30_000;
@@ -202,9 +202,10 @@ export class ProjectPermits {
     if (granted.notBeforeMs === undefined) return;
     // The lead (permitCallLeadMs) covers a loaded server's timer, task and dispatch.
     const aheadMs = granted.notBeforeMs - permitCallLeadMs() - Date.now();
-    if (aheadMs <= 0) return;
+    // Whether a timer is recorded must not hang on the clock: see slotWaitAlwaysTimed.
+    if (!slotWaitAlwaysTimed() && aheadMs <= 0) return;
     this.wait(`its rate-limit slot, granted ahead of time, which frees at ${iso(granted.notBeforeMs)}`);
-    await sleep(aheadMs);
+    await sleep(Math.max(1, aheadMs));
   }
 
   /** Steps 3 and 4: the call, and the use report by the job where reportedBy says so. */

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import {
   type AgentRateLimiterInput,
   admitPermitsUpdate,
@@ -148,6 +149,24 @@ describe('replay corpus', () => {
       assert.match(error!, /patched\('<change-id>'\)/);
       assert.match(error!, /new Worker Deployment Version/);
     }
+  });
+});
+
+/**
+ * An agent job whose first workflow task timed out on a loaded worker while its askPermit local activity
+ * was in flight: the SDK resolved the ask with the workflow's clock at the ask's completion (27 s after
+ * the task started), a replay with the next task's start (7 s later). Its permit, granted ahead of time,
+ * was near enough by the one clock to skip the slot's timer and not by the other; that job failed every
+ * task after with a nondeterminism error. This is its recorded history (a whole test run's burst on the
+ * dev server), with the patch marker today's code records before that timer (permit-slot-timer) put in
+ * where it goes; with the marker, the timer does not hang on the clock, so this replays.
+ */
+const ASK_OUTLIVED_TASK = path.resolve(__dirname, '../replay/fixtures/ask-outlived-task/history.json');
+
+describe('an agent job whose permit ask outlived its workflow task', () => {
+  test('replays: whether it waits for its slot does not hang on the clock', async () => {
+    const history = historyFromJSON(JSON.parse(readFileSync(ASK_OUTLIVED_TASK, 'utf8')));
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
   });
 });
 
