@@ -176,7 +176,10 @@ const permitGrant = record({
 });
 export type PermitGrant = Shaped<typeof permitGrant>;
 
-/** What an agentRateLimiter run hands to the next one when it continues as new (a previous release's also held `seenLimits`: ignored). Plain JSON. */
+/**
+ * What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON (a previous
+ * release's also held `seenLimits`: ignored).
+ */
 export const rateLimiterCarry = record({
   /** Grants that still occupy a slot of the window, oldest first. */
   grants: listOf(permitGrant),
