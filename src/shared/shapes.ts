@@ -17,7 +17,8 @@ type Flat<T> = { [K in keyof T]: T[K] };
 /** Temporal's default limit on workflow ids; ids from the API and request keys fit well within it. */
 const MAX_ID_LENGTH = 1000;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object (not null, not a list). */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const must = (at: string, what: string): string[] => [`${at} must be ${what}`];
 
