@@ -4,7 +4,7 @@
 // nothing uses never fails a call (`.catch`): the documented shapes (./documented.ts) are what the platform
 // promises, not what it will always send.
 import { z } from 'zod';
-import type { AgentJob, Bundle, DeploymentUpdate, StaticExportJob, UpdateTrigger } from './types';
+import type { AgentJob } from '../shared/agent-job-record';
 
 /** A string id; numeric ids are accepted and turned into strings. */
 const id = z.union([z.string().min(1), z.number().finite()]).transform(String);
@@ -41,14 +41,17 @@ export const agentJobSchema = z
 export const staticExportJobSchema = z
   .object({
     jobId: id,
+    /** One of ExportJobStatus, or an unknown value passed through as is. */
     status,
+    /** 0..100 */
     progress: numeric.pipe(z.number().min(0).max(100)).optional(),
     pageCount: numeric.pipe(z.number().int().min(0)).optional(),
     createdAt: z.string(),
     updatedAt: z.string().optional().catch(undefined),
+    /** Present only when status is failed. */
     error: z.string().nullish().catch(undefined),
   })
-  .transform((j): StaticExportJob => ({
+  .transform((j) => ({
     jobId: j.jobId,
     status: j.status,
     progress: j.progress ?? 0,
@@ -58,16 +61,15 @@ export const staticExportJobSchema = z
     ...(j.error ? { error: j.error } : {}),
   }));
 
-export const bundleSchema = z
-  .object({
-    jobId: id,
-    bundleUrl: z.url({ protocol: /^https?$/ }),
-    sizeBytes: numeric.pipe(z.number().int().min(0)),
-    expiresAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expiresAt must be a date'),
-  })
-  .transform((b): Bundle => b);
+export const bundleSchema = z.object({
+  jobId: id,
+  bundleUrl: z.url({ protocol: /^https?$/ }),
+  sizeBytes: numeric.pipe(z.number().int().min(0)),
+  /** ISO-8601 instant after which bundleUrl stops working. */
+  expiresAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expiresAt must be a date'),
+});
 
-export const updateTriggerSchema = z.object({ statusId: id }).transform((t): UpdateTrigger => t);
+export const updateTriggerSchema = z.object({ statusId: id });
 
 const pathList = z.array(z.unknown()).catch([]);
 
@@ -88,36 +90,41 @@ const fileCount = z
   .transform((v) => v ?? null)
   .catch(null);
 
-/** An update's commit; without a usable sha it is null (the keeper then says the update named no commit). */
+/**
+ * The commit an update builds (the branch head when it was triggered); without a usable sha it is null
+ * (the keeper then says the update named no commit).
+ */
 const deploymentCommit = z
   .object({
     sha: z.string().min(1),
     ref: nullableString.catch(null),
     message: nullableString.catch(null),
+    /** How many files the commit changed (the documented added, modified and removed lists, counted). */
     filesChanged: fileCount,
   })
   .nullish()
   .transform((c) => c ?? null)
   .catch(null);
 
-export const deploymentUpdateSchema = z
-  .object({
-    status,
-    commit: deploymentCommit,
-    // Documented as a label; anything else is of no use to the client.
-    source: z
-      .unknown()
-      .optional()
-      .transform((s) => (typeof s === 'string' ? s : null)),
-    logs: z
-      .union([z.array(z.unknown()).transform((l) => l.map(String)), z.string().transform((l) => l.split('\n'))])
-      .nullish()
-      .transform((l) => l ?? [])
-      .catch([]),
-    createdAt: nullableString.catch(null),
-    endedAt: nullableString.catch(null),
-  })
-  .transform((u): DeploymentUpdate => u);
+/** A deployment update (POST /v1/project/update/{projectId}): the platform builds the deployment branch. */
+export const deploymentUpdateSchema = z.object({
+  /** One of DeploymentUpdateStatus, or an unknown value passed through as is (not terminal). */
+  status,
+  /** Null while the platform has not resolved the branch head yet. */
+  commit: deploymentCommit,
+  /** What triggered the update (e.g. "api"), as the API says it: documented as a label; anything else is of no use. */
+  source: z
+    .unknown()
+    .optional()
+    .transform((s) => (typeof s === 'string' ? s : null)),
+  logs: z
+    .union([z.array(z.unknown()).transform((l) => l.map(String)), z.string().transform((l) => l.split('\n'))])
+    .nullish()
+    .transform((l) => l ?? [])
+    .catch([]),
+  createdAt: nullableString.catch(null),
+  endedAt: nullableString.catch(null),
+});
 
 /** `{"error": string}` bodies of error responses (anything else is tolerated). */
 export const errorBodySchema = z.object({ error: z.string() });

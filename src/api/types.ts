@@ -1,4 +1,7 @@
-// Shapes of the admin API (docs/contract.md) as the rest of the code sees them, after validation.
+// Shapes of the admin API (docs/contract.md) as the rest of the code sees them, after validation: the
+// answers' types are what their schemas (./schemas.ts) output.
+import type { z } from 'zod';
+import type { bundleSchema, deploymentUpdateSchema, staticExportJobSchema, updateTriggerSchema } from './schemas';
 
 /** Known agent job statuses; the API may send others, which count as not yet terminal. */
 export const AGENT_TERMINAL_STATUSES = ['completed', 'archived', 'failed'] as const;
@@ -11,26 +14,8 @@ export type { AgentJob };
 export const EXPORT_TERMINAL_STATUSES = ['completed', 'failed'] as const;
 export type ExportJobStatus = 'queued' | 'running' | (typeof EXPORT_TERMINAL_STATUSES)[number];
 
-export interface StaticExportJob {
-  jobId: string;
-  /** One of ExportJobStatus, or an unknown value passed through as is. */
-  status: string;
-  /** 0..100 */
-  progress: number;
-  pageCount: number;
-  createdAt: string;
-  updatedAt: string;
-  /** Present only when status is failed. */
-  error?: string;
-}
-
-export interface Bundle {
-  jobId: string;
-  bundleUrl: string;
-  sizeBytes: number;
-  /** ISO-8601 instant after which bundleUrl stops working. */
-  expiresAt: string;
-}
+export type StaticExportJob = z.output<typeof staticExportJobSchema>;
+export type Bundle = z.output<typeof bundleSchema>;
 
 export interface StartExportRequest {
   domain: string;
@@ -38,34 +23,11 @@ export interface StartExportRequest {
   paths?: string[];
 }
 
-/** A deployment update (POST /v1/project/update/{projectId}): the platform builds the deployment branch. */
 export const UPDATE_TERMINAL_STATUSES = ['success', 'failure'] as const;
 export type DeploymentUpdateStatus = 'queued' | 'in_progress' | (typeof UPDATE_TERMINAL_STATUSES)[number];
 
-export interface UpdateTrigger {
-  statusId: string;
-}
-
-/** The commit an update builds (the branch head when it was triggered). */
-export interface DeploymentCommit {
-  sha: string;
-  ref: string | null;
-  message: string | null;
-  /** How many files the commit changed (the documented added, modified and removed lists, counted). */
-  filesChanged: number | null;
-}
-
-export interface DeploymentUpdate {
-  /** One of DeploymentUpdateStatus, or an unknown value passed through as is (not terminal). */
-  status: string;
-  /** Null while the platform has not resolved the branch head yet. */
-  commit: DeploymentCommit | null;
-  /** What triggered the update (e.g. "api"), as the API says it. */
-  source: string | null;
-  logs: string[];
-  createdAt: string | null;
-  endedAt: string | null;
-}
+export type UpdateTrigger = z.output<typeof updateTriggerSchema>;
+export type DeploymentUpdate = z.output<typeof deploymentUpdateSchema>;
 
 export interface CallOptions {
   /** Aborts the HTTP call (wired to activity cancellation). */

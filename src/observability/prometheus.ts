@@ -6,7 +6,16 @@
 // private loopback port. GET /metrics on the public endpoint returns both, concatenated; if Core's
 // exporter is unreachable the project's metrics are still served and docs_admin_sdk_metrics_up is 0.
 import http from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Gauge,
+  type GaugeConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  Registry,
+  collectDefaultMetrics,
+} from 'prom-client';
 import { listen, sendError, StatusError } from '../process/small-server';
 import type { MetricsRecorder } from './metrics';
 
@@ -31,48 +40,50 @@ export interface PrometheusMetricsOptions {
   processMetrics?: boolean;
 }
 
+type Config<C> = Omit<C, 'name' | 'registers'>;
+/** The project's metrics: each named with METRIC_PREFIX, in the worker's registry. */
+function metricsIn(registry: Registry) {
+  const ours = <C>(name: string, config: C) => ({ ...config, name: `${METRIC_PREFIX}${name}`, registers: [registry] });
+  return {
+    counter: <L extends string>(name: string, c: Config<CounterConfiguration<L>>) => new Counter(ours(name, c)),
+    gauge: <L extends string>(name: string, c: Config<GaugeConfiguration<L>>) => new Gauge(ours(name, c)),
+    histogram: <L extends string>(name: string, c: Config<HistogramConfiguration<L>>) => new Histogram(ours(name, c)),
+  };
+}
+type OurMetrics = ReturnType<typeof metricsIn>;
+
 /** A MetricsRecorder that counts into a prom-client Registry. */
 export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): PrometheusMetrics {
   const registry = options.registry ?? new Registry();
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const registers = [registry];
+  const ours = metricsIn(registry);
 
-  const apiCalls = new Counter({
-    name: `${METRIC_PREFIX}api_calls_total`,
+  const apiCalls = ours.counter('api_calls_total', {
     help: 'Admin API calls by operation and outcome (HTTP status, or an error code such as NetworkError or Timeout).',
     labelNames: ['operation', 'status'] as const,
-    registers,
   });
-  const apiDuration = new Histogram({
-    name: `${METRIC_PREFIX}api_call_duration_seconds`,
+  const apiDuration = ours.histogram('api_call_duration_seconds', {
     help: 'Admin API call latency by operation.',
     labelNames: ['operation'] as const,
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers,
   });
-  const rateLimited = new Counter({
-    name: `${METRIC_PREFIX}api_rate_limited_total`,
+  const rateLimited = ours.counter('api_rate_limited_total', {
     help: 'Admin API calls answered 429 (rate limited), by operation.',
     labelNames: ['operation'] as const,
-    registers,
   });
-  const activityRetries = new Counter({
-    name: `${METRIC_PREFIX}activity_retries_total`,
+  const activityRetries = ours.counter('activity_retries_total', {
     help: 'Activity attempts after the first (Temporal retrying), by activity type.',
     labelNames: ['activity_type'] as const,
-    registers,
   });
-  const polls = new Counter({
-    name: `${METRIC_PREFIX}polls_total`,
+  const polls = ours.counter('polls_total', {
     help: 'Job status polls, by job kind (export, agent or deployment update).',
     labelNames: ['kind'] as const,
-    registers,
   });
   return {
     registry,
-    ...operationsGauges(registers),
-    ...publishingMetrics(registers),
-    ...keeperAndKeyCounters(registers),
+    ...operationsGauges(ours),
+    ...publishingMetrics(ours),
+    ...keeperAndKeyCounters(ours),
     apiCall(operation, status, durationMs) {
       apiCalls.inc({ operation, status });
       apiDuration.observe({ operation }, Math.max(0, durationMs) / 1000);
@@ -89,29 +100,21 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
 
 /** What keepers apply and refuse, and the payloads this worker could not decrypt. */
 function keeperAndKeyCounters(
-  registers: Registry[],
+  ours: OurMetrics,
 ): Pick<PrometheusMetrics, 'bundleRefresh' | 'bundleApplied' | 'sinkRefused' | 'payloadKeyError'> {
-  const bundleRefreshes = new Counter({
-    name: `${METRIC_PREFIX}bundle_refreshes_total`,
+  const bundleRefreshes = ours.counter('bundle_refreshes_total', {
     help: 'Fresh bundle links generated for an already exported job.',
-    registers,
   });
-  const payloadKeyErrors = new Counter({
-    name: `${METRIC_PREFIX}payload_key_errors_total`,
+  const payloadKeyErrors = ours.counter('payload_key_errors_total', {
     help: 'Payloads this worker could not decrypt: their key is not in PAYLOAD_ENCRYPTION_KEYS_FILE (their workflow task fails).',
-    registers,
   });
-  const bundlesApplied = new Counter({
-    name: `${METRIC_PREFIX}bundles_applied_total`,
+  const bundlesApplied = ours.counter('bundles_applied_total', {
     help: 'Bundles applied to a deployment, by sink.',
     labelNames: ['sink'] as const,
-    registers,
   });
-  const sinkRefusals = new Counter({
-    name: `${METRIC_PREFIX}keeper_sink_refusals_total`,
+  const sinkRefusals = ours.counter('keeper_sink_refusals_total', {
     help: 'Keeper sinks the worker refused (checks and applies), by reason: unknown, inline, invalid, domain, address, path, changed.',
     labelNames: ['reason'] as const,
-    registers,
   });
 
   return {
@@ -123,19 +126,15 @@ function keeperAndKeyCounters(
 }
 
 /** What the alert rules need beyond the counters: parked jobs and each keeper's link expiry. */
-function operationsGauges(registers: Registry[]): Pick<PrometheusMetrics, 'watchParkedJobs' | 'linkApplied'> {
-  const linkExpiry = new Gauge({
-    name: `${METRIC_PREFIX}keeper_link_expiry_timestamp_seconds`,
+function operationsGauges(ours: OurMetrics): Pick<PrometheusMetrics, 'watchParkedJobs' | 'linkApplied'> {
+  const linkExpiry = ours.gauge('keeper_link_expiry_timestamp_seconds', {
     help: 'When the bundle link a keeper last applied (through this worker) expires, by domain (Unix seconds).',
     labelNames: ['domain'] as const,
-    registers,
   });
   let countParked: (() => Promise<number>) | undefined;
   let lastCount = { atMs: -Infinity, value: 0 };
-  new Gauge({
-    name: `${METRIC_PREFIX}agent_jobs_needs_operator`,
+  ours.gauge('agent_jobs_needs_operator', {
     help: 'Agent jobs waiting for an operator (DocsJobStatus needs-operator) in the namespace; -1 when visibility did not answer.',
-    registers,
     async collect() {
       if (!countParked) return;
       if (Date.now() - lastCount.atMs >= PARKED_COUNT_TTL_MS) {
@@ -160,24 +159,18 @@ function operationsGauges(registers: Registry[]): Pick<PrometheusMetrics, 'watch
 }
 
 /** Publishing (keepers with a source): how long a publish has waited, and how long it took to apply. */
-function publishingMetrics(registers: Registry[]): Pick<PrometheusMetrics, 'publishWaiting' | 'publishReached'> {
-  const waiting = new Gauge({
-    name: `${METRIC_PREFIX}keeper_publish_waiting_since_timestamp_seconds`,
+function publishingMetrics(ours: OurMetrics): Pick<PrometheusMetrics, 'publishWaiting' | 'publishReached'> {
+  const waiting = ours.gauge('keeper_publish_waiting_since_timestamp_seconds', {
     help: 'When the oldest publish not yet applied to the deployment arrived, by domain (Unix seconds; absent: none).',
     labelNames: ['domain'] as const,
-    registers,
   });
-  const served = new Gauge({
-    name: `${METRIC_PREFIX}keeper_publish_served_timestamp_seconds`,
+  const served = ours.gauge('keeper_publish_served_timestamp_seconds', {
     help: 'When the newest publish whose commit is applied to the deployment arrived, by domain (Unix seconds).',
     labelNames: ['domain'] as const,
-    registers,
   });
-  const reached = new Histogram({
-    name: `${METRIC_PREFIX}keeper_publish_to_deployment_seconds`,
+  const reached = ours.histogram('keeper_publish_to_deployment_seconds', {
     help: 'From a publish (a push or merge) to its commit applied to the deployment.',
     buckets: [10, 20, 30, 45, 60, 90, 120, 300, 600, 1800, 3600],
-    registers,
   });
   return {
     publishWaiting(domain, sinceMs) {

@@ -1,8 +1,9 @@
 // The agentJob workflow's contract: its id, input, options, result, status query, updates (the
 // caller's and the operator's for a parked job) and continue-as-new carry.
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { AgentJob } from './agent-job-record';
-import type { Observation } from './observation';
+import { type AgentJob, agentJobRecord } from './agent-job-record';
+import { observations } from './observation';
+import { count, record, time, type Shaped } from './shapes';
 
 export type { AgentJob } from './agent-job-record';
 
@@ -96,11 +97,12 @@ export const resendUpdate = defineUpdate<void>('resend');
 export const abandonUpdate = defineUpdate<void, [{ reason?: string }]>('abandon');
 
 /** What an agentJob run hands to the next one when it continues as new. Plain JSON. */
-export interface AgentJobCarry {
-  job: AgentJob;
+export const agentJobCarry = record({
+  job: agentJobRecord,
   /** The most recent observations of the current polling phase, oldest first. */
-  observations: Observation[];
-  polls: number;
-  messagesSent: number;
-  startedAtMs: number;
-}
+  observations,
+  polls: count,
+  messagesSent: count,
+  startedAtMs: time,
+});
+export type AgentJobCarry = Shaped<typeof agentJobCarry>;

@@ -1,6 +1,27 @@
 // The bundleKeeper workflow's contract: its id, input, status query, signals and continue-as-new carry.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { KeeperSource, PublishRequest, PublishedCommit, PublishingState, PublishingStatus } from './publishing';
+import {
+  type KeeperSource,
+  type PublishRequest,
+  type PublishingStatus,
+  publishedCommit,
+  publishingState,
+} from './publishing';
+import {
+  count,
+  flag,
+  id,
+  link,
+  matching,
+  nullable,
+  oneOf,
+  optional,
+  record,
+  text,
+  time,
+  variants,
+  type Shaped,
+} from './shapes';
 
 export type { KeeperSource, PublishRequest, PublishedCommit, PublishingStatus } from './publishing';
 
@@ -101,75 +122,86 @@ export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 export const keeperStatusQuery = defineQuery<KeeperStatus>('status');
 
-/** The bundle a keeper last applied. Plain JSON (carried across continue-as-new). */
-export interface AppliedBundle {
-  jobId: string;
-  /** The URL the deployment was configured with (the presigned link, or the mirror's stable URL). */
-  appliedUrl: string;
-  /** When appliedUrl stops working; null when it does not expire (mirror). */
-  appliedExpiresAt: string | null;
-  /** Workflow time (ms) at which the applied link was generated (or received from the export). */
-  linkIssuedAtMs: number;
-  sizeBytes: number;
-  version: string | null;
-  appliedAt: string;
-  /** Workflow time (ms) of the next refresh; null when the applied URL does not expire. */
-  refreshAtMs: number | null;
-  /** Consecutive failed refreshes of this job's link (drives the back-off). */
-  refreshFailures: number;
-  /** Keepers with a source: the commit this bundle renders. */
-  commit?: PublishedCommit | null;
-}
-
-/** An exported job whose bundle is still to be verified and applied. Plain JSON. */
-export interface PendingBundle {
-  jobId: string;
-  version: string | null;
-  /** The link the export returned, used for the first attempt; later attempts generate a fresh one. */
-  bundle: { bundleUrl: string; expiresAt: string; sizeBytes: number } | null;
-  failures: number;
-  /** Workflow time (ms) of the next attempt; null = now. */
-  retryAtMs: number | null;
-  /** Keepers with a source: the commit this export renders. */
-  commit?: PublishedCommit | null;
-}
-
-/** The export the keeper owes, between runs: none, or one wanted (the commit it renders, its back-off). */
-export type CarriedExport =
-  | { state: 'idle' }
-  | {
-      state: 'wanted';
-      /** Keepers with a source: the built commit the export renders (null: the branch as it is). */
-      commit: PublishedCommit | null;
-      /** Workflow time (ms) before which it does not start (a failed export's back-off); null: now. */
-      retryAtMs: number | null;
-      /** Consecutive failed exports so far. */
-      failures: number;
-    };
-
-/** The sink as the worker last answered for it: not asked yet (or to ask again), held, or refused. */
-export type KeeperSink =
-  | { state: 'resolving' }
-  | { state: 'resolved'; name: string; type: SinkType }
-  | { state: 'refused'; reason: string; checks: number; retryAtMs: number };
-
-/** What a bundleKeeper run hands to the next one when it continues as new. Plain JSON. */
-export interface BundleKeeperCarry {
-  current: AppliedBundle | null;
-  pending: PendingBundle | null;
-  /** Pinned export version (null: latest published). */
-  version: string | null;
-  exportsDone: number;
-  refreshesDone: number;
-  paused: boolean;
-  export: CarriedExport;
-  sink: KeeperSink;
-  lastError: string | null;
-  /** Continue-as-new generations so far (for the Web UI and tests). */
-  generation: number;
-  /** Keepers with a source. */
-  publishing?: PublishingState;
-}
-
 /** A sink's name in the worker's sinks file (and in a keeper's input). */
 export const SINK_NAME_FORM = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const nullableText = nullable(text);
+/** Keepers with a source: the commit the bundle or export renders. */
+const commit = optional(nullable(publishedCommit));
+
+/** The bundle a keeper last applied. Plain JSON (carried across continue-as-new). */
+const appliedBundle = record({
+  jobId: id,
+  /** The URL the deployment was configured with (the presigned link, or the mirror's stable URL). */
+  appliedUrl: text,
+  /** When appliedUrl stops working; null when it does not expire (mirror). */
+  appliedExpiresAt: nullableText,
+  /** Workflow time (ms) at which the applied link was generated (or received from the export). */
+  linkIssuedAtMs: time,
+  sizeBytes: count,
+  version: nullableText,
+  appliedAt: text,
+  /** Workflow time (ms) of the next refresh; null when the applied URL does not expire. */
+  refreshAtMs: nullable(time),
+  /** Consecutive failed refreshes of this job's link (drives the back-off). */
+  refreshFailures: count,
+  commit,
+});
+export type AppliedBundle = Shaped<typeof appliedBundle>;
+
+/** An exported job whose bundle is still to be verified and applied. Plain JSON. */
+const pendingBundle = record({
+  jobId: id,
+  version: nullableText,
+  /** The link the export returned, used for the first attempt; later attempts generate a fresh one. */
+  bundle: nullable(record({ bundleUrl: link, expiresAt: text, sizeBytes: count })),
+  failures: count,
+  /** Workflow time (ms) of the next attempt; null = now. */
+  retryAtMs: nullable(time),
+  commit,
+});
+export type PendingBundle = Shaped<typeof pendingBundle>;
+
+/** The export the keeper owes, between runs: none, or one wanted (the commit it renders, its back-off). */
+const carriedExport = variants({
+  idle: {},
+  wanted: {
+    /** Keepers with a source: the built commit the export renders (null: the branch as it is). */
+    commit: nullable(publishedCommit),
+    /** Workflow time (ms) before which it does not start (a failed export's back-off); null: now. */
+    retryAtMs: nullable(time),
+    /** Consecutive failed exports so far. */
+    failures: count,
+  },
+});
+export type CarriedExport = Shaped<typeof carriedExport>;
+
+/** The sink as the worker last answered for it: not asked yet (or to ask again), held, or refused. */
+const keeperSink = variants({
+  resolving: {},
+  resolved: { name: matching(SINK_NAME_FORM, 'a sink name'), type: oneOf(SINK_TYPES) },
+  refused: { reason: text, checks: count, retryAtMs: time },
+});
+export type KeeperSink = Shaped<typeof keeperSink>;
+
+/**
+ * What a bundleKeeper run hands to the next one when it continues as new (one of an earlier release is
+ * decoded first: src/policies/validation/keeper-compat.ts). Plain JSON.
+ */
+export const bundleKeeperCarry = record({
+  current: nullable(appliedBundle),
+  pending: nullable(pendingBundle),
+  /** Pinned export version (null: latest published). */
+  version: nullableText,
+  exportsDone: count,
+  refreshesDone: count,
+  paused: flag,
+  lastError: nullableText,
+  /** Continue-as-new generations so far (for the Web UI and tests). */
+  generation: count,
+  export: carriedExport,
+  sink: keeperSink,
+  /** Keepers with a source. */
+  publishing: optional(publishingState),
+});
+export type BundleKeeperCarry = Shaped<typeof bundleKeeperCarry>;

@@ -1,6 +1,7 @@
 // Publishing's part of the bundleKeeper contract: the keeper's source, the publish signal's argument,
 // and what the keeper carries and reports about deployment updates. Plain JSON throughout.
-import type { Observation } from './observation';
+import { observations } from './observation';
+import { count, id, listOf, nullable, record, text, time, type Shaped } from './shapes';
 
 /** Where a keeper's content comes from (the same names as an agent job's `source`). */
 export interface KeeperSource {
@@ -41,63 +42,69 @@ export interface PublishRequest {
   agentWorkflowId?: string;
 }
 
+const nullableText = nullable(text);
+
 /** A commit the keeper exported (or is about to), with where it came from when known. */
-export interface PublishedCommit {
-  sha: string;
-  ref: string | null;
-  message: string | null;
-  pullRequest: { number: number; url: string } | null;
-  agentWorkflowId: string | null;
+export const publishedCommit = record({
+  sha: text,
+  ref: nullableText,
+  message: nullableText,
+  pullRequest: nullable(record({ number: count, url: text })),
+  agentWorkflowId: nullableText,
   /** Workflow time (ms) of the oldest publish this commit answers. */
-  requestedAtMs: number;
-}
+  requestedAtMs: time,
+});
+export type PublishedCommit = Shaped<typeof publishedCommit>;
 
 /** One deployment update the keeper triggered and polls. */
-export interface UpdateRound {
-  statusId: string;
+const updateRound = record({
+  statusId: id,
   /** Workflow time (ms) of the trigger. */
-  startedAtMs: number;
+  startedAtMs: time,
   /** Workflow time (ms) of the oldest publish this round answers. */
-  requestedAtMs: number;
+  requestedAtMs: time,
   /** Commits named by the publishes this round answers (the branch head it builds includes them). */
-  coveredShas: string[];
+  coveredShas: listOf(text),
   /** Status polls so far (the first is the trigger), for the polling policy; bounded. */
-  observations: Observation[];
-  nextPollAtMs: number;
-  failedPolls: number;
-  sha: string | null;
-  status: string;
-}
+  observations,
+  nextPollAtMs: time,
+  failedPolls: count,
+  sha: nullableText,
+  status: text,
+});
+export type UpdateRound = Shaped<typeof updateRound>;
 
 /** What the last finished update said, for the status query and the Web UI. */
-export interface UpdateOutcome {
-  statusId: string | null;
-  status: string;
-  sha: string | null;
-  endedAtMs: number;
+const updateOutcome = record({
+  statusId: nullableText,
+  status: text,
+  sha: nullableText,
+  endedAtMs: time,
   /** Why it failed (null on success). */
-  error: string | null;
-}
+  error: nullableText,
+});
+export type UpdateOutcome = Shaped<typeof updateOutcome>;
 
 /** Publishing state of a keeper with a source, carried across continue-as-new. */
-export interface PublishingState {
+export const publishingState = record({
   /** Workflow time (ms) of the oldest publish no update round has taken yet; null: none waiting. */
-  wantedSinceMs: number | null;
+  wantedSinceMs: nullable(time),
   /** Commits named by the publishes waiting for the next round. */
-  wantedShas: string[];
-  round: UpdateRound | null;
-  lastUpdate: UpdateOutcome | null;
+  wantedShas: listOf(text),
+  round: nullable(updateRound),
+  lastUpdate: nullable(updateOutcome),
   /** Workflow time (ms) of the oldest publish not yet applied to the deployment (the alert's metric). */
-  pendingSinceMs: number | null;
+  pendingSinceMs: nullable(time),
   /** Delivery ids already taken (bounded, newest last). */
-  deliveries: string[];
+  deliveries: listOf(text),
   /** Commits of finished rounds, asked for or built (bounded, newest last): a publish naming one starts nothing. */
-  builtShas: string[];
+  builtShas: listOf(text),
   /** Merged pull requests by their merge commit (bounded, newest last). */
-  pullRequests: { sha: string; number: number; url: string; agentWorkflowId: string | null }[];
-  updatesDone: number;
-  updatesFailed: number;
-}
+  pullRequests: listOf(record({ sha: text, number: count, url: text, agentWorkflowId: nullableText })),
+  updatesDone: count,
+  updatesFailed: count,
+});
+export type PublishingState = Shaped<typeof publishingState>;
 
 /** The keeper's status fields about publishing (present when it has a source). */
 export interface PublishingStatus {

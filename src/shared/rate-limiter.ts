@@ -1,6 +1,7 @@
 // The agentRateLimiter workflow's contract: its id and task queue, input, status query, and the permit
 // protocol's messages (requests, grants, admissions, use reports) and continue-as-new carry.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { flag, id, listOf, optional, record, time, type Shaped } from './shapes';
 
 /** One limiter per project and namespace. */
 export const RATE_LIMITER_ID_PREFIX = 'agent-rate-limiter:';
@@ -59,12 +60,14 @@ export interface RateLimiterStatus {
 
 export const rateLimiterStatusQuery = defineQuery<RateLimiterStatus>('status');
 
-export interface PermitRequest {
+const permitRequestFields = {
   /** Workflow id that receives permitGrantedSignal. */
-  requesterWorkflowId: string;
+  requesterWorkflowId: id,
   /** Distinguishes several requests from one workflow (create, then each message). */
-  requestKey: string;
-}
+  requestKey: id,
+};
+const permitRequest = record(permitRequestFields);
+export type PermitRequest = Shaped<typeof permitRequest>;
 
 /**
  * A permit: the limiter's grant of one request, one shape from the grant to the use report. It is the
@@ -147,32 +150,40 @@ export const permitUsedSignal = defineSignal<[PermitUse]>('permitUsed');
 export const permitsUsedSignal = defineSignal<[PermitUse[]]>('permitsUsed');
 
 /** A permit the limiter granted: when, to whom (for de-duplication of retried requests), and until when it holds its slot. Plain JSON. */
-export interface PermitGrant extends PermitRequest, Pick<Permit, 'notBeforeMs'> {
-  atMs: number;
-  /**
-   * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
-   * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to
-   * recognise repeats of its request until its freeAtMs.
-   */
-  handedOver?: boolean;
+const permitGrant = record({
+  ...permitRequestFields,
+  atMs: time,
   /**
    * When the slot frees (epoch ms), with one of two meanings: until the use is reported, the end of
    * the grant's lease (granted, or notBefore, + two windows + margin: rate-window.ts grantedSlotFreeAt),
    * from which its use-by time follows; once reported, one window after the use (usedAt + window +
    * margin: usedSlotFreeAt), no use-by time any more. usedAtMs says which.
    */
-  freeAtMs: number;
+  freeAtMs: time,
+  /** As the Permit's: the grant was handed on ahead of time, its call no earlier than this. */
+  notBeforeMs: optional(time),
+  /**
+   * Set on the old grant that handed its slot over: the limiter gave it, ahead of time, to a queued
+   * request (whose grant has notBeforeMs = this one's freeAtMs). It no longer counts; kept only to
+   * recognise repeats of its request until its freeAtMs.
+   */
+  handedOver: optional(flag),
   /**
    * When the permitted call had been made at the latest, as reported: the calling worker's clock when
    * the call returned, or the job's workflow time when it reports for the activity (permits.ts reportedBy).
    */
-  usedAtMs?: number;
-}
+  usedAtMs: optional(time),
+});
+export type PermitGrant = Shaped<typeof permitGrant>;
 
-/** What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON. */
-export interface RateLimiterCarry {
+/**
+ * What an agentRateLimiter run hands to the next one when it continues as new. Plain JSON (a previous
+ * release's also held `seenLimits`: ignored).
+ */
+export const rateLimiterCarry = record({
   /** Grants that still occupy a slot of the window, oldest first. */
-  grants: PermitGrant[];
+  grants: listOf(permitGrant),
   /** Requests waiting for a permit, FIFO. */
-  queue: PermitRequest[];
-}
+  queue: listOf(permitRequest),
+});
+export type RateLimiterCarry = Shaped<typeof rateLimiterCarry>;

@@ -1,6 +1,7 @@
 // The staticExport workflow's contract: its id, input, result, status query and continue-as-new carry.
 import { defineQuery } from '@temporalio/workflow';
-import type { Observation } from './observation';
+import { observations } from './observation';
+import { count, id, record, time, type Shaped } from './shapes';
 
 /** Deterministic per request, so a retried start attaches to the running export. */
 export const exportWorkflowId = (domain: string, requestId: string): string => `static-export:${domain}:${requestId}`;
@@ -36,13 +37,14 @@ export interface ExportStatus {
 export const exportStatusQuery = defineQuery<ExportStatus>('status');
 
 /** What a staticExport run hands to the next one when it continues as new. Plain JSON. */
-export interface StaticExportCarry {
-  jobId: string;
+export const staticExportCarry = record({
+  jobId: id,
   /** The most recent poll observations (what the polling policy needs), oldest first. */
-  observations: Observation[];
-  polls: number;
-  startedAtMs: number;
-}
+  observations,
+  polls: count,
+  startedAtMs: time,
+});
+export type StaticExportCarry = Shaped<typeof staticExportCarry>;
 
 /** Optional second argument of staticExport (the public input stays `{domain, version?, paths?}`). */
 export interface StaticExportOptions {

@@ -45,9 +45,10 @@ import {
   permitGrantedSignal,
   permitUsedSignal,
   permitsUsedSignal,
+  rateLimiterCarry,
   rateLimiterStatusQuery,
 } from '../shared/rate-limiter';
-import { carriedStateProblems, limiterCarryProblems } from '../policies/validation/carry';
+import { carriedStateProblems } from '../policies/validation/carry';
 import { WorkflowFailure, invalidInput, nonRetryable } from '../shared/failures';
 import { iso, markdownTable } from './details';
 import { deliverAll } from './deliver';
@@ -404,7 +405,7 @@ function refuseStart(problems: string[]): void {
 
 export async function agentRateLimiter(input: AgentRateLimiterInput): Promise<void> {
   // Forged grants and queue would fill a project's window or signal grants to any workflow.
-  refuseStart(carriedStateProblems(workflowInfo(), { carried: input?.carried }, limiterCarryProblems));
+  refuseStart(carriedStateProblems(workflowInfo(), { carried: input?.carried }, rateLimiterCarry));
   if (limiterKeepsStartWindow()) refuseStart(limiterInputProblems(input));
   const limiter = new Limiter(input);
   handle(limiter);

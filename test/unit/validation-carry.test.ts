@@ -12,14 +12,14 @@ import { agentOptionsProblems } from '../../src/policies/validation/agent';
 import {
   type CarryCheck,
   type RunOrigin,
-  agentCarryProblems,
   carriedStateProblems,
   carryOriginProblem,
-  exportCarryProblems,
   keeperCarryProblems,
-  limiterCarryProblems,
   startCarryProblems,
 } from '../../src/policies/validation/carry';
+import { agentJobCarry as agentCarryProblems } from '../../src/shared/agent-job';
+import { rateLimiterCarry as limiterCarryProblems } from '../../src/shared/rate-limiter';
+import { staticExportCarry as exportCarryProblems } from '../../src/shared/static-export';
 import { decodeKeeperCarry } from '../../src/policies/validation/keeper-compat';
 import { exportOptionsProblems } from '../../src/policies/validation/export';
 import { keeperInputProblems } from '../../src/policies/validation/keeper';

@@ -1,8 +1,8 @@
 // Validators for agent job input, shared by the agentJob workflow (at start and in the sendMessage
 // update validator), the agent activities and the CLI. Pure: each returns every problem it finds as
 // plain sentences that name the field, never echoing more than a short prefix of the value.
-import type { AgentJobOptions } from '../../shared/agent-job';
-import { type RunOrigin, agentCarryProblems, carriedStateProblems } from './carry';
+import { type AgentJobOptions, agentJobCarry } from '../../shared/agent-job';
+import { type RunOrigin, carriedStateProblems } from './carry';
 
 /**
  * Largest prompt we accept, in characters. The API publishes no maximum, so this is ours: generous
@@ -92,7 +92,7 @@ export function agentOptionsProblems(options: unknown, origin: RunOrigin): strin
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     return ['the second argument, when given, must be an object {maxPollsPerRun?, ...}'];
   const { carry, maxPollsPerRun, poll, nonIdempotentCallTimeoutMs } = options as AgentJobOptions;
-  const problems = carriedStateProblems(origin, { carry }, agentCarryProblems);
+  const problems = carriedStateProblems(origin, { carry }, agentJobCarry);
   if (maxPollsPerRun !== undefined && !(Number.isInteger(maxPollsPerRun) && maxPollsPerRun >= 1))
     problems.push('maxPollsPerRun must be an integer >= 1');
   problems.push(...pollOverrideProblems(poll));

@@ -1,8 +1,8 @@
 // Pure validators for a static export request (docs/contract.md, the admin API: `domain` is a bare hostname, `version`
 // labels the export, `paths` are page paths). Used by the staticExport workflow at start and by the
 // CLI before it starts anything. No I/O, no Temporal imports: safe in the workflow sandbox.
-import type { StaticExportInput, StaticExportOptions } from '../../shared/static-export';
-import { type RunOrigin, carriedStateProblems, exportCarryProblems } from './carry';
+import { type StaticExportInput, type StaticExportOptions, staticExportCarry } from '../../shared/static-export';
+import { type RunOrigin, carriedStateProblems } from './carry';
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
@@ -71,7 +71,7 @@ export function exportOptionsProblems(options: unknown, origin: RunOrigin): stri
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     return ['the second argument, when given, must be an object {maxPollsPerRun?}'];
   const { carry, maxPollsPerRun } = options as StaticExportOptions;
-  const problems = carriedStateProblems(origin, { carry }, exportCarryProblems);
+  const problems = carriedStateProblems(origin, { carry }, staticExportCarry);
   if (maxPollsPerRun !== undefined && !(Number.isInteger(maxPollsPerRun) && maxPollsPerRun >= 1))
     problems.push('maxPollsPerRun must be an integer >= 1');
   return problems;

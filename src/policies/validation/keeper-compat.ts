@@ -9,9 +9,7 @@ import type {
   SinkType,
 } from '../../shared/bundle-keeper';
 import type { PublishedCommit, PublishingState } from '../../shared/publishing';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isRecord } from '../../shared/shapes';
 
 /**
  * The carry of a02d727 and earlier: its export and sink as flags, `publishing.ready` the commit owed an
