@@ -37,6 +37,7 @@ import {
   type AgentJobWorkflow,
   type ProgressOptions,
   type StartOptions,
+  watchStatus,
 } from './start';
 
 export function agentSummary(input: AgentJobInput): string {
@@ -87,7 +88,8 @@ export async function startAgentJob(
   });
   const handle = client.workflow.getHandle<AgentJobWorkflow>(workflowId);
   // A create whose outcome is unknown parks the job: the jobId update waits for an operator meanwhile.
-  const watch = options.onNeedsOperator ? watchNeedsOperator(handle, options.onNeedsOperator) : undefined;
+  const needsOperator = options.onNeedsOperator && oncePerParking(options.onNeedsOperator);
+  const watch = needsOperator && watchStatus(handle, agentStatusQuery.name, 1_000, needsOperator);
   try {
     const jobId = await withTraceparent(options.traceparent, () =>
       client.workflow.executeUpdateWithStart(jobIdUpdate, { startWorkflowOperation }),
@@ -114,27 +116,12 @@ export interface NeedsOperatorOptions {
   onNeedsOperator?: (status: AgentStatus) => void;
 }
 
-/** Calls onNeedsOperator once per parking, from the status query, until stopped. */
-function watchNeedsOperator(handle: WorkflowHandle, onNeedsOperator: (status: AgentStatus) => void) {
-  let done = false;
+/** onNeedsOperator called once per parking of the statuses it is given, in order. */
+function oncePerParking(onNeedsOperator: (status: AgentStatus) => void): (status: AgentStatus) => void {
   let parked = false;
-  const loop = (async () => {
-    while (!done) {
-      const status = await handle.client
-        .withDeadline(Date.now() + 5_000, () => handle.query(agentStatusQuery))
-        .catch(() => undefined);
-      if (status && !done) {
-        if (status.phase === NEEDS_OPERATOR && !parked) onNeedsOperator(status);
-        parked = status.phase === NEEDS_OPERATOR;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-    }
-  })();
-  return {
-    async stop() {
-      done = true;
-      await loop;
-    },
+  return (status) => {
+    if (status.phase === NEEDS_OPERATOR && !parked) onNeedsOperator(status);
+    parked = status.phase === NEEDS_OPERATOR;
   };
 }
 
@@ -146,12 +133,11 @@ export async function awaitAgentJob(
   const { onNeedsOperator, ...progress } = options;
   if (!onNeedsOperator)
     return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, progress);
-  let parked = false;
+  const parking = oncePerParking(onNeedsOperator);
   return awaitResult<AgentJobResult, AgentStatus>(client, workflowId, agentStatusQuery.name, {
     ...progress,
     onProgress: (status) => {
-      if (status.phase === NEEDS_OPERATOR && !parked) onNeedsOperator(status);
-      parked = status.phase === NEEDS_OPERATOR;
+      parking(status);
       progress.onProgress?.(status);
     },
   });

@@ -1,6 +1,6 @@
 // What every start and wait of the client library shares: start options, the workflows' signatures (by
 // type name: the client never imports workflow code), static details, and awaiting with progress.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { validateTraceparent } from '../shared/trace-ids';
 import type { AgentJobInput, AgentJobResult } from '../shared/agent-job';
 import type { BundleKeeperInput } from '../shared/bundle-keeper';
@@ -41,6 +41,37 @@ export interface ProgressOptions<S> {
   progressIntervalMs?: number;
 }
 
+/**
+ * Queries a workflow's `query` every `intervalMs` until stopped: each answer to onStatus, each failure
+ * (no worker yet, a busy or failing workflow task, the workflow just closed) to onError.
+ */
+export function watchStatus<S>(
+  handle: WorkflowHandle,
+  query: string,
+  intervalMs: number,
+  onStatus: (status: S) => void,
+  onError?: (err: unknown) => void,
+): { stop(): Promise<void> } {
+  let done = false;
+  const loop = (async () => {
+    while (!done) {
+      try {
+        const status = await handle.client.withDeadline(Date.now() + 5_000, () => handle.query<S>(query));
+        if (!done) onStatus(status);
+      } catch (err) {
+        if (!done) onError?.(err);
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      done = true;
+      await loop;
+    },
+  };
+}
+
 /** A workflow's result with its id, awaited with progress from its `status` query. */
 export async function awaitResult<R, S>(
   client: Client,
@@ -50,25 +81,12 @@ export async function awaitResult<R, S>(
 ): Promise<R & { workflowId: string }> {
   const handle = client.workflow.getHandle(workflowId);
   const result = handle.result() as Promise<R>;
-  if (!options.onProgress) return { workflowId, ...(await result) };
-  const onProgress = options.onProgress;
-  let done = false;
-  const poller = (async () => {
-    while (!done) {
-      try {
-        const status = await handle.client.withDeadline(Date.now() + 5_000, () => handle.query<S>(query));
-        if (!done) onProgress(status);
-      } catch (err) {
-        // No worker yet, a busy or failing workflow task, or the workflow just closed: the result decides.
-        if (!done) options.onProgressError?.(err);
-      }
-      await new Promise((resolve) => setTimeout(resolve, options.progressIntervalMs ?? 500));
-    }
-  })();
+  const { onProgress, onProgressError, progressIntervalMs = 500 } = options;
+  // The result decides: a failed query while it comes is only reported.
+  const watch = onProgress && watchStatus(handle, query, progressIntervalMs, onProgress, onProgressError);
   try {
     return { workflowId, ...(await result) };
   } finally {
-    done = true;
-    await poller;
+    await watch?.stop();
   }
 }
