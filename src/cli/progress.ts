@@ -176,24 +176,35 @@ export function agentReporter(
 }
 
 /**
- * Ticks `reporter` every second while a wait lasts: the callbacks for awaitResult's progress options
- * (a failed status query's reason goes into the keep-alive lines until a status comes) and stop().
+ * Awaits `wait` while `reporter` shows its progress, ticked every second (a failed status query's reason
+ * goes into the keep-alive lines until a status comes); shows `done` of the result and the last status
+ * seen, then stops the reporter.
  */
-export function reportWhileWaiting<S>(reporter: Reporter<S>, intervalMs = 1_000) {
+export async function waitReporting<S, R>(
+  reporter: Reporter<S>,
+  wait: (progress: { onProgress(status: S): void; onProgressError(err: unknown): void }) => Promise<R>,
+  done: (result: R, last: S | undefined) => S,
+  intervalMs = 1_000,
+): Promise<R> {
   let problem: string | undefined;
+  let last: S | undefined;
   const timer = setInterval(() => reporter.tick(problem), intervalMs);
   timer.unref();
-  return {
-    onProgress(status: S): void {
-      problem = undefined;
-      reporter.update(status);
-    },
-    onProgressError(err: unknown): void {
-      problem = `its status query did not answer (${err instanceof Error ? err.message : String(err)})`;
-    },
-    stop(): void {
-      clearInterval(timer);
-      reporter.stop();
-    },
-  };
+  try {
+    const result = await wait({
+      onProgress(status) {
+        problem = undefined;
+        last = status;
+        reporter.update(status);
+      },
+      onProgressError(err) {
+        problem = `its status query did not answer (${err instanceof Error ? err.message : String(err)})`;
+      },
+    });
+    reporter.update(done(result, last));
+    return result;
+  } finally {
+    clearInterval(timer);
+    reporter.stop();
+  }
 }

@@ -5,7 +5,7 @@ import { validateAgentJobInput } from '../../policies/validation/agent';
 import type { AgentStatus } from '../../shared/agent-job';
 import type { CliContext, StartCommandOpts } from '../context';
 import { agentResultText, jsonLine, type AgentOutput } from '../format';
-import { agentReporter, reportWhileWaiting } from '../progress';
+import { agentReporter, waitReporting } from '../progress';
 
 interface AgentOpts extends StartCommandOpts {
   project: string;
@@ -47,33 +47,20 @@ async function runAgentCommand({ io, client }: CliContext, opts: AgentOpts): Pro
     return;
   }
   io.stderr.write(`started ${started.workflowId} (job ${started.jobId})\n`);
-  const reporter = agentReporter(io.stderr, started.jobId);
-  const waiting = reportWhileWaiting(reporter);
-  let result;
-  try {
-    let polls = 0;
-    result = await awaitAgentJob(c, started.workflowId, {
-      onProgress: (s) => {
-        polls = s.polls;
-        waiting.onProgress(s);
-      },
-      onProgressError: waiting.onProgressError,
-      progressIntervalMs: 1_000,
-      onNeedsOperator: needsOperator,
-    });
-    reporter.update({
+  const { workflowId, jobId, status, prLink } = await waitReporting(
+    agentReporter(io.stderr, started.jobId),
+    (progress) =>
+      awaitAgentJob(c, started.workflowId, { ...progress, progressIntervalMs: 1_000, onNeedsOperator: needsOperator }),
+    (result, last): AgentStatus => ({
       phase: 'done',
       jobId: result.jobId,
       status: result.status,
       prLink: result.prLink,
-      polls,
+      polls: last?.polls ?? 0,
       lastPollAt: null,
       nextPollAt: null,
-    });
-  } finally {
-    waiting.stop();
-  }
-  const { workflowId, jobId, status, prLink } = result;
+    }),
+  );
   const out: AgentOutput = { workflowId, jobId, status, prLink };
   io.stdout.write(opts.json ? jsonLine(out) : agentResultText(out));
 }

@@ -2,10 +2,10 @@
 import { Command } from 'commander';
 import { awaitExport, checkInput, startExport } from '../../client';
 import { exportInputProblems, normalizeExportInput } from '../../policies/validation/export';
-import type { StaticExportInput } from '../../shared/static-export';
+import type { ExportStatus, StaticExportInput } from '../../shared/static-export';
 import { collect, type CliContext, type StartCommandOpts } from '../context';
 import { exportResultText, jsonLine, type ExportOutput } from '../format';
-import { exportReporter, reportWhileWaiting } from '../progress';
+import { exportReporter, waitReporting } from '../progress';
 
 interface ExportOpts extends StartCommandOpts {
   domain: string;
@@ -44,12 +44,10 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
     return;
   }
   io.stderr.write(`started ${handle.workflowId}\n`);
-  const reporter = exportReporter(io.stderr, input.domain);
-  const waiting = reportWhileWaiting(reporter);
-  let result;
-  try {
-    result = await awaitExport(c, handle.workflowId, waiting);
-    reporter.update({
+  const { workflowId, jobId, domain, pageCount, bundleUrl, expiresAt, sizeBytes } = await waitReporting(
+    exportReporter(io.stderr, input.domain),
+    (progress) => awaitExport(c, handle.workflowId, progress),
+    (result): ExportStatus => ({
       phase: 'done',
       jobId: result.jobId,
       status: 'completed',
@@ -58,11 +56,8 @@ async function runExportCommand({ io, client }: CliContext, opts: ExportOpts): P
       polls: 0,
       lastPollAt: null,
       nextPollAt: null,
-    });
-  } finally {
-    waiting.stop();
-  }
-  const { workflowId, jobId, domain, pageCount, bundleUrl, expiresAt, sizeBytes } = result;
+    }),
+  );
   const out: ExportOutput = { workflowId, jobId, domain, pageCount, bundleUrl, expiresAt, sizeBytes };
   io.stdout.write(opts.json ? jsonLine(out) : exportResultText(out));
 }
