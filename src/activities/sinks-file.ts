@@ -278,23 +278,14 @@ export function lookupSink(table: SinkTable, ref: unknown, allowInline: boolean,
  * SinksFileError), read again on use when it changed. A change that cannot be read keeps the sinks
  * read before and is reported once through onProblem.
  */
-export class SinksFile {
-  private readonly watched: WatchedFile<SinkTable>;
-
-  constructor(
-    readonly file: string,
-    onProblem: (message: string) => void = (m) => process.emitWarning(m, 'SinksFileWarning'),
-  ) {
-    this.watched = new WatchedFile(file, {
+export class SinksFile extends WatchedFile<SinkTable> {
+  constructor(file: string, onProblem = (message: string) => process.emitWarning(message, 'SinksFileWarning')) {
+    super(file, {
       parse: parseSinksFile,
       unreadable: (path, code) => new SinksFileError(`${path}: cannot read the sinks file (${code})`),
       onProblem,
       kept: 'the sinks read before',
     });
-  }
-
-  current(): SinkTable {
-    return this.watched.current();
   }
 }
 

@@ -132,14 +132,9 @@ export function dropKey(text: string, id: string, file: string): string {
 }
 
 /** The key file, read at construction (a bad file throws KeyFileError) and again when it changed. */
-export class KeyFile {
-  private readonly file: WatchedFile<KeyRing>;
-
-  constructor(
-    readonly path: string,
-    onProblem: (message: string) => void = (message) => process.emitWarning(message, 'PayloadKeyFileWarning'),
-  ) {
-    this.file = new WatchedFile(path, {
+export class KeyFile extends WatchedFile<KeyRing> {
+  constructor(path: string, onProblem = (message: string) => process.emitWarning(message, 'PayloadKeyFileWarning')) {
+    super(path, {
       parse: parseKeyFile,
       unreadable: (file, code, cause) =>
         new KeyFileError(`${file}: cannot read the payload key file (${code})`, { cause }),
@@ -150,6 +145,6 @@ export class KeyFile {
 
   /** The keys as the file has them now (one stat; a read only when it changed). */
   keys(): KeyRing {
-    return this.file.current();
+    return this.current();
   }
 }

@@ -12,23 +12,14 @@ function parseSecrets(text: string, file: string): string[] {
   return secrets;
 }
 
-export class WebhookSecrets {
-  private readonly watched: WatchedFile<string[]>;
-
-  /** Reads the file now: a missing, unreadable or empty file throws. */
-  constructor(
-    readonly path: string,
-    onProblem: (message: string) => void = (m) => console.error(`webhooks: ${m}`),
-  ) {
-    this.watched = new WatchedFile(path, {
+/** The secrets, read now (a missing, unreadable or empty file throws) and again when the file changed. */
+export class WebhookSecrets extends WatchedFile<string[]> {
+  constructor(path: string, onProblem = (message: string) => console.error(`webhooks: ${message}`)) {
+    super(path, {
       parse: parseSecrets,
       unreadable: (file, code) => new Error(`${file}: cannot read the webhook secrets (${code})`),
       onProblem,
       kept: 'the secrets read before',
     });
-  }
-
-  current(): readonly string[] {
-    return this.watched.current();
   }
 }
