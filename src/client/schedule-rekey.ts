@@ -5,9 +5,9 @@
 // Schedule whose memo is under an older key is created again with the same id, spec, action, policies,
 // state and search attributes: its recent actions and counters start over. This project's Schedules no
 // longer carry a memo (their kind and domain come from the action and DocsDomain).
-import type { Client, ScheduleDescription } from '@temporalio/client';
-import { WorkflowType } from '../shared/workflow-types';
+import type { Client } from '@temporalio/client';
 import { scheduleIds, scheduleKeyIds } from './key-usage';
+import { startsOurs } from './schedules';
 
 export type RekeyOutcome = 'current' | 'rekeyed' | 'recreated' | 'failed';
 
@@ -18,12 +18,6 @@ export interface RekeyResult {
   keyIdsBefore: string[];
   /** Why it failed (one line), for `failed`. */
   problem?: string;
-}
-
-const OURS = new Set<string>([WorkflowType.staticExport, WorkflowType.bundleKeeper]);
-
-function isOurs(description: ScheduleDescription): boolean {
-  return description.action.type === 'startWorkflow' && OURS.has(description.action.workflowType);
 }
 
 async function recreate(client: Client, scheduleId: string): Promise<void> {
@@ -39,7 +33,7 @@ async function recreate(client: Client, scheduleId: string): Promise<void> {
       state: d.state,
       typedSearchAttributes: d.typedSearchAttributes,
       // Another service's memo is kept (encrypted with the current key); ours is no longer written.
-      ...(d.memo && !isOurs(d) ? { memo: d.memo } : {}),
+      ...(d.memo && !startsOurs(d.action) ? { memo: d.memo } : {}),
     });
   } catch (err) {
     // Said plainly: the operator must create it again (`schedule create`), nothing else will.

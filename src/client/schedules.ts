@@ -285,6 +285,11 @@ const KIND_OF_WORKFLOW: Record<string, ScheduleTarget['kind']> = {
   [WorkflowType.bundleKeeper]: 'keeper',
 };
 
+/** Whether a schedule's action starts one of this project's workflows. */
+export function startsOurs(action: ScheduleSummary['action'] | ScheduleDescription['action']): boolean {
+  return action?.type === 'startWorkflow' && Object.hasOwn(KIND_OF_WORKFLOW, action.workflowType);
+}
+
 export function viewOf(schedule: ScheduleDescription | ScheduleSummary): ScheduleView {
   // Schedules of earlier releases carry {kind, domain} in their memo.
   const memo = schedule.memo;
@@ -313,10 +318,9 @@ export function viewOf(schedule: ScheduleDescription | ScheduleSummary): Schedul
 
 /** Every schedule in the namespace whose action starts one of this project's workflows. */
 export async function listDocsSchedules(client: Client): Promise<ScheduleView[]> {
-  const ours = new Set<string>([WorkflowType.staticExport, WorkflowType.bundleKeeper]);
   const views: ScheduleView[] = [];
   for await (const summary of client.schedule.list()) {
-    if (summary.action?.type === 'startWorkflow' && ours.has(summary.action.workflowType)) views.push(viewOf(summary));
+    if (startsOurs(summary.action)) views.push(viewOf(summary));
   }
   return views.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
 }
