@@ -1,16 +1,6 @@
 // `npm run codec-server [-- --port N] [--host H] [--no-auth]`: the codec server (src/codec/server.ts)
-// with the keys of PAYLOAD_ENCRYPTION_KEYS_FILE, for `temporal --codec-endpoint URL --codec-auth "Bearer
-// TOKEN"` and the Web UI (codec endpoint).
-//   CODEC_SERVER_TOKEN_FILE     bearer tokens, one a line, re-read on change
-//   CODEC_SERVER_TOKEN          one fixed token instead of the file
-//   CODEC_SERVER_OIDC_ISSUER    also (or instead) accept the sign-on provider's access tokens
-//   CODEC_SERVER_OIDC_AUDIENCE  their `aud` (default urn:docs-admin:temporal)
-//   CODEC_SERVER_NAMESPACES     comma list of the namespaces whose workers hold these keys: requests for
-//                               others are refused (default TEMPORAL_NAMESPACE, else `default`)
-//   TEMPORAL_NAMESPACE          the namespace of a request without X-Namespace (default: the first of them)
-//   CODEC_SERVER_TLS_CERT_FILE, CODEC_SERVER_TLS_KEY_FILE   serve HTTPS (PEM; the Web UI's sign-on needs it)
-// A token file, a token or an issuer is required unless --no-auth.
-//   CODEC_SERVER_CORS_ORIGINS   comma list of the Web UI origins a browser may call from
+// with the keys of PAYLOAD_ENCRYPTION_KEYS_FILE, for `temporal --codec-endpoint` and the Web UI. Its
+// settings (the CODEC_SERVER_* variables) and answers are the contract's: docs/contract.md, under "Security".
 import { readFileSync } from 'node:fs';
 import { KEYS_FILE_VAR, payloadEncryption } from './codec';
 import { startTracing, stopTracing } from './observability/tracing';

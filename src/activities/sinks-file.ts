@@ -1,12 +1,6 @@
-// The worker's sinks file (KEEPER_SINKS_FILE, YAML; JSON is YAML): the only places a keeper may apply a
-// bundle. A keeper's input names one; the worker's owner decides what each name runs, reaches or writes.
-//
-//   allowedDirs: [/srv/docs]                 # file and mirror sinks write only below these
-//   sinks:
-//     prod-config: {type: file, path: /srv/docs/prod/staticExport.json, mode: "0640", domains: [docs.example.com]}
-//     prod-hook:   {type: webhook, url: https://deploy.example.com/docs, headersFile: /run/secrets/hook, domains: [...]}
-//     prod-helm:   {type: command, argv: [helm, upgrade, docs, ./chart, --reuse-values, -f, "-"], env: [KUBECONFIG], domains: [...]}
-//     airgap:      {type: mirror, dir: /srv/docs/mirror, urlPrefix: http://mirror.internal/docs, keep: 3, domains: [...]}
+// The worker's sinks file (KEEPER_SINKS_FILE, YAML; JSON is YAML; its shape: docs/contract.md, "Sinks file"):
+// the only places a keeper may apply a bundle. A keeper's input names one; the worker's owner decides
+// what each name runs, reaches or writes.
 //
 // Every sink lists the domains it serves (exact hostnames): a keeper for another domain naming it is
 // refused as a name the file lacks is, so a writer cannot point one domain's keeper at another's

@@ -1,18 +1,7 @@
 // Sinks: the ways a verified bundle link reaches a self-hosted deployment's configuration
-// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`, docs/contract.md). Each is a
-// sink of the worker's sinks file (sinks-file.ts); a keeper only names one.
-//
-//   file     atomically replaces a JSON config file (a temporary file created O_EXCL | O_NOFOLLOW with the
-//            sink's mode, fsynced, renamed over the target): a reader sees the old document or the new
-//            one; never through a symbolic link (sink-guards.ts).
-//   webhook  POSTs the same document (undici) to an address checked after DNS resolution; redirects are
-//            not followed; only the answer's status code is kept.
-//   command  runs an argv (no shell) with the values in an environment of its own (the STATIC_EXPORT_*
-//            variables, PATH, HOME and the names the sink lists) and the document on stdin; a non-zero
-//            exit is a failure carrying a short, redacted stderr tail.
-//   mirror   copies the archive into a directory (sha256-checksummed, the last `keep` versions kept for
-//            rollback) and writes the document with a stable URL under urlPrefix: for deployments that
-//            cannot reach the presigned link (air-gapped). The mirrored URL does not expire.
+// (`staticExport.enabled`, `staticExport.bundleUrl`, `staticExport.version`): file, webhook, command and
+// mirror, each a sink of the worker's sinks file (sinks-file.ts); what each does and refuses is the
+// contract's (docs/contract.md, "Sinks file"); the checks on paths and addresses are in sink-guards.ts.
 //
 // Failures are SinkError (retryable or not); the activity layer turns them into ApplicationFailures.
 import { randomBytes } from 'node:crypto';

@@ -1,14 +1,11 @@
 // The codec server for people: the Temporal Web UI (its `codec.endpoint`) and `temporal
-// --codec-endpoint` POST payloads to /decode (and /encode) as `{"payloads":[{"metadata":{k: base64},
-// "data": base64}]}` and show what comes back, so a person reads decoded inputs and results while
-// Temporal stores ciphertext. Browsers are let in from the configured UI origins only (CORS, with the
-// preflight the UI sends). Every request but the preflight and /health must carry a bearer token: one
-// of the token file, or an access token of the sign-on provider with a role on the request's namespace
-// (oidc-tokens.ts); unless the server was started with --no-auth. Payloads carry no namespace and one key
-// set decrypts whatever it encrypted, so the server serves only the namespaces it is configured for (those
-// whose workers hold its keys): a request naming another is refused whatever its token, and a role counts
-// only on the namespace the request names. The body is read only for a caller let in, to a cap, and
-// checked whole (payloads-json.ts) before anything is decoded.
+// --codec-endpoint` POST payloads to /decode (and /encode) and show what comes back, so a person reads
+// decoded inputs and results while Temporal stores ciphertext. Who is let in (CORS origins, bearer
+// tokens or the sign-on provider's, oidc-tokens.ts) and what it answers: docs/contract.md, under
+// "Security". Payloads carry no namespace and one key set decrypts whatever it encrypted, so the server
+// serves only the namespaces whose workers hold its keys: a request naming another is refused whatever
+// its token, and a role counts only on the namespace the request names. The body is read only for a
+// caller let in, to a cap, and checked whole (payloads-json.ts) before anything is decoded.
 import { type IncomingMessage, type RequestListener, type ServerResponse, createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { inSpan } from '../observability/tracing';

@@ -1,15 +1,8 @@
 // The GitHub webhook receiver: POST /github verified with X-Hub-Signature-256 against every secret of
-// GITHUB_WEBHOOK_SECRET_FILE (@octokit/webhooks-methods), then a push or a merged pull request becomes a
-// `publish` signal to the keepers of that repository and branch (the keepers do the slow work, so the
-// answer comes well within GitHub's 10 s). A redelivery (same X-GitHub-Delivery) and a signed body
-// already handled under another delivery id (the id is not signed: a replay) are answered from memory
-// here, and the keeper ignores a delivery id it has taken and a commit it has built (it carries both),
-// so nothing happens twice even across a restart of this process. Bad signature 401, bad body 400: one
-// line each, nothing signalled.
-//
-// Until its signature checks, a request is anyone's: it is read only up to MAX_UNSIGNED_BODY_BYTES
-// (refused at once when its Content-Length says more), only MAX_UNSIGNED_REQUESTS of them at a time (503
-// past that), and only for UNSIGNED_READ_MS, so unsigned traffic holds at most 64 MiB and a few sockets.
+// GITHUB_WEBHOOK_SECRET_FILE (@octokit/webhooks-methods); a push or a merged pull request becomes a
+// `publish` signal to the keepers of that repository and branch, which do the slow work, so the answer
+// comes well within GitHub's 10 s. What it answers, remembers and bounds before a signature checks:
+// docs/operations.md, "Publishing from GitHub" (bad signature 401, bad body 400: one line each, nothing signalled).
 import { createHash } from 'node:crypto';
 import { type IncomingMessage, createServer } from 'node:http';
 import type { Client } from '@temporalio/client';

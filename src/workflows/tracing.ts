@@ -7,12 +7,10 @@
 // Temporal's own workflow interceptors do not qualify: they draw ids from the workflow's random source
 // (the replay corpus failed with them) and run an OpenTelemetry SDK in every workflow, tracing off or on.
 //
-// Spans: RunWorkflow:<type> (the child of the start's trace context), StartActivity:<name> for every
-// activity and local activity, StartChildWorkflow:<type>, HandleSignal:<name> and HandleUpdate:<name>, all
-// children of RunWorkflow (a workflow has no "current span" without async context, and one trace per job
-// is the point). Activities and children get the span's context in the `_tracer-data` header that
-// Temporal's activity and client interceptors read. Finished spans leave through a sink, which drops
-// them when tracing is off and during replay.
+// The spans (docs/operations.md, "What a trace shows") are all children of RunWorkflow: a workflow has no
+// "current span" without async context, and one trace per job is the point. Activities and children get
+// the span's context in the `_tracer-data` header that Temporal's activity and client interceptors read.
+// Finished spans leave through a sink, which drops them when tracing is off and during replay.
 import { defaultPayloadConverter, type Headers } from '@temporalio/common';
 import { proxySinks, workflowInfo, type WorkflowInterceptors } from '@temporalio/workflow';
 import {
