@@ -1,8 +1,6 @@
-// `npm run webhooks [-- --port N] [--host H]`: the GitHub webhook receiver (src/webhooks/server.ts),
-// default 127.0.0.1:8635, POST /github. Its own process, like the codec server: it holds the webhook
-// secrets, not the admin API key. Environment: GITHUB_WEBHOOK_SECRET_FILE (one secret per line, re-read
-// on change) and the Temporal connection settings the CLI uses (with payload encryption, the same
-// PAYLOAD_ENCRYPTION_KEYS_FILE: it reads the keepers' source memo).
+// `npm run webhooks [-- --port N] [--host H]`: the GitHub webhook receiver (src/webhooks/server.ts), a
+// process of its own like the codec server: it holds the webhook secrets, not the admin API key. Its
+// address, secrets file and settings: docs/operations.md, "Publishing from GitHub".
 import { connectClient } from './connection';
 import { startTracing, stopTracing } from './observability/tracing';
 import { WebhookSecrets } from './webhooks/secrets';

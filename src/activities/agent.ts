@@ -117,10 +117,9 @@ export function createAgentActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Step 1 of a permit (src/workflows/permits.ts): asks the project's limiter. Run as a local activity inside
-     * the job's workflow task: a queued job costs no activity task and no second workflow task, which
-     * is what keeps a burst of one project from holding other projects' jobs behind it on a server
-     * without task-queue fairness.
+     * Step 1 of a permit (src/workflows/permits.ts): asks the project's limiter, as a local activity inside
+     * the job's workflow task (why: docs/design.md, "Rate limits", "Asked from a local activity, by
+     * update-with-start"), which matters on a server without task-queue fairness.
      */
     async askPermit({ projectId, requestKey }: { projectId: string; requestKey: string }): Promise<LimiterAnswer> {
       assertValid(projectId, undefined, deps);

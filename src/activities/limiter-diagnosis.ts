@@ -1,10 +1,8 @@
-// Why a project's limiter did not answer, as far as the server can tell, and what an operator can do.
-// The server hands a workflow's tasks on a task queue listed in a deployment version only to workers
-// of the version that queue routes to (its deployment's current one, or the version a pinned workflow
-// is on): a limiter on such a queue waits for those workers, and unversioned pollers get nothing. A
-// workflow task that keeps failing says why from the history's last WorkflowTaskFailed event (the
-// server records the first failure of a series; its retries fail the same way or differently only
-// once the code or the keys change).
+// Why a project's limiter did not answer, as far as the server can tell, and what an operator can do:
+// docs/operations.md, "A job waiting on a silent limiter says why" and, for a queue listed in a deployment
+// version, "The rate limiter is never versioned". A failing workflow task is read from the history's last
+// WorkflowTaskFailed event (the server records the first failure of a series; its retries fail the same
+// way, or differently only once the code or the keys change).
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';

@@ -1,10 +1,7 @@
-// What a sink of the worker's file, or a bundle download, may reach and write, checked where it happens:
-//   - a webhook's or a bundle link's host after DNS resolution (the lookup its connection uses, so a name
-//     that resolves differently between a check and the connect gains nothing): loopback, private,
-//     link-local, carrier-grade NAT, metadata and other special ranges are refused unless the sink lists
-//     the host (for bundle links: the admin API's host, or one BUNDLE_ALLOWED_HOSTS names exactly);
-//   - a file or mirror path: no symbolic link below the allowed directory it lies in, and none as the
-//     file itself (files are then created with O_NOFOLLOW | O_EXCL and renamed into place).
+// What a sink of the worker's file, or a bundle download, may reach and write (the ranges and paths
+// refused: docs/contract.md, "Sinks file" and "Bundle downloads"), checked where it happens: a host in the
+// DNS lookup its connection uses, so a name that resolves differently between a check and the connect
+// gains nothing; a path on every component below its allowed directory and on the file itself.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import * as fsp from 'node:fs/promises';

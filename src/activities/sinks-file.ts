@@ -2,12 +2,10 @@
 // the only places a keeper may apply a bundle. A keeper's input names one; the worker's owner decides
 // what each name runs, reaches or writes.
 //
-// Every sink lists the domains it serves (exact hostnames): a keeper for another domain naming it is
-// refused as a name the file lacks is, so a writer cannot point one domain's keeper at another's
-// deployment. A sink that breaks a rule is not held (its name and why are kept, for the keeper's
-// status); a file that is not a sinks file at all stops the worker at start. The file is read again when
-// its identity, size or mtime changes (one stat per use, as the key files); a change that cannot be read
-// keeps the sinks read before.
+// Every sink lists the domains it serves: a keeper for another domain naming it is refused as a name the
+// file lacks is, so a writer cannot point one domain's keeper at another's deployment. What is held and
+// when the file is read again: the same section; a change is seen by its identity, size or mtime (one stat
+// per use, as the key files).
 import path from 'node:path';
 import { parse } from 'yaml';
 import { type InlineSink, SINK_NAME_FORM, type SinkType } from '../shared/bundle-keeper';

@@ -3,10 +3,8 @@
 // (CRC and length trailer), with a sha256 of what was read. Nothing is kept in memory. Used by the
 // verifyBundle activity and by the mirror sink (which also writes the bytes to a file).
 //
-// A link is only data: it is fetched only from the admin API's host or one the owner lists
-// (BUNDLE_ALLOWED_HOSTS), and only at an address those hosts may have (sink-guards.ts, in the
-// connection's DNS lookup); redirects are not followed. An error answer is read to a few KB and never
-// quoted: its status code and, at most, a storage error code of letters (S3's <Code>AccessDenied</Code>).
+// A link is only data: the hosts and addresses it is fetched from, and what of an error answer is kept,
+// are docs/contract.md, "Bundle downloads" (the address check: sink-guards.ts, in the connection's DNS lookup).
 import { createHash } from 'node:crypto';
 import { createReadStream, type WriteStream } from 'node:fs';
 import { Transform, Writable, type TransformCallback } from 'node:stream';

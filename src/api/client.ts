@@ -1,21 +1,17 @@
 // AdminApiClient: the admin API (docs/contract.md) over undici, used only by activities.
 //
-// Non-idempotent policy (docs/design.md, "No duplicate agent jobs"):
-//   createAgentJob and sendAgentMessage are NOT idempotent, and a duplicate is user-visible (a second
-//   agent run, a second pull request). Once such a request may have reached the server (the socket
-//   reset or timed out after the request was sent, any 5xx, or a 2xx whose body we cannot read) the
-//   client raises OutcomeUnknown (non-retryable), naming the project, the time of the call and what
-//   to check before creating it again. Failures before anything was sent (connection refused, DNS,
-//   connect timeout) and 429 are safe and stay retryable. To make "before sending" knowable, these
-//   two calls go through a dedicated pool without keep-alive (pipelining 0): each opens a fresh
-//   connection, so a stale keep-alive socket closed by the server can never turn into a false
-//   OutcomeUnknown. They are rate-limited (100/project/hour), so the extra handshake costs nothing.
-//   startExport and triggerUpdate are not idempotent either, but a duplicate is wasted work (an export, a
-//   build), not user-visible, so their ambiguous failures stay retryable (Timeout, NetworkError, ServerError,
-//   MalformedResponse).
-//   GETs and generateBundle are safe to retry.
+// Non-idempotent policy (which calls, and when a request may have reached the API: docs/design.md, "No
+// duplicate agent jobs"): createAgentJob and sendAgentMessage then raise OutcomeUnknown (non-retryable),
+// naming the project, the time of the call and what to check before creating it again; failures before
+// anything was sent (connection refused, DNS, connect timeout) and 429 stay retryable. To make "before
+// sending" knowable, these two calls go through a dedicated pool without keep-alive (pipelining 0): each
+// opens a fresh connection, so a stale keep-alive socket closed by the server can never turn into a false
+// OutcomeUnknown. They are rate-limited (100/project/hour), so the extra handshake costs nothing.
+// startExport and triggerUpdate are not idempotent either, but a duplicate is wasted work (an export, a
+// build), so their ambiguous failures stay retryable (Timeout, NetworkError, ServerError, MalformedResponse).
+// GETs and generateBundle are safe to retry.
 //
-// Retries belong to Temporal: undici never retries here (no RetryAgent, no interceptors). Every call
+// Retries belong to Temporal (docs/design.md, "Errors"): no RetryAgent, no interceptors. Every call
 // has connect/headers/body timeouts and an overall deadline, AbortSignal.any([caller signal,
 // AbortSignal.timeout(totalMs)]). An abort by the caller's signal (activity cancellation) rethrows the
 // signal's reason unchanged, so Temporal reports a cancellation rather than a failure.

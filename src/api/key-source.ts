@@ -1,8 +1,7 @@
 // Where the admin key comes from: ADMIN_API_KEY (fixed for the life of the process) or ADMIN_API_KEY_FILE
-// (a mounted secret that rotates without a restart). The file is looked up by path on every call, a
-// stat, and read again only when its identity, size or mtime changed: a Kubernetes secret volume swaps
-// a symlink to a new directory, so an open descriptor (or a watch on the old inode) would keep the
-// old key. A 401 forces one more read: the key may have been rotated within the stat's resolution.
+// (a mounted secret that rotates without a restart; read by path on every call, and why: docs/security-access.md,
+// "How the file is read (`src/api/key-source.ts`)"). A 401 forces one more read: the key may have been
+// rotated within the stat's resolution.
 import { readFileSync, statSync } from 'node:fs';
 import { checkAdminApiKey } from './credentials';
 

@@ -1,8 +1,7 @@
 // Which payload keys the namespace still needs: the `encryption-key-id` of every encrypted payload in
-// the histories of open workflows and in Schedules (their action's input and memo, and their own memo).
-// Read raw from the server, never decoded, so a key that is no longer in the file is still found. A key
-// no open workflow and no Schedule holds can leave the key file (docs/security.md); closed histories
-// within the namespace's retention stay unreadable without it.
+// the histories of open workflows and in Schedules (their action's input and memo, and their own memo),
+// read raw, never decoded, so a key no longer in the file is still found. What that tells an operator:
+// docs/security.md, "Rotating a key: staged, so no host meets a key it does not hold" (`keys in-use`).
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { KEY_ID_KEY } from '../codec/encryption-codec';
 

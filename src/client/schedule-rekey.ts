@@ -1,10 +1,8 @@
 // `schedule rekey`: every Schedule's payloads re-encrypted with the key that encrypts now, so a key can
-// leave the key file without breaking the runs Schedules start later. A Schedule carries its action's
-// input (and the action's memo) encrypted with the key of the day it was written; an update writes them
-// again through this client's codec. A Schedule's own memo cannot be updated (Temporal 1.29), so a
-// Schedule whose memo is under an older key is created again with the same id, spec, action, policies,
-// state and search attributes: its recent actions and counters start over. This project's Schedules no
-// longer carry a memo (their kind and domain come from the action and DocsDomain).
+// leave the key file without breaking the runs Schedules start later; what is written again and when a
+// Schedule is created again instead: docs/security.md, "Rotating a key: staged, so no host meets a key it
+// does not hold" (Schedules). This project's Schedules no longer carry a memo (their kind and domain come
+// from the action and DocsDomain).
 import type { Client } from '@temporalio/client';
 import { scheduleIds, scheduleKeyIds } from './key-usage';
 import { startsOurs } from './schedules';

@@ -1,8 +1,6 @@
-// AES-256-GCM payload encryption in the format of Temporal's encryption samples (TypeScript, Python,
-// Go): metadata `encoding` = `binary/encrypted` and `encryption-key-id` = the key's id; data = a fresh
-// 12-byte IV, then the ciphertext and its 16-byte tag; the plaintext is the protobuf encoding of the
-// whole original Payload (metadata included). So a service in another language that holds the key
-// decodes these payloads with its SDK's sample codec, and this codec decodes theirs.
+// AES-256-GCM payload encryption in the format of Temporal's encryption samples (TypeScript, Python, Go),
+// so a service in another language that holds the key decodes these payloads and this codec decodes
+// theirs. The format, metadata and bytes: docs/security.md, "Payload encryption: what is encrypted".
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';

@@ -1,8 +1,6 @@
-// The payload key file (PAYLOAD_ENCRYPTION_KEYS_FILE): lines `<keyId> <base64 of 32 random bytes>`, or
-// `<keyId> <base64> decrypt-only`. The first line without the marker encrypts; every listed key decrypts.
-// A rotation is staged (docs/security.md): the new key goes in as decrypt-only on every host first, so
-// each host can read what any other writes, then it is promoted; an old key is dropped once
-// `docs-admin keys in-use` no longer lists it. The file is read again whenever it changes.
+// The payload key file (PAYLOAD_ENCRYPTION_KEYS_FILE): its lines (the first without `decrypt-only`
+// encrypts, every listed key decrypts) and its staged rotation: docs/security.md, "Key file format and
+// rotation". The file is read again whenever it changes.
 import { randomBytes } from 'node:crypto';
 import { WatchedFile } from '../config/watched-file';
 

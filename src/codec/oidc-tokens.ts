@@ -1,8 +1,6 @@
-// The sign-on provider's access tokens at the codec server (CODEC_SERVER_OIDC_ISSUER): a JWT is
-// accepted when its signature checks against the issuer's published keys (JWKS, found through the
-// discovery document), its `iss`, `aud`, `exp` and `nbf` hold, and its `permissions` claim
-// (shared/roles.ts) gives a role on the request's namespace. The Web UI sends the signed-in person's
-// access token; the provider may start after the codec server, so discovery is retried until it works.
+// The sign-on provider's access tokens at the codec server (CODEC_SERVER_OIDC_ISSUER): which JWTs it
+// accepts, for which namespace (roles: shared/roles.ts): docs/security.md, "Codec server". The provider
+// may start after the codec server, so discovery is retried until it works.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { StatusError } from '../process/small-server';
 import { PERMISSIONS_CLAIM, type Role, roleOn } from '../shared/roles';

@@ -1,8 +1,7 @@
 // A secret file that is read again whenever it changes: looked up by path on every use (one stat, no
-// watcher), read again only when its identity, size or mtime changed. A Kubernetes secret volume swaps a
-// symlink to a new directory, so a watch on the old inode (or an open descriptor) would keep old content.
-// A change that leaves the file unusable (half written, a typo) keeps the value read last and is
-// reported once; the next good version is picked up.
+// watcher), read again only when its identity, size or mtime changed (why not a watch: docs/security-access.md,
+// "How the file is read (`src/api/key-source.ts`)"). A change that leaves the file unusable (half written,
+// a typo) keeps the value read last and is reported once; the next good version is picked up.
 import { readFileSync, statSync } from 'node:fs';
 
 export interface WatchedFileOptions<T> {

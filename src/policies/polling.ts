@@ -5,11 +5,9 @@
 // in shrinking steps and polls at the earliest plausible completion (the prediction minus the uncertainty
 // of when the last progress change happened). Without a usable rate, or once overdue (a stall at 99), it
 // polls at a fraction of the time without news, so calls grow logarithmically while a ceiling bounds the
-// lag. At 100 % (or just below) a running export is packaging its last pages, not stalled: it polls in
-// shrinking steps through a finishing stretch sized by the run's pace, and backs off only past it.
-// While queued it backs off to a much lower cap (25 s, see the queued branch for why), relaxed towards
-// the ceiling only after a long wait in the queue. agentPollDelay has no progress signal: a fraction of
-// the elapsed time, between a floor and a cap.
+// lag. While queued it backs off to a much lower cap (25 s, see the queued branch for why), relaxed
+// towards the ceiling only after a long wait in the queue. Its finishing stretch at 100 % (or just below)
+// and agentPollDelay's shape: docs/design.md, "Polling and history".
 // The defaults are tuned with bench/polling-sim.ts; bench/results/polling.md has the measured figures.
 
 import type { Observation } from '../shared/observation';

@@ -2,12 +2,10 @@
 // environment (`npm run worker`, src/worker/process.ts), or started in-process by the demo, tests and
 // benchmarks through createDocsAdminWorker.
 //
-// Metrics: one Prometheus endpoint (METRICS_PORT, default 9464, 127.0.0.1 unless METRICS_HOST; a
-// free port when the default one is taken, so several workers run on one host). The project's metrics
-// are prom-client counters (src/observability/prometheus.ts); the SDK's temporal_* metrics come from Core's
-// Prometheus exporter, bound by installRuntime (src/observability/runtime.ts) to a private loopback port and appended to each
-// scrape. Logs go through the SDK's Runtime logger (text or JSON lines), with the admin key
-// redacted from every line.
+// Metrics: one Prometheus endpoint (its port and host: docs/operations.md, "Running several workers"),
+// serving the project's prom-client counters and the SDK's temporal_* metrics (src/observability/prometheus.ts),
+// Core's exporter bound by installRuntime (src/observability/runtime.ts). Logs go through the SDK's Runtime
+// logger (text or JSON lines), with the admin key redacted from every line.
 import { Client, isGrpcServiceError } from '@temporalio/client';
 import {
   bundleWorkflowCode,
@@ -372,11 +370,8 @@ export const LIMITER_STICKY_TIMEOUT_MS = 3_000;
 
 /**
  * The rate limiter workflows' worker, on their own queue, slots and workflow thread (see limiterTaskQueue).
- * Unversioned in every process, versioned fleets' too: a queue that a versioned worker polls joins its
- * Worker Deployment Version, and the server then hands every limiter task there (unversioned ones
- * included) to that deployment's current version only; when that fleet went away, the limiters of every
- * project waited for it. The limiter is AUTO_UPGRADE-like anyway (its changes must replay: the replay
- * corpus checks), so any worker of any fleet may run it.
+ * Unversioned in every process, versioned fleets' too (why: docs/operations.md, "The rate limiter is never
+ * versioned"), so any worker of any fleet may run it and its changes must replay (the replay corpus checks).
  */
 async function createLimiterWorker(
   options: DocsAdminWorkerOptions,

@@ -6,9 +6,7 @@
 // Follow-up messages arrive as the `sendMessage` update (validated, rate-limited) and take a mutex in
 // turn; a poll starts only while the mutex is free, and a message that starts during a poll
 // supersedes the poll's answer. A create or message whose outcome is unknown is never retried on its
-// own, to avoid a second pull request: the job parks (DocsJobStatus needs-operator,
-// src/workflows/parking.ts) until a person resolves, resends or abandons it, or its time limit ends it
-// with OutcomeUnknown.
+// own: the job parks (src/workflows/parking.ts; docs/design.md, "No duplicate agent jobs").
 import {
   type ApplicationFailure,
   allHandlersFinished,

@@ -1,10 +1,6 @@
 // Parking: an agent job whose create or message outcome is unknown waits for a person instead of
-// failing. The admin API has no idempotency key and no way to list a project's jobs, so only someone
-// looking at the platform's dashboard can tell whether the call took effect. They answer with one of
-// three updates, each validated before anything changes and safe to repeat:
-//   resolve {jobId}: it did (the job is checked through the API: it must exist for this project);
-//   resend:          it did not: make the call again, under a new permit;
-//   abandon {reason}: give up, the job ends with OutcomeUnknown (as it does after the time limit).
+// failing. Why, and the three updates that settle it (resolve, resend, abandon; each validated before
+// anything changes and safe to repeat): docs/runbook.md, "DocsAgentJobNeedsOperator".
 import { type ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
 import type { AgentJob } from '../api/types';
 import { type ParkedCall, abandonUpdate, resendUpdate, resolveUpdate } from '../shared/agent-job';

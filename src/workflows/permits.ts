@@ -1,13 +1,7 @@
-// The agent job's side of the permit protocol, in the order a permit goes through it (the limiter's
-// side: src/workflows/rate-limiter.ts; the messages: src/shared/rate-limiter.ts):
-//   1. ask     the askPermit local activity asks the project's limiter: granted now, queued (a
-//              permitGranted signal follows) or no answer in time;
-//   2. wait    (a) queued: for the grant signal, asking again when it is late; (b) unanswered: a
-//              backoff; (c) granted ahead of time (a not-before time): until the slot is near;
-//   3. call    the create or message activity with the permit in its input: it calls only before the
-//              permit's use-by time, and reports the use to the limiter itself once the call returned;
-//   4. report  from here only when the activity may have sent and could not (who reports in each case:
-//              reportedBy). An expired permit goes back to 1 under a new key.
+// The agent job's side of the permit protocol, one method per step in the order a permit goes through
+// them: ask, wait, call, report (docs/design.md, "Rate limits"; the limiter's side:
+// src/workflows/rate-limiter.ts; the messages: src/shared/rate-limiter.ts). Who reports in each case:
+// reportedBy. An expired permit goes back to the ask under a new key.
 // What the job waits for is always in `waitingFor`, which the status query and the Web UI show.
 import {
   ActivityFailure,

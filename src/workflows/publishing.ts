@@ -1,13 +1,8 @@
-// The bundle keeper's publishing rounds (keepers with a `source`): a publish (a push, a merge, or
-// `docs-admin publish`) triggers a deployment update of the source's project, polls it durably (timers,
-// updatePollDelay) and, on success, hands the built commit to the keeper, which re-exports and applies
-// it as a plain publish does. The update builds the branch head at trigger time, and the trigger is
-// sent after the publish arrived, so it holds the pushed commit. Publishes arriving while a round runs
-// coalesce into at most one more round; one naming a commit a round already holds, or one an earlier
-// round built (or failed to build), starts none, whatever its delivery id (a signed push replayed under
-// new delivery ids); a redelivery (same delivery id) changes nothing. A failed update leaves the live
-// link alone, says why, and the next publish of another commit (or `docs-admin publish`, which names
-// none) tries again. All state is PublishingState (plain JSON, carried by the keeper).
+// The bundle keeper's publishing rounds (keepers with a `source`): step 2 of docs/design.md, "The publish
+// loop" (what a round triggers, polls and hands to the keeper, which publishes start one, what a failed
+// update leaves). A publish naming a commit a round holds or built starts none whatever its delivery id
+// (a signed push replayed under new delivery ids); a redelivery (same delivery id) changes nothing. All
+// state is PublishingState (plain JSON, carried by the keeper).
 import { log, patched } from '@temporalio/workflow';
 import { type DeploymentUpdate, UPDATE_TERMINAL_STATUSES } from '../api/types';
 import { ApiFailure, failureMessage, failureType } from '../shared/failures';

@@ -1,11 +1,8 @@
 // agentRateLimiter: one workflow per project that admits agent creates and messages for every worker
-// process. Asks arrive by admitPermitsUpdate (update-with-start); what fits in the window is granted in
-// the answer, the rest queues FIFO and is granted by permitGrantedSignal. Its window is the one it started
-// with (the asking worker's AGENT_RATE_LIMIT): an ask naming another is refused, never adopted. A grant
-// holds its slot for two windows, or until one window after its use once that is reported; then the
-// slot frees (its freeAtMs, src/policies/rate-window.ts). The loop is step(): grant what fits, then end
-// the run or wait. The job's side of a permit: src/workflows/permits.ts. Running limiters replay on this
-// code: keep its command sequence (test/integration/replay-corpus.test.ts).
+// process. How it grants, queues, frees slots and keeps its window: docs/design.md, "Rate limits" (a
+// slot's freeAtMs: src/policies/rate-window.ts; the job's side: src/workflows/permits.ts). The loop is
+// step(): grant what fits, then end the run or wait. Running limiters replay on this code: keep its
+// command sequence (test/integration/replay-corpus.test.ts).
 import {
   allHandlersFinished,
   condition,

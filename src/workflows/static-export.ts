@@ -2,14 +2,12 @@
 // when), generate the bundle link, return it. Live state through the `status` query, the Web UI's
 // current details and the DocsDomain / DocsJobId / DocsJobStatus search attributes.
 //
-// Every API call is a local activity, run inside the workflow task that needs it: an export costs
-// its start task, one task per poll and nothing more (no activity tasks, no task after a call), so fewer
-// server transactions and no dispatch waits (docs/design.md, "An export's calls are local activities").
+// Every API call is a local activity, run inside the workflow task that needs it (what that saves:
+// docs/design.md, "An export's calls are local activities").
 //
-// History stays bounded whatever the job's duration (what a poll costs: docs/design.md, "Polling and
-// history"). The run continues as new when the server suggests it (workflowInfo().continueAsNewSuggested),
-// carrying the job id, the last maxObservationsNeeded observations (recentObservations: polls in a row at
-// one value kept as the first and last) and the poll count: the policy only looks at those, so nothing it
+// History stays bounded whatever the job's duration (docs/design.md, "Polling and history"): the run
+// continues as new when the server suggests it, carrying the job id, the last maxObservationsNeeded
+// observations (recentObservations) and the poll count: the policy only looks at those, so nothing it
 // needs is lost.
 // `maxPollsPerRun` (second argument) forces it sooner; tests use it.
 import {

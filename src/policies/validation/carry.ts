@@ -1,11 +1,7 @@
 // Carried state: what a run hands to the next when it continues as new (a `carry`; the limiter's
-// `carried`). It travels in the next run's input, where anyone who starts the workflow by type name could
-// put one as well: a keeper told that its sink is resolved and a bundle is pending would verify and apply
-// a link of the starter's choosing. So a run takes a carry only when the server says it continued from an
-// earlier run (continuedFromExecutionRunId), as its first attempt and not as a cron run (a retry or a cron
-// run repeats its starter's input, and a starter can make either happen), and only in the shape the
-// workflow writes. Pure and sandbox-safe: the four workflows check at start, the client library refuses a
-// carry in a start.
+// `carried`), taken only from the workflow's own past and in the shape it writes; why, and when a run
+// counts as continued: docs/security.md, "Carried state: only from the workflow's own past". Pure and
+// sandbox-safe: the four workflows check at start, the client library refuses a keeper start holding one.
 import { bundleKeeperCarry } from '../../shared/bundle-keeper';
 import type { Shape } from '../../shared/shapes';
 import { decodeFlagsCarry } from './keeper-compat';
