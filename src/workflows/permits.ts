@@ -1,5 +1,5 @@
-// The agent job's side of the permit protocol, one method per step in the order a permit goes through
-// them: ask, wait, call, report (docs/design.md, "Rate limits"; the limiter's side:
+// The agent job's side of the permit protocol, its steps in the order a permit goes through them: ask,
+// wait (askUntilGranted, untilSlot), call, report (docs/design.md, "Rate limits"; the limiter's side:
 // src/workflows/rate-limiter.ts; the messages: src/shared/rate-limiter.ts). Who reports in each case:
 // reportedBy. An expired permit goes back to the ask under a new key.
 // What the job waits for is always in `waitingFor`, which the status query and the Web UI show.
