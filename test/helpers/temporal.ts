@@ -8,6 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   bundleWorkflowCode,
   DefaultLogger,
+  type NativeConnection,
   Runtime,
   Worker,
   type WorkerOptions,
@@ -294,13 +295,17 @@ export async function startWorker(env: TestWorkflowEnvironment, options: RunWork
 
 /**
  * The product's worker (createDocsAdminWorker, as `npm run worker` builds it) in this process, on env's
- * connection, configured from `vars` like the environment of `npm run worker`; already running.
- * close() shuts it down and waits.
+ * connection (or `connection`: a process holds one worker per task queue and connection), configured
+ * from `vars` like the environment of `npm run worker`; already running. close() shuts it down and waits.
  */
 export async function startDocsAdminWorker(
   env: TestWorkflowEnvironment,
   vars: Record<string, string>,
-  { serveLimiter = true, limiterTaskQueue }: { serveLimiter?: boolean; limiterTaskQueue?: string } = {},
+  {
+    serveLimiter = true,
+    limiterTaskQueue,
+    connection = env.nativeConnection,
+  }: { serveLimiter?: boolean; limiterTaskQueue?: string; connection?: NativeConnection } = {},
 ): Promise<DocsAdminWorker> {
   const config = loadWorkerConfig({
     TEMPORAL_ADDRESS: env.address,
@@ -309,7 +314,7 @@ export async function startDocsAdminWorker(
     ...vars,
   });
   const worker = await createDocsAdminWorker(config, {
-    connection: env.nativeConnection,
+    connection,
     client: env.client,
     workflowBundle: await workflowBundle(undefined, { encrypted: Boolean(config.payloadKeysFile) }),
     metrics: noopMetrics,

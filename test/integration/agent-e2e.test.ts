@@ -247,7 +247,10 @@ describe('agentJob against the emulator', () => {
 
   test('a long job continues as new with bounded history and keeps answering jobId and sendMessage', async () => {
     const projectId = uniqueProject('can');
-    emu.configure({ agentActiveMs: 2_500 });
+    // Active long enough for the two polls before the continue-as-new on a loaded machine: at 2.5 s, with
+    // five cluster files at once, the second poll (4 s after the create) found the job done, and the run
+    // completed without continuing as new.
+    emu.configure({ agentActiveMs: 6_000 });
     try {
       const handle = await start(
         { projectId, prompt: 'Reorganize the navigation [no-change]' },

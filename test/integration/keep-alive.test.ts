@@ -121,62 +121,67 @@ describe('activity keep-alive', () => {
     }
   });
 
-  test('a silent apply slower than the heartbeat timeout completes in its first attempt, its progress kept', async () => {
-    const applied = path.join(dir, 'applied.json');
-    const handle = await ensureKeeper(
-      env.client,
-      { domain: 'keep-alive-apply.docs.example.com', sink: 'slow-command' },
-      { taskQueue },
-    );
-    try {
-      // A keep-alive heartbeat stored well into the silence still carries the progress recorded before it.
-      const { details } = await waitFor(() => keptHeartbeatDetails(handle, 'applyBundle'), {
-        timeoutMs: 30_000 + SLOW_MS,
-        what: 'a keep-alive heartbeat of the silent apply',
-      });
-      assert.deepEqual(details, { stderrBytes: 'unpacking\n'.length }, 'the last progress, not an empty heartbeat');
-      const status = await waitFor(
-        async () => {
-          const s = await handle.query(keeperStatusQuery);
-          return s.jobId ? s : null;
-        },
-        { timeoutMs: 30_000 + SLOW_MS, what: 'the slow apply' },
+  // The apply (a command sink) and the create (a fault on createAgentJob only) touch nothing of each
+  // other's and wait the same 13 s: side by side. The refresh above runs alone: its slow fault is on
+  // generateBundle, which the apply's export calls too.
+  describe('the apply and the create, side by side', { concurrency: true }, () => {
+    test('a silent apply slower than the heartbeat timeout completes in its first attempt, its progress kept', async () => {
+      const applied = path.join(dir, 'applied.json');
+      const handle = await ensureKeeper(
+        env.client,
+        { domain: 'keep-alive-apply.docs.example.com', sink: 'slow-command' },
+        { taskQueue },
       );
-      const document = JSON.parse(await fsp.readFile(applied, 'utf8')) as { staticExport: { bundleUrl: string } };
-      assert.equal(document.staticExport.bundleUrl, status.bundleUrl, 'the command got the applied link');
-      const events = (await handle.fetchHistory()).events ?? [];
-      assert.deepEqual(attemptsOf(events, 'applyBundle'), [1], 'one apply attempt, not cut off');
-      // A task lost on its way to a worker is retried after this, not after the 15-minute start-to-close.
-      for (const type of ['verifyBundle', 'applyBundle']) {
-        const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type);
-        assert.equal(
-          tsToMs(scheduled?.activityTaskScheduledEventAttributes?.heartbeatTimeout),
-          ACTIVITY_HEARTBEAT_TIMEOUT_MS,
-          `${type} runs under the short heartbeat timeout`,
+      try {
+        // A keep-alive heartbeat stored well into the silence still carries the progress recorded before it.
+        const { details } = await waitFor(() => keptHeartbeatDetails(handle, 'applyBundle'), {
+          timeoutMs: 30_000 + SLOW_MS,
+          what: 'a keep-alive heartbeat of the silent apply',
+        });
+        assert.deepEqual(details, { stderrBytes: 'unpacking\n'.length }, 'the last progress, not an empty heartbeat');
+        const status = await waitFor(
+          async () => {
+            const s = await handle.query(keeperStatusQuery);
+            return s.jobId ? s : null;
+          },
+          { timeoutMs: 30_000 + SLOW_MS, what: 'the slow apply' },
         );
+        const document = JSON.parse(await fsp.readFile(applied, 'utf8')) as { staticExport: { bundleUrl: string } };
+        assert.equal(document.staticExport.bundleUrl, status.bundleUrl, 'the command got the applied link');
+        const events = (await handle.fetchHistory()).events ?? [];
+        assert.deepEqual(attemptsOf(events, 'applyBundle'), [1], 'one apply attempt, not cut off');
+        // A task lost on its way to a worker is retried after this, not after the 15-minute start-to-close.
+        for (const type of ['verifyBundle', 'applyBundle']) {
+          const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type);
+          assert.equal(
+            tsToMs(scheduled?.activityTaskScheduledEventAttributes?.heartbeatTimeout),
+            ACTIVITY_HEARTBEAT_TIMEOUT_MS,
+            `${type} runs under the short heartbeat timeout`,
+          );
+        }
+      } finally {
+        await handle.terminate('test finished').catch(() => undefined);
       }
-    } finally {
-      await handle.terminate('test finished').catch(() => undefined);
-    }
-  });
+    });
 
-  test('a create slower than the heartbeat timeout completes in its first attempt: one job created', async () => {
-    const slowBefore = emu.counters().faultsInjected.slow ?? 0;
-    emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: SLOW_MS }]);
-    const prompt = `Keep-alive create (${taskQueue})`;
-    try {
-      const handle = await env.client.workflow.start(WorkflowType.agentJob, {
-        taskQueue,
-        workflowId: `keep-alive-agent-${taskQueue}`,
-        args: [{ projectId: 'keep-alive', prompt }],
-      });
-      await handle.result();
-      assert.equal(emu.counters().faultsInjected.slow, slowBefore + 1, 'the create was slow');
-      assert.equal(emu.jobs().filter((j) => j.prompt === prompt).length, 1, 'the slow create was not sent again');
-      const events = (await handle.fetchHistory()).events ?? [];
-      assert.deepEqual(attemptsOf(events, 'createAgentJob'), [1], 'one create attempt');
-    } finally {
-      emu.setFaults([]);
-    }
+    test('a create slower than the heartbeat timeout completes in its first attempt: one job created', async () => {
+      const slowBefore = emu.counters().faultsInjected.slow ?? 0;
+      emu.setFaults([{ route: 'createAgentJob', kind: 'slow', count: 1, delayMs: SLOW_MS }]);
+      const prompt = `Keep-alive create (${taskQueue})`;
+      try {
+        const handle = await env.client.workflow.start(WorkflowType.agentJob, {
+          taskQueue,
+          workflowId: `keep-alive-agent-${taskQueue}`,
+          args: [{ projectId: 'keep-alive', prompt }],
+        });
+        await handle.result();
+        assert.equal(emu.counters().faultsInjected.slow, slowBefore + 1, 'the create was slow');
+        assert.equal(emu.jobs().filter((j) => j.prompt === prompt).length, 1, 'the slow create was not sent again');
+        const events = (await handle.fetchHistory()).events ?? [];
+        assert.deepEqual(attemptsOf(events, 'createAgentJob'), [1], 'one create attempt');
+      } finally {
+        emu.setFaults([]);
+      }
+    });
   });
 });
