@@ -98,13 +98,6 @@ export function planJobs(
  */
 export const CLUSTER_EXTRA_SLOTS = 2;
 
-/**
- * While the cluster files run, this many parallel files run beside them, beyond their slots: those wait
- * on the server, a long parallel file mostly computes (a time-skipping, browser or CLI file takes most of
- * a core), and left for the chain the long parallel files outlast it.
- */
-export const PARALLEL_BESIDE_CLUSTER = 1;
-
 /** How many jobs may run at once while a job of `lane` starts. */
 export function slotsFor(lane: Lane, slots: number): number {
   const base = Math.max(1, slots);
@@ -115,7 +108,7 @@ export function slotsFor(lane: Lane, slots: number): number {
  * The job to start next in a free slot, or undefined (none may start now). The cluster files first, on
  * the cluster as the run found it; then the cluster-alone files, the one chain that must run one by one,
  * back to back; the parallel files fill every other slot (held back while a cluster file waits for one,
- * so they are there to run beside the chain, but for PARALLEL_BESIDE_CLUSTER); the alone files last, with nothing beside them. Among the
+ * so they are there to run beside the chain); the alone files last, with nothing beside them. Among the
  * jobs allowed, the longest (`pending` is longest first): a long file never starts last and ends the run
  * alone.
  */
@@ -123,13 +116,7 @@ export function nextJob(pending: readonly Job[], running: readonly Job[], slots:
   if (running.some((job) => job.lane === 'alone')) return undefined;
   const busy = new Set(running.map((job) => job.lane));
   const clusterLeft = pending.some((job) => job.lane === 'cluster');
-  const besideCluster =
-    slots > 1 &&
-    (clusterLeft || busy.has('cluster')) &&
-    running.filter((job) => job.lane === 'parallel').length < PARALLEL_BESIDE_CLUSTER &&
-    running.length < slotsFor('cluster', slots) + PARALLEL_BESIDE_CLUSTER;
   const allowed = (job: Job): boolean => {
-    if (job.lane === 'parallel' && besideCluster) return true;
     if (running.length >= slotsFor(job.lane, slots)) return false;
     switch (job.lane) {
       case 'cluster':
