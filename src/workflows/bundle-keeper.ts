@@ -58,6 +58,7 @@ import { staticExport } from './static-export';
 import { Publisher, initialPublishing } from './publishing';
 import { api, installer } from './keeper-calls';
 import { reservedWorkflowIdProblems } from './reserved-ids';
+import { keeperTakesLateExportAtOnce } from './earlier-runs';
 import { branchOf, repositoryKey } from '../policies/validation/publish';
 
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
@@ -627,6 +628,8 @@ class Keeper {
 
   /** Sleeps until the earliest due moment, or until a signal or the export child wakes the keeper. */
   async sleepUntilDue(): Promise<void> {
+    // Its child's completion may have come while step() ran: that wake came before `seen` below.
+    if (this.exp.state === 'finished' && keeperTakesLateExportAtOnce()) return;
     const dueTimes = this.dueTimes();
     const seen = this.wake;
     const woken = () => this.wake !== seen;

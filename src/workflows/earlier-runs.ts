@@ -1,6 +1,6 @@
-// What runs started by earlier code did, for their replay on today's: each patch of the limiter and the
-// agent job, with its old branch and when it may go. The core (rate-limiter.ts, permits.ts,
-// agent-job.ts) asks these and never which release it runs beside. A patch goes once no run without its
+// What runs started by earlier code did, for their replay on today's: each patch of the limiter, the
+// agent job and the keeper's loop, with its old branch and when it may go. The core (rate-limiter.ts,
+// permits.ts, agent-job.ts, bundle-keeper.ts) asks these and never which release it runs beside. A patch goes once no run without its
 // marker is left: deprecatePatch, then the call (docs/operations.md, "Changing a workflow safely").
 import { type ApplicationFailure, log, patched } from '@temporalio/workflow';
 import type { WindowLimit } from '../policies/rate-window';
@@ -42,6 +42,15 @@ export function askersWindow(
   log.info('agentRateLimiter: applying a new limit', { projectId, limit, windowMs });
   return { limit, windowMs, marginMs: window.marginMs };
 }
+
+// ---- bundleKeeper: drop each when no keeper started before it runs ----
+
+/**
+ * An export that finished while the keeper's step ran (its child's completion and another result in one
+ * workflow task) is taken at once; runs before slept until their next due time, often the refresh an hour
+ * on, its wake already spent, with the new bundle untaken and the publish that wanted it lost meanwhile.
+ */
+export const keeperTakesLateExportAtOnce = (): boolean => patched('keeper-late-export-at-once');
 
 // ---- agentJob: drop each when no agentJob started before it runs ----
 

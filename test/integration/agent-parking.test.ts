@@ -97,7 +97,9 @@ for (const server of servers)
 
       test('5xx after the create committed: parked, listed, then resolved with the created job', async () => {
         const projectId = uniqueProject('resolve');
-        stack.emu.configure({ agentActiveMs: 3_000 }); // still running when the repeats below arrive
+        // Still running when the repeats below arrive: the checks before them take seconds on a loaded machine,
+        // and a job resolved after the API finished it completes in the same task (the repeat then finds it closed).
+        stack.emu.configure({ agentActiveMs: 15_000 });
         const { workflowId, started, told } = await startParked(projectId, '500-after-commit');
         stack.emu.configure({ agentActiveMs: 300 });
         const s = await status(workflowId);
