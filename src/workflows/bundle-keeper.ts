@@ -58,7 +58,7 @@ import { staticExport } from './static-export';
 import { Publisher, initialPublishing } from './publishing';
 import { api, installer } from './keeper-calls';
 import { reservedWorkflowIdProblems } from './reserved-ids';
-import { keeperTakesLateExportAtOnce } from './earlier-runs';
+import { keeperCountsWakesDuringStep } from './earlier-runs';
 import { branchOf, repositoryKey } from '../policies/validation/publish';
 
 /** Failures after which the keeper cannot do anything useful: it fails instead of retrying forever. */
@@ -626,10 +626,12 @@ class Keeper {
     );
   }
 
-  /** Sleeps until the earliest due moment, or until a signal or the export child wakes the keeper. */
-  async sleepUntilDue(): Promise<void> {
-    // Its child's completion may have come while step() ran: that wake came before `seen` below.
-    if (this.exp.state === 'finished' && keeperTakesLateExportAtOnce()) return;
+  /**
+   * Sleeps until the earliest due moment, or until a signal or the export child wakes the keeper;
+   * `wakeBeforeStep` is the wake count as the step that found nothing to do began.
+   */
+  async sleepUntilDue(wakeBeforeStep: number): Promise<void> {
+    if (this.wake !== wakeBeforeStep && keeperCountsWakesDuringStep()) return;
     const dueTimes = this.dueTimes();
     const seen = this.wake;
     const woken = () => this.wake !== seen;
@@ -661,11 +663,12 @@ export async function bundleKeeper(input: BundleKeeperInput): Promise<void> {
   keeper.initSearchAttributes();
   for (;;) {
     keeper.show();
+    const wakeBeforeStep = keeper.wake;
     if (await keeper.step()) continue;
     if (keeper.mustContinueAsNew()) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof bundleKeeper>(nextKeeperInput(input, keeper.carry()));
     }
-    await keeper.sleepUntilDue();
+    await keeper.sleepUntilDue(wakeBeforeStep);
   }
 }

@@ -46,11 +46,12 @@ export function askersWindow(
 // ---- bundleKeeper: drop each when no keeper started before it runs ----
 
 /**
- * An export that finished while the keeper's step ran (its child's completion and another result in one
- * workflow task) is taken at once; runs before slept until their next due time, often the refresh an hour
- * on, its wake already spent, with the new bundle untaken and the publish that wanted it lost meanwhile.
+ * A wake that came while the keeper's step ran (a signal, or its export child's completion in one workflow
+ * task with another result) counts: the keeper looks again instead of sleeping. Runs before took the wake
+ * count only as they went to sleep, so such a wake was spent: one slept until its next due time (often the
+ * refresh an hour on) with a finished export's bundle untaken and the publish that wanted it lost meanwhile.
  */
-export const keeperTakesLateExportAtOnce = (): boolean => patched('keeper-late-export-at-once');
+export const keeperCountsWakesDuringStep = (): boolean => patched('keeper-wakes-during-step');
 
 // ---- agentJob: drop each when no agentJob started before it runs ----
 

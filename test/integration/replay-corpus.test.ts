@@ -174,13 +174,13 @@ describe('an agent job whose permit ask outlived its workflow task', () => {
  * A keeper whose export child completed while its step ran (in one workflow task with the second deployment
  * update's result) slept on its refresh timer with the wake already spent: the bundle was never installed
  * and the burst's last commit never applied (a whole test run's publish-e2e burst, on the cluster). Today's
- * keeper takes such an export at once (patch keeper-late-export-at-once); a run without the marker, like
- * this one, keeps its timer, so it still replays.
+ * keeper counts a wake that came during its step and looks again (patch keeper-wakes-during-step); a run
+ * without the marker, like this one, keeps its timer, so it still replays.
  */
 const KEEPER_LATE_EXPORT = path.resolve(__dirname, '../replay/fixtures/keeper-late-export/history.json');
 
 describe('a keeper whose export finished while its step ran', () => {
-  test("replays on today's code, which takes such an export at once only behind its patch", async () => {
+  test("replays on today's code, which looks again after such a wake only behind its patch", async () => {
     const history = historyFromJSON(JSON.parse(readFileSync(KEEPER_LATE_EXPORT, 'utf8')));
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
   });
