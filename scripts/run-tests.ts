@@ -42,6 +42,9 @@ const TYPICAL_TIMES_FILE = path.join(ROOT, 'test', 'typical-times.json');
 const SLOWEST = 10;
 /** Workflow bundles made once and read by every later file (DOCS_ADMIN_TEST_BUNDLE_CACHE= turns it off). */
 const BUNDLE_CACHE = path.join(ARTIFACTS, 'workflow-bundles');
+/** The one file node --test runs for a batch: it loads the batch's files (DOCS_ADMIN_TEST_BATCH). */
+const BATCH_ENTRY = path.join(ROOT, 'scripts', 'test-batch.ts');
+const BATCH_ENV = 'DOCS_ADMIN_TEST_BATCH';
 
 export function testsIn(dir: string): string[] {
   const full = path.join(ROOT, dir);
@@ -106,6 +109,8 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
   const summaryFile = path.join(ARTIFACTS, `test-summary-${process.pid}-${id}.json`);
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const file of [timings, summaryFile]) rmSync(file, { force: true });
+  // A batch of short files shares one process (scripts/test-batch.ts); a long file has its own.
+  const batched = run.files.length > 1;
   const child = spawn(
     process.execPath,
     [
@@ -121,7 +126,7 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
       `--test-concurrency=${run.concurrency}`,
       '--test-force-exit',
       `--test-timeout=${timeoutMs}`,
-      ...run.files,
+      ...(batched ? [BATCH_ENTRY] : run.files),
     ],
     {
       cwd: ROOT,
@@ -133,6 +138,7 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
         DOCS_ADMIN_TEST_TIMINGS: timings,
         DOCS_ADMIN_TEST_SUMMARY: summaryFile,
         DOCS_ADMIN_TEST_FILE_DEADLINE_MS: String(timeoutMs + FILE_DEADLINE_GRACE_MS),
+        [BATCH_ENV]: batched ? run.files.join('\n') : '',
       },
     },
   );

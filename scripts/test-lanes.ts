@@ -32,7 +32,10 @@ export interface Run {
   concurrency: number;
 }
 
-/** One node --test process of a run's schedule: one file, or a batch of short parallel files one after another. */
+/**
+ * One node --test process of a run's schedule: one file, or a batch of short parallel files one after another
+ * in one process (scripts/test-batch.ts).
+ */
 export interface Job {
   lane: Lane;
   files: string[];
@@ -50,7 +53,7 @@ export function guessMs(file: string): number {
   return 30_000;
 }
 
-/** Parallel files shorter than this share a process with others (a node --test process costs a few tenths of a second). */
+/** Parallel files shorter than this share a process with others (a process of its own costs most of a second of CPU). */
 const SHORT_MS = 10_000;
 /** ... up to this long in all, so a batch never becomes a run's long tail. */
 const BATCH_MS = 30_000;

@@ -8,8 +8,9 @@ import { isMainThread } from 'node:worker_threads';
 
 const out = process.env.DOCS_ADMIN_TEST_TIMINGS;
 const file = process.argv[1];
-// Worker threads (the SDK's workflow threads) load it too, with their own script as argv[1].
-if (out && file && isMainThread) {
+// Worker threads (the SDK's workflow threads) load it too, with their own script as argv[1]. A batch's
+// process (scripts/test-batch.ts) times each of its files itself.
+if (out && file && isMainThread && !process.env.DOCS_ADMIN_TEST_BATCH) {
   const note = (what) => appendFileSync(out, `${what}\t${Date.now()}\t${file}\n`);
   note('start');
   process.once('exit', () => note('end'));

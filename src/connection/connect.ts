@@ -1,7 +1,7 @@
 // Connections from the settings of src/connection/settings.ts: the client's (client library and CLI)
 // and the worker's NativeConnection, which its activities' Client shares (src/worker/worker.ts).
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { payloadEncryptionFromEnv } from '../codec';
 import { clientInterceptors, startTracing } from '../observability/tracing';
 import { TemporalUnreachableError, probeTcp } from './reach';
@@ -98,6 +98,9 @@ export async function connectNative(
   address: string,
   { log = (line: string) => console.error(line) }: { log?: (line: string) => void } = {},
 ): Promise<NativeConnection> {
+  // The worker's SDK is loaded here, not with this module: the CLI and the client library never need it,
+  // and it was half of the CLI's start (its native bridge and some thousand modules).
+  const { NativeConnection } = await import('@temporalio/worker');
   const tokens = await serviceTokens(env, log);
   const options = nativeConnectionOptions(env, address);
   const connection = await NativeConnection.connect({

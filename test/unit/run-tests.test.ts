@@ -5,7 +5,7 @@
 // Each case runs the runner on a fixture under test/fixtures/runner/ (outside the default test list) and
 // kills it if it outlives the deadline.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,6 +129,45 @@ test(
       assert.ok(row.s >= 2, `${row.file}: ${row.s} s, it ran at least 2 s`);
   },
 );
+
+test('a batch of short files runs in one process, each file its own suite, timed and named when it fails', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'run-tests-batch-'));
+  const files = ['batch-pass', 'batch-fail'].map((f) => `test/fixtures/runner/${f}.test.ts`);
+  const log = path.join(dir, 'log');
+  const timings = path.join(dir, 'timings');
+  const { NODE_TEST_CONTEXT: _context, ...parentEnv } = process.env;
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', path.join(ROOT, 'scripts', 'test-batch.ts')],
+    {
+      cwd: ROOT,
+      env: { ...parentEnv, DOCS_ADMIN_TEST_BATCH: files.join('\n'), DOCS_ADMIN_TEST_TIMINGS: timings, BATCH_LOG: log },
+      encoding: 'utf8',
+      timeout: DEADLINE_MS,
+    },
+  );
+  const logged = existsSync(log) ? readFileSync(log, 'utf8') : '';
+  const timed = existsSync(timings) ? fileTimes(readFileSync(timings, 'utf8').split('\n'), Date.now()) : [];
+  rmSync(dir, { recursive: true, force: true });
+  const output = `${run.stdout}${run.stderr}`;
+  assert.equal(run.status, 1, `one file fails, so the batch does:\n${output}`);
+  assert.match(output, /✖ test\/fixtures\/runner\/batch-fail\.test\.ts/);
+  assert.match(output, /✔ test\/fixtures\/runner\/batch-pass\.test\.ts/);
+  assert.match(output, /batch-fail fails on purpose/);
+  const pids = [...logged.matchAll(/^(pass|fail) (\d+)$/gm)].map((m) => m[2]);
+  assert.equal(pids.length, 2, `both files ran their tests:\n${logged}`);
+  assert.equal(new Set(pids).size, 1, 'in one process');
+  assert.deepEqual(timed.map((t) => t.file).sort(), [...files].sort(), 'each file timed, and only they');
+
+  const none = spawnSync(process.execPath, ['--import', 'tsx', '--test', path.join(ROOT, 'scripts', 'test-batch.ts')], {
+    cwd: ROOT,
+    env: { ...parentEnv, DOCS_ADMIN_TEST_BATCH: '' },
+    encoding: 'utf8',
+    timeout: DEADLINE_MS,
+  });
+  assert.notEqual(none.status, 0, 'a batch that names no file fails');
+  assert.match(`${none.stdout}${none.stderr}`, /names no test file/);
+});
 
 test('file times: each file from its process start to its exit, side by side; a killed file to its lane end', () => {
   const lines = [
