@@ -1,6 +1,8 @@
 // test-lane: parallel
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { validateTraceparent } from '../../src/shared/trace-ids';
 import {
   TracingConfigError,
@@ -11,14 +13,30 @@ import {
   tracingWanted,
 } from '../../src/observability/tracing';
 
+const ROOT = path.resolve(__dirname, '../..');
+/** The OpenTelemetry SDK's modules and ours that loads them (src/observability/tracing-sdk.ts). */
+const SDK_MODULE = /sdk-trace|exporter-trace-otlp|tracing-sdk/;
+
 describe('tracingWanted', () => {
   test('off when no OTEL variable is set, and no OpenTelemetry SDK module is loaded', async () => {
     assert.equal(tracingWanted({}), false);
     assert.equal(tracingWanted({ OTEL_SERVICE_NAME: ' ' }), false);
     assert.equal(await startTracing({}, 'test'), undefined);
     assert.equal(activeTracing(), undefined);
-    const loaded = Object.keys(require.cache).filter((m) => /sdk-trace|exporter-trace-otlp|tracing-sdk/.test(m));
-    assert.deepEqual(loaded, []);
+    // In a process of its own: this file may share one with files that do load the SDK (scripts/test-batch.ts).
+    const probe = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `require('./src/observability/tracing').startTracing({}, 'test').then(() =>
+           console.log(JSON.stringify(Object.keys(require.cache).filter((m) => ${SDK_MODULE}.test(m)))))`,
+      ],
+      { cwd: ROOT, env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 },
+    );
+    assert.equal(probe.status, 0, probe.stderr);
+    assert.deepEqual(JSON.parse(probe.stdout), []);
   });
   test('on with any of the standard variables', () => {
     assert.equal(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }), true);
