@@ -1,6 +1,7 @@
 // Fleets of the product's worker side by side in one test process, as separate `npm run worker`
 // processes would run them (each on a connection of its own, optionally a Worker Deployment Version),
 // and the deployment commands docs/operations.md documents, run through the Temporal CLI.
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -12,6 +13,8 @@ import { noopMetrics } from '../../src/observability/metrics';
 import { type DocsAdminWorker, createDocsAdminWorker } from '../../src/worker';
 import type { DeploymentSetting } from '../../src/worker/versioning';
 import { findTemporalCli } from '../../scripts/tools';
+import { maxInAnyWindow } from '../../bench/user-path';
+import type { EmulatorHandle } from '../../emulator';
 import { workflowBundle } from './temporal';
 
 const run = promisify(execFile);
@@ -39,6 +42,26 @@ export interface Fleet {
   running: Promise<void>;
   /** Stops the fleet's workers (waiting for them) and closes its connection. */
   close(): Promise<void>;
+}
+
+/**
+ * The API's limit held for `projectId` since the emulator's last reset: `count` jobs created, no answer of
+ * 429, and at most `limit` creates inside any `windowMs`. Returns the most found inside one, a figure to print.
+ */
+export function assertCreatesWithinLimit(
+  emu: EmulatorHandle,
+  projectId: string,
+  { count, limit, windowMs }: { count: number; limit: number; windowMs: number },
+): number {
+  const creates = emu
+    .jobs()
+    .filter((j) => j.projectId === projectId)
+    .map((j) => Date.parse(j.createdAt));
+  assert.equal(creates.length, count);
+  assert.equal(emu.counters().calls.createAgentJob?.['429'] ?? 0, 0);
+  const most = maxInAnyWindow(creates, windowMs);
+  assert.ok(most <= limit, `${most} creates inside one ${windowMs / 1000} s window`);
+  return most;
 }
 
 /** One fleet of the product's worker (jobs + limiter task queues), on a connection of its own, already running. */

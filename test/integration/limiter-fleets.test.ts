@@ -9,14 +9,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { maxInAnyWindow } from '../../bench/user-path';
 import { type EmulatorHandle, startEmulator } from '../../emulator';
 import { type AgentRateLimiterInput, rateLimiterWorkflowId } from '../../src/shared/rate-limiter';
 import { WorkflowType } from '../../src/shared/workflow-types';
 import { agentStatusQuery } from '../../src/shared/agent-job';
 import { workflowTracingSinks } from '../../src/worker/tracing';
-import { becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/versioning';
-import { type Fleet, type FleetOptions, deploymentTools, queueRouting, startFleet } from '../helpers/fleets';
+import { type DeploymentVersion, becomeCurrentIfNone, workerDeploymentOptions } from '../../src/worker/versioning';
+import {
+  type Fleet,
+  type FleetOptions,
+  assertCreatesWithinLimit,
+  deploymentTools,
+  queueRouting,
+  startFleet,
+} from '../helpers/fleets';
 import {
   type ClusterEnv,
   FAST_AGENT_POLLS,
@@ -63,6 +69,17 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
   after(async () => {
     await env?.teardown();
   });
+
+  /** A worker of an earlier release's deployment version on `taskQueue`, as that release made one. */
+  const earlierReleaseWorker = async (taskQueue: string, version: DeploymentVersion) =>
+    Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      sinks: workflowTracingSinks(undefined),
+      ...workerDeploymentOptions(version, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
+    });
 
   /**
    * Fleets, jobs and checks for the tests of one group (a describe), on an emulator of the group's own
@@ -193,14 +210,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       );
       await Promise.all(handles.map((h) => resultWithin(h, 2 * HANG_MS)));
       const burstMs = Date.now() - burstStart;
-      const creates = rig.emu
-        .jobs()
-        .filter((j) => j.projectId === project)
-        .map((j) => Date.parse(j.createdAt));
-      assert.equal(creates.length, 14);
-      assert.equal(rig.emu.counters().calls.createAgentJob?.['429'] ?? 0, 0);
-      const most = maxInAnyWindow(creates, 4_000);
-      assert.ok(most <= 5, `${most} creates inside one 4 s window`);
+      const most = assertCreatesWithinLimit(rig.emu, project, { count: 14, limit: 5, windowMs: 4_000 });
       await assertLimiterQueueUnversioned();
 
       await fleetB.close();
@@ -253,14 +263,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       const version = { deploymentName: `old-${run}`, buildId: 'v1' };
       // What an earlier release did: its versioned worker polled the limiter queue, and its version became
       // current, so the queue routes there; a limiter started on it carries that version (AUTO_UPGRADE).
-      const old = await Worker.create({
-        connection: env.nativeConnection,
-        namespace: env.namespace ?? 'default',
-        taskQueue: legacyQueue,
-        workflowBundle: await workflowBundle(),
-        sinks: workflowTracingSinks(undefined),
-        ...workerDeploymentOptions(version, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
-      });
+      const old = await earlierReleaseWorker(legacyQueue, version);
       const oldRunning = old.run();
       let limiter: WorkflowHandle;
       try {
@@ -331,18 +334,7 @@ describe('the rate limiter while fleets come and go (cluster, default settings)'
       const tools = deploymentTools(env, deploymentName);
       // The earlier release's v1: its versioned workers poll the jobs queue and the limiter queue.
       const v1 = { deploymentName, buildId: 'v1' };
-      const oldWorkers = await Promise.all(
-        [taskQueue, legacyQueue].map(async (queue) =>
-          Worker.create({
-            connection: env.nativeConnection,
-            namespace: env.namespace ?? 'default',
-            taskQueue: queue,
-            workflowBundle: await workflowBundle(),
-            sinks: workflowTracingSinks(undefined),
-            ...workerDeploymentOptions(v1, 'AUTO_UPGRADE'), // as the earlier release's limiter declared
-          }),
-        ),
-      );
+      const oldWorkers = await Promise.all([taskQueue, legacyQueue].map((queue) => earlierReleaseWorker(queue, v1)));
       const oldRunning = oldWorkers.map((w) => w.run());
       const stopOld = async () => {
         for (const w of oldWorkers) if (w.getState() === 'RUNNING') w.shutdown();
