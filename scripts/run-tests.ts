@@ -26,7 +26,16 @@ import { constants } from 'node:os';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as testSetup from './test-setup';
-import { type FileTime, fileTimes, type Job, nextJob, plannedWallMs, planJobs, type Run } from './test-lanes';
+import {
+  BATCH_ENV,
+  type FileTime,
+  fileTimes,
+  type Job,
+  nextJob,
+  plannedWallMs,
+  planJobs,
+  type Run,
+} from './test-lanes';
 
 const ROOT = path.resolve(__dirname, '..');
 /** 20 minutes: the slowest file (a full-size chaos file on the cluster) takes well under 10. */
@@ -44,7 +53,6 @@ const SLOWEST = 10;
 const BUNDLE_CACHE = path.join(ARTIFACTS, 'workflow-bundles');
 /** The one file node --test runs for a batch: it loads the batch's files (DOCS_ADMIN_TEST_BATCH). */
 const BATCH_ENTRY = path.join(ROOT, 'scripts', 'test-batch.ts');
-const BATCH_ENV = 'DOCS_ADMIN_TEST_BATCH';
 
 export function testsIn(dir: string): string[] {
   const full = path.join(ROOT, dir);

@@ -8,8 +8,7 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe } from 'node:test';
-
-const BATCH_ENV = 'DOCS_ADMIN_TEST_BATCH';
+import { BATCH_ENV } from './test-lanes';
 
 const files = (process.env[BATCH_ENV] ?? '').split('\n').filter(Boolean);
 // A batch that names no file would pass having run nothing.

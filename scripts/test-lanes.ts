@@ -53,6 +53,9 @@ export function guessMs(file: string): number {
   return 30_000;
 }
 
+/** The variable that names a batch's files, one per line, to scripts/test-batch.ts (test-timings.mjs reads it too). */
+export const BATCH_ENV = 'DOCS_ADMIN_TEST_BATCH';
+
 /** Parallel files shorter than this share a process with others (a process of its own costs most of a second of CPU). */
 const SHORT_MS = 10_000;
 /** ... up to this long in all, so a batch never becomes a run's long tail. */
