@@ -1,6 +1,7 @@
 // The static checks `npm test` runs before its tests: typecheck, lint and format, side by side (each
-// is mostly one busy core, and they share nothing). Each one's output is held until it ends and then
-// printed whole under its name, so they do not interleave; the exit code is 1 when any of them failed.
+// is mostly one busy core, and they share nothing), and beside the run's set-up (scripts/run-tests.ts
+// --checks). Each one's output is held until it ends and then printed whole under its name, so they do
+// not interleave. Alone (`tsx scripts/checks.ts`), the exit code is 1 when any of them failed.
 import { spawn } from 'node:child_process';
 
 const CHECKS = ['typecheck', 'lint', 'format:check'];
@@ -24,7 +25,8 @@ function runCheck(check: string): Promise<Outcome> {
   });
 }
 
-async function main(): Promise<number> {
+/** Runs every check; true when all passed (each one's result is printed as it ends). */
+export async function runChecks(): Promise<boolean> {
   console.log(`npm test: ${CHECKS.join(', ')}, side by side`);
   const outcomes = await Promise.all(
     CHECKS.map((check) =>
@@ -38,7 +40,7 @@ async function main(): Promise<number> {
   );
   const failed = outcomes.filter((o) => !o.ok).map((o) => o.check);
   if (failed.length > 0) console.error(`\nnpm test: ${failed.join(', ')} failed: no tests run`);
-  return failed.length > 0 ? 1 : 0;
+  return failed.length === 0;
 }
 
-if (require.main === module) void main().then((code) => process.exit(code));
+if (require.main === module) void runChecks().then((ok) => process.exit(ok ? 0 : 1));

@@ -1,5 +1,8 @@
 // Runs the test files with Node's built-in runner (through tsx), so the runner's summary ends the output.
-//   tsx scripts/run-tests.ts            unit + integration tests (what `npm test` runs)
+//   tsx scripts/run-tests.ts            unit + integration tests
+//   tsx scripts/run-tests.ts --checks   the same, with typecheck, lint and format beside the set-up
+//                                        (what `npm test` runs: a failed check runs no test; with FILEs,
+//                                        the checks first)
 //   tsx scripts/run-tests.ts --chaos    the fault-injection suite (`npm run chaos`)
 //   tsx scripts/run-tests.ts FILE...    just those files (each file's harness starts what it needs)
 //   tsx scripts/run-tests.ts --prepare FILE...   those files with a whole run's set-up and clean-up
@@ -289,8 +292,10 @@ async function main(args: string[]): Promise<number> {
       ? named
       : [...testsIn('test/unit'), ...testsIn('test/integration')];
   const setup = setupModule();
-  const wholeRun = chaos || named.length === 0 || args.includes('--prepare') || setup !== testSetup;
-  if (!wholeRun) return runAndReport(files, false);
+  const allTests = !chaos && named.length === 0;
+  const wholeRun = allTests || chaos || args.includes('--prepare') || setup !== testSetup;
+  const checking = () => (args.includes('--checks') ? setup.runChecks() : Promise.resolve(true));
+  if (!wholeRun) return (await checking()) ? runAndReport(files, false) : 1;
 
   const missing = setup.missingPrerequisites();
   if (missing.length > 0) {
@@ -300,9 +305,14 @@ async function main(args: string[]): Promise<number> {
   const log = (line: string) => console.log(line);
   let prepared: testSetup.Prepared = { started: [] };
   try {
-    // A signal during the set-up lets it finish (what it starts is then known), runs no test, and cleans up.
-    prepared = await setup.prepareTestMachine(log);
-    return await runAndReport(files, args.length === 0);
+    // The checks run beside the set-up: both are mostly one busy core (typecheck, lint, format; Go's
+    // linker, PostgreSQL's start). A failed check runs no test; either way the set-up ends first, so
+    // what it started is known and stopped. A signal during the set-up also lets it finish and runs no test.
+    const [checked, preparing] = await Promise.allSettled([checking(), setup.prepareTestMachine(log)]);
+    if (preparing.status === 'rejected') throw preparing.reason;
+    prepared = preparing.value;
+    if (checked.status === 'rejected' || !checked.value) return 1;
+    return await runAndReport(files, allTests);
   } finally {
     await setup.finishTestRun(prepared, log);
   }

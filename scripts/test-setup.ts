@@ -7,6 +7,9 @@ import { type ClusterComponent, clusterStatus, ensureCluster, stopCluster } from
 import { postgresBinDir } from './cluster/postgres';
 import { ensureTools, hasClusterBinaries } from './tools';
 
+/** typecheck, lint and format (scripts/checks.ts): `npm test` runs them beside prepareTestMachine. */
+export { runChecks } from './checks';
+
 /** Where the browser test looks for Debian's Chromium (test/integration/web-ui.test.ts). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 

@@ -312,18 +312,20 @@ export interface EnsureToolsOptions {
 export async function ensureTools(
   options: EnsureToolsOptions = {},
 ): Promise<{ cli: string | undefined; testServer: boolean; cluster: boolean }> {
-  let cli = findTemporalCli();
-  if (!cli) {
-    if (onPath('go')) cli = await buildTemporalCli();
-    else process.stderr.write('No Temporal CLI and no Go: the SDK will download the dev server at first use.\n');
-  }
-  if (!hasTestServer()) {
-    if (onPath('mvn')) await fetchTestServer();
-    else process.stderr.write('No Maven: the SDK will download the time-skipping test server at first use.\n');
-  }
-  if (options.cluster && !hasClusterBinaries()) {
-    if (onPath('go')) await buildClusterBinaries();
-    else process.stderr.write('No Go: `npm run cluster` cannot build the Temporal server.\n');
-  }
+  // Side by side: each build is mostly one busy core (Go's linker, Maven's downloads).
+  const note = (line: string): undefined => void process.stderr.write(`${line}\n`);
+  const [cli] = await Promise.all([
+    findTemporalCli() ??
+      (onPath('go')
+        ? buildTemporalCli()
+        : note('No Temporal CLI and no Go: the SDK will download the dev server at first use.')),
+    hasTestServer() ||
+      (onPath('mvn')
+        ? fetchTestServer()
+        : note('No Maven: the SDK will download the time-skipping test server at first use.')),
+    !options.cluster ||
+      hasClusterBinaries() ||
+      (onPath('go') ? buildClusterBinaries() : note('No Go: `npm run cluster` cannot build the Temporal server.')),
+  ]);
   return { cli, testServer: hasTestServer(), cluster: hasClusterBinaries() };
 }

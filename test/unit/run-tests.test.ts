@@ -337,18 +337,18 @@ test('a file marked parallel that reaches for the shared cluster fails, saying w
   assert.doesNotThrow(() => assertClusterLane('/repo/scripts/chaos.ts', read), 'not a test file: a script');
 });
 
-/** What `npm test` runs after the checks: the last command of its script in package.json. */
+/** What `npm test` runs: its script in package.json. */
 function npmTestRunner(): string {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { test: string } };
-  return pkg.scripts.test.split('&&').at(-1)!.trim();
+  return pkg.scripts.test;
 }
 
 /**
  * `npm test`'s runner as npm runs it (`npm exec -c`: the same shell and signal relay as `npm test`), its
- * set-up replaced by test/fixtures/runner/fake-setup.ts, on a file that waits; once that file runs,
- * `interrupt` is sent. Resolves with how npm ended and what the fake set-up noted.
+ * set-up and checks replaced by test/fixtures/runner/fake-setup.ts, on a file that waits; once that file
+ * runs, `interrupt` is sent (if given). Resolves with how npm ended and what the fake set-up noted.
  */
-async function interruptedRun(interrupt: (npm: ReturnType<typeof spawn>) => void) {
+async function fakeRun({ interrupt, env }: { interrupt?: (npm: ReturnType<typeof spawn>) => void; env?: object }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'run-tests-signal-'));
   const log = path.join(dir, 'setup.log');
   const noted = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
@@ -356,7 +356,7 @@ async function interruptedRun(interrupt: (npm: ReturnType<typeof spawn>) => void
   const npm = spawn('npm', ['exec', '--no', '-c', `${npmTestRunner()} test/fixtures/runner/waits.test.ts`], {
     cwd: ROOT,
     detached: true, // a process group of its own, as a terminal gives a command
-    env: { ...parentEnv, DOCS_ADMIN_TEST_SETUP: 'test/fixtures/runner/fake-setup.ts', FAKE_SETUP_LOG: log },
+    env: { ...parentEnv, ...env, DOCS_ADMIN_TEST_SETUP: 'test/fixtures/runner/fake-setup.ts', FAKE_SETUP_LOG: log },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -370,8 +370,10 @@ async function interruptedRun(interrupt: (npm: ReturnType<typeof spawn>) => void
     }
   };
   try {
-    await waitFor(() => noted().includes('test running'), { timeoutMs: 60_000, what: 'the test file to run' });
-    interrupt(npm);
+    if (interrupt) {
+      await waitFor(() => noted().includes('test running'), { timeoutMs: 60_000, what: 'the test file to run' });
+      interrupt(npm);
+    }
     const exit = await ended;
     await waitFor(() => !groupAlive(), { timeoutMs: 30_000, what: 'every process of the run to end' });
     return { exit, noted: noted() };
@@ -385,10 +387,12 @@ test(
   'Ctrl-C (SIGINT to the process group, its output piped to a reader that dies too) stops what the run started',
   { timeout: DEADLINE_MS + 30_000 },
   async () => {
-    const run = await interruptedRun((npm) => {
-      process.kill(-npm.pid!, 'SIGINT');
-      npm.stdout?.destroy(); // the `| tail` of the terminal got the Ctrl-C too: writes now fail with EPIPE
-      npm.stderr?.destroy();
+    const run = await fakeRun({
+      interrupt: (npm) => {
+        process.kill(-npm.pid!, 'SIGINT');
+        npm.stdout?.destroy(); // the `| tail` of the terminal got the Ctrl-C too: writes now fail with EPIPE
+        npm.stderr?.destroy();
+      },
     });
     assert.deepEqual(run.noted, ['started', 'test running', 'stopped postgresql']);
     assert.ok(run.exit.signal === 'SIGINT' || (run.exit.code ?? 0) !== 0, `npm ended ${JSON.stringify(run.exit)}`);
@@ -396,7 +400,13 @@ test(
 );
 
 test('SIGTERM to npm stops the tests and what the run started', { timeout: DEADLINE_MS + 30_000 }, async () => {
-  const run = await interruptedRun((npm) => npm.kill('SIGTERM'));
+  const run = await fakeRun({ interrupt: (npm) => npm.kill('SIGTERM') });
   assert.deepEqual(run.noted, ['started', 'test running', 'stopped postgresql']);
   assert.ok(run.exit.signal === 'SIGTERM' || (run.exit.code ?? 0) !== 0, `npm ended ${JSON.stringify(run.exit)}`);
+});
+
+test('a check that fails (beside the set-up) runs no test, and what the set-up started is stopped', async () => {
+  const run = await fakeRun({ env: { FAKE_CHECKS: 'fail' } });
+  assert.deepEqual(run.noted, ['started', 'checks failed', 'stopped postgresql']);
+  assert.equal(run.exit.code, 1);
 });
