@@ -3,13 +3,22 @@
 // tool and the UI server that `npm run cluster` runs. All live in the git-ignored .tools/.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const TOOLS_DIR = process.env.DOCS_ADMIN_TOOLS_DIR || path.join(ROOT, '.tools');
 export const DATA_DIR = path.join(ROOT, '.data');
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 const TOOLS_BIN = path.join(TOOLS_DIR, 'bin');
 const CACHED_CLI = path.join(TOOLS_BIN, 'temporal');
 const TEST_SERVER_LIB = path.join(TOOLS_DIR, 'test-server', 'lib');
@@ -29,25 +38,29 @@ export function findTemporalCli(): string | undefined {
     if (!existsSync(fromEnv)) throw new Error(`TEMPORAL_CLI points at ${fromEnv}, which does not exist`);
     return fromEnv;
   }
-  return onPath('temporal') ?? (existsSync(CACHED_CLI) ? CACHED_CLI : undefined);
+  return onPath('temporal') ?? (hasCachedCli() ? CACHED_CLI : undefined);
 }
 
 export function hasTestServer(): boolean {
   return existsSync(TEST_SERVER_LIB) && readdirSync(TEST_SERVER_LIB).some((f) => f.startsWith('temporal-test-server-'));
 }
 
-/** Runs a command with its output shown line by line, prefixed, and an elapsed-time heartbeat. */
-function runWithProgress(label: string, command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+/** Runs a command with an elapsed-time heartbeat that shows its last line of output; resolves with its stdout. */
+function runWithProgress(label: string, command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let lastLine = '';
+    let stdout = '';
     const show = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) {
         if (line.trim()) lastLine = line.trim();
       }
     };
-    child.stdout.on('data', show);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      show(chunk);
+    });
     child.stderr.on('data', show);
     const ticker = setInterval(() => {
       const seconds = Math.round((Date.now() - started) / 1000);
@@ -59,26 +72,64 @@ function runWithProgress(label: string, command: string, args: string[], env: No
     });
     child.on('exit', (code) => {
       clearInterval(ticker);
-      if (code === 0) resolve();
+      if (code === 0) resolve(stdout);
       else reject(new Error(`${label} failed (exit ${code}): ${lastLine}`));
     });
   });
 }
 
-/** Builds the Temporal CLI with `go install` into .tools/bin. Minutes on a cold Go cache. */
+/** The Go module that pins the Temporal CLI (its go.mod says why 1.5.1). */
+const TEMPORAL_CLI_GO_MODULE_DIR = path.join(ROOT, 'scripts', 'temporal-cli');
+const TEMPORAL_CLI_PKG = 'github.com/temporalio/cli/cmd/temporal';
+
+/**
+ * Puts the Go tool `pkg` of the module in `moduleDir` at `dest`: `go tool -n` builds it into Go's build
+ * cache the first time (minutes on a cold cache) and names the cached binary, which is copied here under
+ * a temporary name and renamed (a concurrent run never sees half a binary). A fresh clone on a machine
+ * that built it before copies it in a second instead of linking it again.
+ */
+async function installGoTool(label: string, moduleDir: string, pkg: string, dest: string, env: NodeJS.ProcessEnv) {
+  const printed = await runWithProgress(label, 'go', ['tool', '-C', moduleDir, '-n', pkg], env);
+  const cached = printed.trim().split('\n').at(-1) ?? '';
+  if (!path.isAbsolute(cached) || !existsSync(cached))
+    throw new Error(`${label}: \`go tool -n ${pkg}\` named no binary (${cached || 'nothing'})`);
+  mkdirSync(path.dirname(dest), { recursive: true });
+  const partial = `${dest}.partial-${process.pid}`;
+  try {
+    copyFileSync(cached, partial);
+    chmodSync(partial, 0o755);
+    renameSync(partial, dest);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+}
+
+/** Records which go.mod/go.sum the CLI in .tools/bin was built from, so a version bump rebuilds it. */
+const CLI_STAMP = path.join(TOOLS_BIN, '.temporal-cli.stamp');
+
+function hasCachedCli(): boolean {
+  return (
+    existsSync(CACHED_CLI) &&
+    existsSync(CLI_STAMP) &&
+    readFileSync(CLI_STAMP, 'utf8').trim() === moduleHash(TEMPORAL_CLI_GO_MODULE_DIR)
+  );
+}
+
+/** Builds the Temporal CLI (scripts/temporal-cli's tool) into .tools/bin. Minutes on a cold Go cache. */
 export async function buildTemporalCli(): Promise<string> {
   if (!onPath('go')) {
     throw new Error('Go is not installed: the test harness and `npm run server` fall back to the SDK download');
   }
   process.stderr.write(
-    `Building the Temporal CLI (${TEMPORAL_CLI_MODULE}) with Go into ${path.dirname(CACHED_CLI)}.\n` +
-      'First time only: 3-5 minutes on a cold Go module cache. Progress every 10s:\n',
+    `Building the Temporal CLI (Go module ${path.relative(ROOT, TEMPORAL_CLI_GO_MODULE_DIR)}) into ${path.dirname(CACHED_CLI)}.\n` +
+      'First time only: 3-5 minutes on a cold Go cache. Progress every 10s:\n',
   );
-  await runWithProgress('go install', 'go', ['install', '-v', TEMPORAL_CLI_MODULE], {
+  await installGoTool('go tool temporal', TEMPORAL_CLI_GO_MODULE_DIR, TEMPORAL_CLI_PKG, CACHED_CLI, {
     ...process.env,
-    GOBIN: path.dirname(CACHED_CLI),
     GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false',
+    GOTOOLCHAIN: toolchainFor(TEMPORAL_CLI_GO_MODULE_DIR),
   });
+  writeFileSync(CLI_STAMP, `${moduleHash(TEMPORAL_CLI_GO_MODULE_DIR)}\n`);
   process.stderr.write(`Temporal CLI ready: ${CACHED_CLI}\n`);
   return CACHED_CLI;
 }
@@ -216,10 +267,10 @@ export function hasClusterBinaries(): boolean {
 }
 
 /**
- * Builds a release's binaries with `go build` in its pinned module (the current release: the server,
- * its SQL tool and the UI server; an older one: the server and SQL tool). Minutes each on a cold Go
- * cache, tens of seconds (mostly linking) when its packages are cached. Each binary is written under a
- * temporary name and renamed, so a concurrent run never sees half a binary.
+ * Builds a release's binaries, the Go tools of its pinned module (the current release: the server, its
+ * SQL tool and the UI server; an older one: the server and SQL tool). Minutes each on a cold Go cache;
+ * tens of seconds of linking when only its packages are cached; a second to copy each once Go's build
+ * cache holds the linked binary (installGoTool).
  */
 export async function buildReleaseBinaries(release: ServerRelease): Promise<void> {
   if (!onPath('go'))
@@ -233,21 +284,8 @@ export async function buildReleaseBinaries(release: ServerRelease): Promise<void
       'First time only: minutes on a cold Go cache. Progress every 10s:\n',
   );
   const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: toolchain };
-  mkdirSync(TOOLS_BIN, { recursive: true });
-  for (const binary of binariesOf(release)) {
-    const partial = `${binary.path}.partial-${process.pid}`;
-    try {
-      await runWithProgress(
-        `go build ${binary.name} ${release.version}`,
-        'go',
-        ['build', '-C', release.moduleDir, '-o', partial, binary.pkg],
-        env,
-      );
-      renameSync(partial, binary.path);
-    } finally {
-      rmSync(partial, { force: true });
-    }
-  }
+  for (const binary of binariesOf(release))
+    await installGoTool(`go tool ${binary.name} ${release.version}`, release.moduleDir, binary.pkg, binary.path, env);
   writeFileSync(stampOf(release), `${moduleHash(release.moduleDir)}\n`);
   process.stderr.write(`Temporal server ${release.version} binaries ready in ${TOOLS_BIN}\n`);
 }
