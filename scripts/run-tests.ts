@@ -13,11 +13,12 @@
 // Files run TEST_CONCURRENCY at a time (default 3: most files wait on servers and timers, not on the 2
 // cores), each in a node --test process of its own (short parallel files in batches), scheduled by their
 // lanes (scripts/test-lanes.ts, a marker on each file's first line): the cluster files first (two more at
-// once: they mostly wait on the shared server); then the
-// files that change the shared cluster, one after another, the parallel files beside them (and in any
-// slot no cluster file waits for); the alone files last, with nothing beside them. A slot that frees
-// takes the longest file allowed, by the last run's times (test/typical-times.json on a fresh clone). Node's summary comes once, for all the
-// node --test processes, after their output.
+// once: they mostly wait on the shared server); then the files that change the shared cluster, one after
+// another, with the parallel files beside them (one more than TEST_CONCURRENCY: those files mostly wait on
+// the cluster they restart) and in any slot no cluster file waits for; the alone files last, with nothing
+// beside them. A slot that frees takes the longest file allowed, by the last run's times
+// (test/typical-times.json on a fresh clone). Node's summary comes once, for all the node --test
+// processes, after their output.
 // A file never hangs the run: --test-force-exit ends each file's process once its tests are done (a
 // worker or timer left open would otherwise keep it alive after its tests failed), --test-timeout
 // fails a test or hook that does not finish, and each file's process ends itself a little after that

@@ -283,10 +283,15 @@ test('schedule: cluster files first; then the cluster-alone files one by one, pa
     nextJob(without('fleets.test.ts', 'e2e.test.ts', 'chaos.test.ts'), [named('chaos.test.ts')], 3),
     named('worker.test.ts'),
   );
+  // Beside a cluster-alone file (it mostly waits on the cluster it changes), one parallel file more.
+  const beside = without('fleets.test.ts', 'e2e.test.ts', 'chaos.test.ts', 'worker.test.ts', 'cli.test.ts');
+  const chainAndTwo = [named('chaos.test.ts'), named('worker.test.ts'), named('cli.test.ts')];
+  assert.equal(nextJob(beside, chainAndTwo, 3), named('new.test.ts'));
+  assert.equal(nextJob(beside, [...chainAndTwo, named('new.test.ts')], 3), undefined, 'every slot taken');
   assert.equal(
-    nextJob(afterCluster, [named('chaos.test.ts'), named('worker.test.ts'), named('cli.test.ts')], 3),
+    nextJob(beside, [named('unit-c.test.ts'), named('worker.test.ts'), named('cli.test.ts')], 3),
     undefined,
-    'every slot taken',
+    'three parallel files: every slot taken',
   );
   // Alone files only when nothing else is left or running, and nothing beside them.
   const alone = [named('timing.test.ts'), named('unmarked.test.ts')];
