@@ -132,6 +132,8 @@ async function runNodeTest(run: Run, id: string): Promise<RunResult> {
       path.join(ROOT, 'scripts', 'test-timings.mjs'),
       '--import',
       path.join(ROOT, 'scripts', 'test-file-deadline.mjs'),
+      '--import',
+      path.join(ROOT, 'scripts', 'test-output-flush.mjs'),
       '--test',
       `--test-reporter=${path.join(ROOT, 'scripts', 'test-reporter.mjs')}`,
       '--test-reporter-destination=stdout',
