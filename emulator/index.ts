@@ -51,6 +51,8 @@ export interface EmulatorHandle {
   /** Makes a key valid (with validKeys set, only those are); revokeKey makes one answer 401. */
   addKey(key: string): void;
   revokeKey(key: string): void;
+  /** How many calls a key was accepted for. */
+  acceptedCalls(key: string): number;
   emulator: Emulator;
 }
 
@@ -73,6 +75,7 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     reset: () => emulator.reset(),
     addKey: (key) => emulator.addKey(key),
     revokeKey: (key) => emulator.revokeKey(key),
+    acceptedCalls: (key) => emulator.acceptedCalls(key),
     emulator,
   };
 }

@@ -89,6 +89,8 @@ export class Emulator {
   #exports = new Map<string, ExportRecord>();
   #prNumbers = new Map<string, number>();
   #counters = emptyCounters();
+  /** Calls each key was accepted for: a key rotation's test waits for the new key's before revoking the old. */
+  readonly #acceptedByKey = new Map<string, number>();
   #faults: FaultInjector;
   #limiter: SlidingWindowLimiter;
   #updateLimiter: SlidingWindowLimiter;
@@ -204,6 +206,7 @@ export class Emulator {
     this.#updateLimiter.clear();
     this.#publishing.clear();
     this.#counters = emptyCounters();
+    this.#acceptedByKey.clear();
     this.#faults.set([]);
   }
 
@@ -303,7 +306,13 @@ export class Emulator {
     ) {
       throw new StatusError(403, 'static export is not enabled for this organization: it requires an Enterprise plan');
     }
+    this.#acceptedByKey.set(key, this.acceptedCalls(key) + 1);
     return key;
+  }
+
+  /** How many calls `key` was accepted for (past the key, address, scope and plan checks). */
+  acceptedCalls(key: string): number {
+    return this.#acceptedByKey.get(key) ?? 0;
   }
 
   /** Makes `key` valid (a rotation's first step); with validKeys empty every key is valid already. */

@@ -73,6 +73,15 @@ describe('admin key rotation mid-run (ADMIN_API_KEY_FILE)', () => {
 
     emu.addKey(NEW);
     replaceKeyFile(NEW);
+    // As an operator revokes: once the new key is in use. A call that read the old key just before the
+    // file changed may still be on its way (under load, past the revocation: a 401 the worker recovers
+    // from, but not what this test claims); once the new key was accepted for two calls per job in flight
+    // (each polls every 100-400 ms), it has long been answered. A worker that read the file again only
+    // after a 401 would never send the new key before the revocation: this wait would fail.
+    await waitFor(() => emu.acceptedCalls(NEW) >= 2 * (AGENT_JOBS + 1), {
+      timeoutMs: 30_000,
+      what: 'calls of every job in flight accepted with the new key, before the old one is revoked',
+    });
     emu.revokeKey(OLD);
     const okAtRevocation = okCalls(emu.counters().calls);
 
