@@ -108,11 +108,7 @@ async function installGoTool(label: string, moduleDir: string, pkg: string, dest
 const CLI_STAMP = path.join(TOOLS_BIN, '.temporal-cli.stamp');
 
 function hasCachedCli(): boolean {
-  return (
-    existsSync(CACHED_CLI) &&
-    existsSync(CLI_STAMP) &&
-    readFileSync(CLI_STAMP, 'utf8').trim() === moduleHash(TEMPORAL_CLI_GO_MODULE_DIR)
-  );
+  return existsSync(CACHED_CLI) && builtFrom(CLI_STAMP, TEMPORAL_CLI_GO_MODULE_DIR);
 }
 
 /** Builds the Temporal CLI (scripts/temporal-cli's tool) into .tools/bin. Minutes on a cold Go cache. */
@@ -129,7 +125,7 @@ export async function buildTemporalCli(): Promise<string> {
     GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false',
     GOTOOLCHAIN: toolchainFor(TEMPORAL_CLI_GO_MODULE_DIR),
   });
-  writeFileSync(CLI_STAMP, `${moduleHash(TEMPORAL_CLI_GO_MODULE_DIR)}\n`);
+  stampBuild(CLI_STAMP, TEMPORAL_CLI_GO_MODULE_DIR);
   process.stderr.write(`Temporal CLI ready: ${CACHED_CLI}\n`);
   return CACHED_CLI;
 }
@@ -245,6 +241,16 @@ function moduleHash(moduleDir: string): string {
   return hash.digest('hex');
 }
 
+/** True when `stamp` says its binaries were built from `moduleDir`'s current go.mod/go.sum. */
+function builtFrom(stamp: string, moduleDir: string): boolean {
+  return existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === moduleHash(moduleDir);
+}
+
+/** Notes in `stamp` that its binaries were just built from `moduleDir`'s go.mod/go.sum. */
+function stampBuild(stamp: string, moduleDir: string): void {
+  writeFileSync(stamp, `${moduleHash(moduleDir)}\n`);
+}
+
 /** What a release's build makes: the server and SQL tool, and for the current release the UI server. */
 function binariesOf(release: ServerRelease): { name: string; path: string; pkg: string }[] {
   return [
@@ -257,8 +263,7 @@ function binariesOf(release: ServerRelease): { name: string; path: string; pkg: 
 /** True when a release's binaries exist and were built from its current go.mod/go.sum. */
 export function hasReleaseBinaries(release: ServerRelease): boolean {
   if (!binariesOf(release).every((b) => existsSync(b.path))) return false;
-  const stamp = stampOf(release);
-  return existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === moduleHash(release.moduleDir);
+  return builtFrom(stampOf(release), release.moduleDir);
 }
 
 /** True when all three cluster binaries exist and were built from the current go.mod/go.sum. */
@@ -286,7 +291,7 @@ export async function buildReleaseBinaries(release: ServerRelease): Promise<void
   const env = { ...process.env, GOFLAGS: process.env.GOFLAGS ?? '-buildvcs=false', GOTOOLCHAIN: toolchain };
   for (const binary of binariesOf(release))
     await installGoTool(`go tool ${binary.name} ${release.version}`, release.moduleDir, binary.pkg, binary.path, env);
-  writeFileSync(stampOf(release), `${moduleHash(release.moduleDir)}\n`);
+  stampBuild(stampOf(release), release.moduleDir);
   process.stderr.write(`Temporal server ${release.version} binaries ready in ${TOOLS_BIN}\n`);
 }
 
